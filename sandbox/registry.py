@@ -94,7 +94,7 @@ def image_id(registry_dir: Path | str, ref: str) -> str | None:
 
 
 def behaviour(registry_dir: Path | str, ref: str) -> Behaviour:
-    """What the kubelet does with this image: ("crash",), ("slow", N), ("ready",) or ("pull-error", reason)."""
+    """What the kubelet does with an image: ("crash",), ("slow", N), ("ready",) or ("pull-error", reason)."""
     try:
         tagged = resolve(registry_dir, ref)
     except ValueError:

@@ -1,0 +1,469 @@
+"""A stand-in kubelet: one node, `fake-node`, that binds every unscheduled pod and "runs" it.
+
+`python -m sandbox.kubelet --kubeconfig K --registry R --ready-file F`
+
+What each container does comes from its image (see `sandbox.registry`): ready at once, ready after N
+seconds (`-slow<N>`), CrashLoopBackOff for ever (`-crash`, restarts after 1, 2, 4, then every 8 s: the
+kubelet's 10 s..5 min back-off, sped up), or a pull error (ErrImagePull then ImagePullBackOff, or
+InvalidImageName). Init containers complete at once. Pod deletions are finalized (grace period 0).
+
+Design: one watch on all pods (resumed from its resourceVersion, re-listed on 410 Gone) feeds a few
+worker threads, each owning the pods whose UID hashes to it, so a pod's updates stay in order without
+locks. A pod's status is a pure function of its containers' behaviours and the time since it started;
+a single timer thread wakes a worker at the pod's next transition, which patches the status only if it
+changed: one PATCH per transition, whatever the number of pods.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import heapq
+import itertools
+import json
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kubernetes import client, config
+from kubernetes.client.rest import ApiException
+
+from sandbox import registry
+
+NODE = "fake-node"
+NODE_IP = "192.168.126.11"
+WORKERS = 8
+CRASH_AFTER = 1.0  # seconds a crashing container runs before its first exit
+BACKOFFS = (1.0, 2.0, 4.0, 8.0)  # the kubelet's 10s, 20s, 40s, 80s... back-off, ten times faster
+PULL_BACKOFF_AFTER = 1.0
+RETRY = 1.0
+WATCH_TIMEOUT = 300
+log = logging.getLogger("sandbox.kubelet")
+Pod = dict[str, Any]
+
+
+def _ts(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Container:
+    name: str
+    image: str
+    behaviour: registry.Behaviour
+    image_id: str
+
+
+@dataclass
+class PodRun:
+    """A pod this kubelet runs: what its containers do, and when it started."""
+
+    uid: str
+    namespace: str
+    name: str
+    containers: list[Container]
+    init_containers: list[Container]
+    restart_policy: str
+    started: float  # wall clock epoch
+    ip: str
+    sent: dict[str, Any] | None = None  # the status last patched
+    next_at: float | None = None  # wall clock of the next transition, for the timer
+
+    def status(self, now: float) -> tuple[dict[str, Any], float | None]:
+        """The pod status at wall clock time `now`, and when it changes next."""
+        elapsed = now - self.started + 1e-6  # float noise must not put us just before a transition
+        statuses, nexts = [], []
+        ready_since = self.started
+        pending = failed = False
+        for c in self.containers:
+            st, nxt, ready_at = self._container(c, elapsed)
+            statuses.append(st)
+            if nxt is not None:
+                nexts.append(self.started + nxt)
+            if ready_at is not None:
+                ready_since = max(ready_since, self.started + ready_at)
+            pending |= (
+                "running" not in st["state"] and "terminated" not in st["state"] and not st["restartCount"]
+            )
+            failed |= st["state"].get("terminated", {}).get("exitCode", 0) != 0
+        unready = [s["name"] for s in statuses if not s["ready"]]
+        # reason and message are null when ready, which removes them in a strategic merge patch
+        ready: dict[str, Any] = {"status": "True", "lastProbeTime": None, "reason": None, "message": None}
+        ready["lastTransitionTime"] = _ts(ready_since)
+        if unready:
+            msg = f"containers with unready status: [{' '.join(unready)}]"
+            ready |= {"status": "False", "reason": "ContainersNotReady", "message": msg}
+            ready["lastTransitionTime"] = _ts(self.started)
+        start = _ts(self.started)
+        conditions = [
+            {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
+            {"type": "Ready", **ready},
+            {"type": "ContainersReady", **ready},
+            {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
+        ]
+        status: dict[str, Any] = {
+            "phase": "Failed" if failed else "Pending" if pending else "Running",
+            "conditions": conditions,
+            "hostIP": NODE_IP,
+            "podIP": self.ip,
+            "podIPs": [{"ip": self.ip}],
+            "startTime": start,
+            "containerStatuses": statuses,
+        }
+        if self.init_containers:
+            status["initContainerStatuses"] = [self._completed(c) for c in self.init_containers]
+        return status, min(nexts, default=None)
+
+    def _container(self, c: Container, e: float) -> tuple[dict[str, Any], float | None, float | None]:
+        """(containerStatus, offset of its next change, offset it became ready at) at `e` s after start."""
+        st: dict[str, Any] = {"name": c.name, "image": c.image, "imageID": c.image_id, "restartCount": 0}
+        kind = c.behaviour[0]
+        if kind == "pull-error":
+            reason, nxt = str(c.behaviour[1]), None
+            if reason == "InvalidImageName":
+                msg = (f'Failed to apply default image tag "{c.image}": couldn\'t parse image reference '
+                       f'"{c.image}": invalid reference format')  # fmt: skip
+            elif e < PULL_BACKOFF_AFTER:
+                _repo, _tag, digest = registry.split_ref(c.image)
+                msg = (
+                    f"rpc error: code = Unknown desc = reading manifest {digest} in {_repo}: manifest unknown"
+                )
+                nxt = PULL_BACKOFF_AFTER
+            else:
+                reason, msg = "ImagePullBackOff", f'Back-off pulling image "{c.image}"'
+            st |= {
+                "imageID": "",
+                "ready": False,
+                "started": False,
+                "state": {"waiting": {"reason": reason, "message": msg}},
+            }
+            return st, nxt, None
+        running = {"running": {"startedAt": _ts(self.started)}}
+        st |= {"containerID": self._cid(c, 0), "started": True, "lastState": {}}
+        if kind == "ready" or (kind == "slow" and e >= int(c.behaviour[1])):
+            ready_at = 0.0 if kind == "ready" else float(c.behaviour[1])
+            return st | {"ready": True, "state": running}, None, ready_at
+        if kind == "slow":
+            return st | {"ready": False, "state": running}, float(c.behaviour[1]), None
+        # crash
+        if e < CRASH_AFTER:
+            return st | {"ready": False, "state": running}, CRASH_AFTER, None
+        if self.restart_policy == "Never":
+            end = _ts(self.started + CRASH_AFTER)
+            done = {"exitCode": 1, "reason": "Error", "containerID": st["containerID"],
+                    "startedAt": _ts(self.started), "finishedAt": end}  # fmt: skip
+            return st | {"ready": False, "started": False, "state": {"terminated": done}}, None, None
+        restarts, last = _crashes(e)
+        backoff = BACKOFFS[min(restarts, len(BACKOFFS)) - 1]
+        pod = f"{self.name}_{self.namespace}({self.uid})"
+        cid = self._cid(c, restarts)
+        exited = {"exitCode": 1, "reason": "Error", "containerID": cid,
+                  "startedAt": _ts(self.started + (0 if restarts == 1 else last)),
+                  "finishedAt": _ts(self.started + last)}  # fmt: skip
+        msg = f"back-off {backoff * 10:.0f}s restarting failed container={c.name} pod={pod}"
+        waiting = {"reason": "CrashLoopBackOff", "message": msg}
+        st |= {"ready": False, "started": False, "restartCount": restarts, "containerID": cid}
+        return st | {"state": {"waiting": waiting}, "lastState": {"terminated": exited}}, last + backoff, None
+
+    def _cid(self, c: Container, restarts: int) -> str:
+        return "cri-o://" + hashlib.sha256(f"{self.uid}/{c.name}/{restarts}".encode()).hexdigest()
+
+    def _completed(self, c: Container) -> dict[str, Any]:
+        cid = self._cid(c, 0)
+        done = {"exitCode": 0, "reason": "Completed", "containerID": cid,
+                "startedAt": _ts(self.started), "finishedAt": _ts(self.started)}  # fmt: skip
+        return {"name": c.name, "image": c.image, "imageID": c.image_id, "containerID": cid, "ready": True,
+                "restartCount": 0, "state": {"terminated": done}, "lastState": {}}  # fmt: skip
+
+
+def _crashes(e: float) -> tuple[int, float]:
+    """How many times a crashing container has exited `e` s after start, and the offset of the last exit."""
+    t, n = CRASH_AFTER, 1
+    for b in BACKOFFS[:-1]:
+        if e < t + b:
+            return n, t
+        t, n = t + b, n + 1
+    k = int((e - t) // BACKOFFS[-1])
+    return n + k, t + k * BACKOFFS[-1]
+
+
+@dataclass(order=True)
+class _Timer:
+    at: float
+    seq: int
+    shard: int = field(compare=False)
+    uid: str = field(compare=False)
+
+
+class Kubelet:
+    """The node: a pod watch, workers that own shards of the pods, and one timer thread."""
+
+    def __init__(self, api: client.ApiClient, registry_dir: Path) -> None:
+        self.core = client.CoreV1Api(api)
+        self.registry_dir = registry_dir
+        self.queues: list[queue.SimpleQueue[tuple[str, Any]]] = [queue.SimpleQueue() for _ in range(WORKERS)]
+        self.runs: list[dict[str, PodRun]] = [{} for _ in range(WORKERS)]  # uid -> run, per shard
+        self.timers: list[_Timer] = []
+        self.timer_cv = threading.Condition()
+        self.seq = itertools.count()
+        self.ips = itertools.count()
+        self.ips_lock = threading.Lock()
+
+    # -- threads --------------------------------------------------------------------------------------
+
+    def run(self, ready_file: Path | None) -> None:
+        for i in range(WORKERS):
+            threading.Thread(target=self._worker, args=(i,), name=f"worker-{i}", daemon=True).start()
+        threading.Thread(target=self._timer_loop, name="timers", daemon=True).start()
+        while True:
+            try:
+                self._register_node()
+                rv = self._relist()
+                if ready_file and not ready_file.exists():
+                    ready_file.write_text(f"{os.getpid()}\n")
+                    log.info("ready: node %s registered, watching pods", NODE)
+                while rv:
+                    rv = self._watch(rv)
+            except Exception as e:  # stay alive: the API server may restart, a watch may break
+                log.warning("pod watch failed, re-listing: %r", e)
+                time.sleep(RETRY)
+
+    def _relist(self) -> str:
+        resp = self.core.list_pod_for_all_namespaces(_preload_content=False, _request_timeout=60)
+        pods = json.loads(resp.data)
+        present: list[set[str]] = [set() for _ in range(WORKERS)]
+        for pod in pods["items"]:
+            present[self._shard(pod["metadata"]["uid"])].add(pod["metadata"]["uid"])
+            self._dispatch(pod)
+        for i, uids in enumerate(present):
+            self.queues[i].put(("forget-except", uids))  # pods deleted while we were not watching
+        return str(pods["metadata"]["resourceVersion"])
+
+    def _watch(self, rv: str) -> str:
+        """Follow the pod watch from `rv`; return the resourceVersion to resume from, "" to re-list."""
+        try:
+            resp = self.core.list_pod_for_all_namespaces(
+                watch=True, resource_version=rv, allow_watch_bookmarks=True, timeout_seconds=WATCH_TIMEOUT,
+                _preload_content=False, _request_timeout=(10, WATCH_TIMEOUT + 30),
+            )  # fmt: skip
+        except ApiException as e:
+            if e.status == 410:
+                return ""
+            raise
+        try:
+            for event in _lines(resp):
+                obj = event["object"]
+                if event["type"] == "ERROR":
+                    if obj.get("code") == 410:
+                        return ""
+                    raise RuntimeError(f"watch error: {obj.get('message')}")
+                rv = obj["metadata"]["resourceVersion"]
+                if event["type"] == "DELETED":
+                    self.queues[self._shard(obj["metadata"]["uid"])].put(("forget", obj["metadata"]["uid"]))
+                elif event["type"] != "BOOKMARK":
+                    self._dispatch(obj)
+        finally:
+            resp.release_conn()
+        return rv
+
+    def _dispatch(self, pod: Pod) -> None:
+        self.queues[self._shard(pod["metadata"]["uid"])].put(("pod", pod))
+
+    def _shard(self, uid: str) -> int:
+        return int(uid.replace("-", "")[-8:], 16) % WORKERS
+
+    def _worker(self, i: int) -> None:
+        runs = self.runs[i]
+        while True:
+            kind, arg = self.queues[i].get()
+            try:
+                if kind == "pod":
+                    self._on_pod(i, arg)
+                elif kind == "sync" and arg in runs:
+                    self._sync(i, runs[arg])
+                elif kind == "forget":
+                    runs.pop(arg, None)
+                elif kind == "forget-except":
+                    for uid in set(runs) - arg:
+                        del runs[uid]
+            except Exception as e:  # one pod's trouble must not stop the others
+                log.warning("%s %s: %r", kind, arg if isinstance(arg, str) else "", e)
+
+    def _timer_loop(self) -> None:
+        while True:
+            with self.timer_cv:
+                while not self.timers or self.timers[0].at > time.time():
+                    self.timer_cv.wait(self.timers[0].at - time.time() if self.timers else None)
+                t = heapq.heappop(self.timers)
+            run = self.runs[t.shard].get(t.uid)
+            if run is not None and run.next_at == t.at:  # else superseded or forgotten
+                self.queues[t.shard].put(("sync", t.uid))
+
+    def _schedule(self, shard: int, run: PodRun, at: float | None) -> None:
+        run.next_at = at
+        if at is not None:
+            with self.timer_cv:
+                heapq.heappush(self.timers, _Timer(at, next(self.seq), shard, run.uid))
+                self.timer_cv.notify()
+
+    # -- pods -----------------------------------------------------------------------------------------
+
+    def _on_pod(self, shard: int, pod: Pod) -> None:
+        meta, spec = pod["metadata"], pod["spec"]
+        uid, ns, name = meta["uid"], meta["namespace"], meta["name"]
+        runs = self.runs[shard]
+        if meta.get("deletionTimestamp"):
+            if runs.pop(uid, None) is not None or spec.get("nodeName") in (None, NODE):
+                self._finalize(ns, name, uid)
+        elif not spec.get("nodeName"):
+            self._bind(ns, name, uid)
+        elif spec["nodeName"] == NODE and uid not in runs:
+            runs[uid] = run = self._start(pod)
+            self._sync(shard, run)
+
+    def _start(self, pod: Pod) -> PodRun:
+        meta, spec, status = pod["metadata"], pod["spec"], pod.get("status") or {}
+        started = time.time()
+        if status.get("startTime"):  # a pod this kubelet ran before it restarted: keep its clock
+            started = (
+                datetime.strptime(status["startTime"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+            )
+        ip = status.get("podIP") or self._next_ip()
+        return PodRun(
+            uid=meta["uid"], namespace=meta["namespace"], name=meta["name"],
+            containers=[self._container(c) for c in spec["containers"]],
+            init_containers=[self._container(c) for c in spec.get("initContainers") or []],
+            restart_policy=spec.get("restartPolicy", "Always"), started=started, ip=ip,
+        )  # fmt: skip
+
+    def _container(self, c: dict[str, Any]) -> Container:
+        image = c.get("image", "")
+        behaviour = registry.behaviour(self.registry_dir, image)
+        image_id = ""
+        if behaviour[0] != "pull-error":
+            _repo, _tag, digest = registry.split_ref(image)
+            if not digest:  # the registry knows the digest of every tag it serves
+                registry.pin(self.registry_dir, image)
+            image_id = registry.image_id(self.registry_dir, image) or ""
+        return Container(c["name"], image, behaviour, image_id)
+
+    def _next_ip(self) -> str:
+        with self.ips_lock:
+            n = next(self.ips)
+        return f"10.128.{n // 254 % 256}.{n % 254 + 1}"
+
+    def _sync(self, shard: int, run: PodRun) -> None:
+        status, next_at = run.status(time.time())
+        if status != run.sent:
+            try:
+                self.core.patch_namespaced_pod_status(
+                    run.name, run.namespace, {"metadata": {"uid": run.uid}, "status": status},
+                    _preload_content=False, _content_type="application/strategic-merge-patch+json",
+                )  # fmt: skip
+            except ApiException as e:
+                if e.status in (404, 409):  # gone, or replaced by a pod of the same name
+                    self.runs[shard].pop(run.uid, None)
+                    return
+                log.warning("status of %s/%s: %s %s; retrying", run.namespace, run.name, e.status, e.reason)
+                self._schedule(shard, run, time.time() + RETRY)
+                return
+            run.sent = status
+        self._schedule(shard, run, next_at)
+
+    def _bind(self, ns: str, name: str, uid: str) -> None:
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "uid": uid},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": NODE}}  # fmt: skip
+        try:
+            self.core.create_namespaced_binding(ns, body, _preload_content=False)
+        except ApiException as e:
+            if e.status not in (404, 409):  # gone, or bound already
+                raise
+
+    def _finalize(self, ns: str, name: str, uid: str) -> None:
+        body = {"gracePeriodSeconds": 0, "preconditions": {"uid": uid}}
+        try:
+            self.core.delete_namespaced_pod(
+                name, ns, body=body, grace_period_seconds=0, _preload_content=False
+            )
+        except ApiException as e:
+            if e.status not in (404, 409):
+                raise
+
+    def _register_node(self) -> None:
+        now = _ts(time.time())
+        conditions = [
+            {
+                "type": t,
+                "status": s,
+                "reason": r,
+                "message": m,
+                "lastHeartbeatTime": now,
+                "lastTransitionTime": now,
+            }
+            for t, s, r, m in (
+                (
+                    "MemoryPressure",
+                    "False",
+                    "KubeletHasSufficientMemory",
+                    "kubelet has sufficient memory available",
+                ),
+                ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+                ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+            )
+        ]
+        resources = {"cpu": "64", "memory": "256Gi", "pods": "20000"}
+        status = {
+            "conditions": conditions, "capacity": resources, "allocatable": resources,
+            "addresses": [{"type": "InternalIP", "address": NODE_IP}, {"type": "Hostname", "address": NODE}],
+            "nodeInfo": {"kubeletVersion": "v1.20.2", "kubeProxyVersion": "v1.20.2",
+                         "operatingSystem": "linux", "architecture": "amd64",
+                         "containerRuntimeVersion": "cri-o://1.20.0",
+                         "osImage": "rollguard sandbox", "kernelVersion": os.uname().release, "machineID": "",
+                         "systemUUID": "", "bootID": ""},
+        }  # fmt: skip
+        labels = {"kubernetes.io/hostname": NODE, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+                  "node-role.kubernetes.io/worker": ""}  # fmt: skip
+        try:
+            self.core.create_node({"metadata": {"name": NODE, "labels": labels}}, _preload_content=False)
+        except ApiException as e:
+            if e.status != 409:
+                raise
+        self.core.patch_node_status(NODE, {"status": status}, _preload_content=False)
+
+
+def _lines(resp: Any) -> Iterator[dict[str, Any]]:
+    """JSON watch events from a streamed HTTP response, one per line."""
+    buf = b""
+    for chunk in resp.stream(None, decode_content=False):
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            if line.strip():
+                yield json.loads(line)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m sandbox.kubelet", description=__doc__.splitlines()[0])
+    parser.add_argument("--kubeconfig", required=True)
+    parser.add_argument("--registry", required=True, type=Path, help="the sandbox registry directory")
+    parser.add_argument(
+        "--ready-file", type=Path, help="touched once the node is registered and pods watched"
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(threadName)s %(levelname)s %(message)s")
+    cfg = client.Configuration()
+    config.load_kube_config(config_file=args.kubeconfig, client_configuration=cfg)
+    cfg.connection_pool_maxsize = WORKERS + 4  # workers patch in parallel, plus the watch
+    Kubelet(client.ApiClient(cfg), args.registry).run(args.ready_file)
+
+
+if __name__ == "__main__":
+    main()
