@@ -1,0 +1,121 @@
+"""rollguard's own error hierarchy.
+
+API errors map HTTP statuses to classes (like kopf) and always chain the transport's exception as
+``__cause__``; input errors carry the fix a user should apply. Exit codes live here so the CLI and the
+engine agree on them.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_REVERTED = 1
+EXIT_REFUSED = 2
+EXIT_INCONSISTENT = 3
+
+
+class RollguardError(Exception):
+    """Base of every error rollguard raises on purpose."""
+
+
+class RefusedError(RollguardError):
+    """Bad input or a precondition that is not met: nothing was changed (exit 2)."""
+
+    def __init__(self, problem: str, *, fix: str = "") -> None:
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{problem}" + (f"; {fix}" if fix else ""))
+
+
+class LockHeldError(RefusedError):
+    """Another run holds the group's lock."""
+
+    def __init__(self, *, lease: str, holder: str, expires_in: float) -> None:
+        self.holder = holder
+        super().__init__(
+            f"rollout group is locked by {holder} (Lease {lease}, expires in {max(expires_in, 0):.0f}s)",
+            fix="wait for that run to finish, or let its lease expire if it died",
+        )
+
+
+class ApiError(RollguardError):
+    """An error answer from the Kubernetes API (or no answer at all)."""
+
+    status: int = 0
+
+    def __init__(self, message: str, *, status: int = 0, reason: str = "", retry_after: float = 0.0) -> None:
+        super().__init__(message)
+        self.status = status or type(self).status
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+class BadRequest(ApiError):
+    status = 400
+
+
+class Unauthorized(ApiError):
+    status = 401
+
+
+class Forbidden(ApiError):
+    status = 403
+
+
+class NotFound(ApiError):
+    status = 404
+
+
+class Conflict(ApiError):
+    status = 409
+
+
+class Gone(ApiError):
+    """The watch's resourceVersion is too old: re-list."""
+
+    status = 410
+
+
+class Invalid(ApiError):
+    status = 422
+
+
+class TooManyRequests(ApiError):
+    status = 429
+
+
+class ServerError(ApiError):
+    status = 500
+
+
+class Unreachable(ApiError):
+    """The connection failed or dropped: no HTTP status."""
+
+
+_BY_STATUS: dict[int, type[ApiError]] = {
+    cls.status: cls
+    for cls in (BadRequest, Unauthorized, Forbidden, NotFound, Conflict, Gone, Invalid, TooManyRequests)
+}
+
+
+def error_for_status(status: int) -> type[ApiError]:
+    """The ApiError subclass for an HTTP status (5xx all map to ServerError)."""
+    if status >= 500:
+        return ServerError
+    return _BY_STATUS.get(status, ApiError)
+
+
+def is_retryable(error: ApiError) -> bool:
+    """Errors that a repeated request may cure: overload, server faults, dropped connections."""
+    return isinstance(error, TooManyRequests | ServerError | Unreachable)
+
+
+class RolloutFailed(RollguardError):
+    """A workload's rollout failed; ``workload`` names it, the message says why."""
+
+    def __init__(self, message: str, *, workload: str) -> None:
+        super().__init__(message)
+        self.workload = workload
+
+
+class Interrupted(RollguardError):
+    """The run was asked to stop (SIGTERM, e.g. Tekton's step timeout)."""

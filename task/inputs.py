@@ -1,0 +1,160 @@
+"""Parsing and validating user input: selectors, targets, image references, durations. Pure.
+
+Every failure is a RefusedError naming what is wrong and how to fix it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from task.errors import RefusedError
+from task.kinds import kind_of
+from task.structs import ImageTarget, WorkloadRef
+
+_NAME = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS_SUBDOMAIN = re.compile(rf"^{_NAME}(\.{_NAME})*$")
+_DNS_LABEL = re.compile(rf"^{_NAME}$")
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?)$")
+_REQUIREMENT = re.compile(
+    r"^\s*(?P<neg>!)?\s*(?P<key>[^\s=!,()]+)\s*"
+    r"(?:(?P<op>==|=|!=)\s*(?P<value>[^\s=!,()]*)|\s+(?P<setop>in|notin)\s*\((?P<values>[^()]*)\))?\s*$"
+)
+# docker reference grammar, simplified: [host[:port]/]path[:tag][@sha256:hex]
+_IMAGE = re.compile(
+    r"^(?P<name>(?:[a-zA-Z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+    r"(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*)"
+    r"(?::(?P<tag>[\w][\w.-]{0,127}))?(?:@(?P<digest>sha256:[a-f0-9]{64}))?$"
+)
+_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+MAX_TIMEOUT = 24 * 3600
+
+
+def _label_key_ok(key: str) -> bool:
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return False
+    return 0 < len(name) <= 63 and bool(_LABEL_NAME.match(name))
+
+
+def _label_value_ok(value: str) -> bool:
+    return len(value) <= 63 and bool(_LABEL_VALUE.match(value))
+
+
+def _split_requirements(selector: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in selector:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return parts
+
+
+def parse_selector(selector: str) -> str:
+    """Validate a label selector as the API server would; returns it normalized (sorted, no spaces)."""
+    fix = "use key=value, key!=value, key in (a,b), key notin (a), key or !key, joined by commas"
+    if not selector or not selector.strip():
+        raise RefusedError("the selector is empty", fix=f"pass --selector, e.g. app=my-component ({fix})")
+    normalized = []
+    for part in _split_requirements(selector):
+        match = _REQUIREMENT.match(part)
+        if not match or not part.strip():
+            raise RefusedError(f"selector {selector!r} is malformed at {part.strip()!r}", fix=fix)
+        key = match["key"]
+        if not _label_key_ok(key):
+            raise RefusedError(f"selector {selector!r}: {key!r} is not a valid label key", fix=fix)
+        if match["neg"] and (match["op"] or match["setop"]):
+            raise RefusedError(f"selector {selector!r}: '!' only goes with a bare key", fix=fix)
+        if match["op"]:
+            if not _label_value_ok(match["value"]):
+                raise RefusedError(
+                    f"selector {selector!r}: {match['value']!r} is not a valid label value",
+                    fix="label values: at most 63 characters of [A-Za-z0-9_.-], alphanumeric at both ends",
+                )
+            op = "!=" if match["op"] == "!=" else "="
+            normalized.append(f"{key}{op}{match['value']}")
+        elif match["setop"]:
+            values = sorted(v.strip() for v in match["values"].split(","))
+            if not values or any(not v or not _label_value_ok(v) for v in values):
+                raise RefusedError(f"selector {selector!r}: bad value list ({match['values']})", fix=fix)
+            normalized.append(f"{key} {match['setop']} ({','.join(values)})")
+        else:
+            normalized.append(("!" if match["neg"] else "") + key)
+    return ",".join(sorted(normalized))
+
+
+def parse_image_ref(ref: str) -> tuple[str, str | None, str | None]:
+    """(repository, tag, digest) of an image reference, or RefusedError."""
+    match = _IMAGE.match(ref) if len(ref) <= 512 else None
+    if not match or not (match["tag"] or match["digest"]):
+        raise RefusedError(
+            f"image reference {ref[:80]!r} is malformed",
+            fix="use REPOSITORY@sha256:<64 hex digits> (preferred) or REPOSITORY:TAG, lowercase repository",
+        )
+    return match["name"], match["tag"], match["digest"]
+
+
+def parse_workload(text: str) -> tuple[WorkloadRef, str | None]:
+    """``dc/NAME[/CONTAINER]`` or ``deployment/NAME[/CONTAINER]`` (aliases allowed)."""
+    parts = text.split("/")
+    fix = (
+        "write TARGET as dc/NAME, deploymentconfig/NAME, deployment/NAME or deploy/NAME, "
+        "optionally followed by /CONTAINER"
+    )
+    if len(parts) not in (2, 3) or not all(parts):
+        raise RefusedError(f"target {text[:80]!r} is malformed", fix=fix)
+    try:
+        kind = kind_of(parts[0])
+    except KeyError:
+        raise RefusedError(f"target {text[:80]!r}: unknown kind {parts[0][:40]!r}", fix=fix) from None
+    if len(parts[1]) > 253 or not _DNS_SUBDOMAIN.match(parts[1]):
+        raise RefusedError(f"target {text[:80]!r}: {parts[1][:60]!r} is not a valid object name", fix=fix)
+    container = parts[2] if len(parts) == 3 else None
+    if container is not None and not _DNS_LABEL.match(container):
+        raise RefusedError(f"target {text[:80]!r}: {container[:60]!r} is not a valid container name", fix=fix)
+    return WorkloadRef(kind.kind, parts[1]), container
+
+
+def parse_image_target(text: str) -> ImageTarget:
+    """One ``--image TARGET=REF``."""
+    target, sep, image = text.partition("=")
+    if not sep or not image:
+        raise RefusedError(
+            f"--image {text[:80]!r} has no '='", fix="write --image dc/NAME[/CONTAINER]=REPOSITORY@sha256:..."
+        )
+    ref, container = parse_workload(target)
+    parse_image_ref(image)
+    return ImageTarget(ref=ref, container=container, image=image)
+
+
+def parse_duration(text: str, *, flag: str = "--timeout") -> int:
+    """Seconds in ``90s``, ``10m``, ``1h30m`` or a plain number of seconds; 1 s to 24 h."""
+    value = text.strip()
+    seconds: int | None = None
+    if value.isdigit():
+        seconds = int(value)
+    else:
+        match = _DURATION.match(value)
+        if match and value:
+            h, m, s = (int(g or 0) for g in match.groups())
+            seconds = h * 3600 + m * 60 + s
+    fix = "use a duration like 90s, 10m or 1h30m, between 1s and 24h"
+    if seconds is None:
+        raise RefusedError(f"{flag} {text[:40]!r} is not a duration", fix=fix)
+    if not 1 <= seconds <= MAX_TIMEOUT:
+        raise RefusedError(f"{flag} {text[:40]!r} is out of range", fix=fix)
+    return seconds
+
+
+def parse_namespace(namespace: str) -> str:
+    if not namespace or len(namespace) > 63 or not _DNS_LABEL.match(namespace):
+        raise RefusedError(
+            f"namespace {namespace[:80]!r} is not a valid namespace name",
+            fix="namespaces are lowercase letters, digits and '-', at most 63 characters",
+        )
+    return namespace

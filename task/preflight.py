@@ -1,0 +1,347 @@
+"""Preflight: read-only checks that turn bad input or unmet preconditions into a refusal (exit 2).
+
+Everything here only reads (GET/LIST, and SelfSubjectAccessReviews, which persist nothing). The result
+is a `Plan`: pure data the engine carries out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from task.client import Client
+from task.errors import ApiError, Forbidden, NotFound, RefusedError
+from task.journal import Journal, JournalStore
+from task.kinds import KINDS, Kind, kind_of
+from task.lock import GroupLock
+from task.resources import (
+    CONFIG_MAPS,
+    EVENTS,
+    IMAGE_STREAMS,
+    LEASES,
+    NAMESPACES,
+    PODS,
+    SELF_SUBJECT_ACCESS_REVIEWS,
+    Resource,
+)
+from task.structs import DC, ImageTarget, Obj, Snapshot, VerifiedState, WorkloadRef
+
+INTEGRATED_REGISTRY = "image-registry.openshift-image-registry.svc:5000"
+
+
+@dataclass(frozen=True)
+class Promotion:
+    """Copy ``source_namespace/stream@image`` into ``stream:tag`` of the group's namespace."""
+
+    stream: str
+    tag: str
+    source_namespace: str
+    source_image: str  # sha256:...
+    source_reference: str
+
+
+@dataclass
+class WorkloadPlan:
+    """What the run will do to one workload."""
+
+    snapshot: Snapshot
+    baseline: VerifiedState
+    revisions: list[Obj]
+    target_images: dict[str, str] = field(default_factory=dict)
+    promoted: dict[str, Promotion] = field(default_factory=dict)  # container -> promotion
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def kind(self) -> Kind:
+        return kind_of(self.snapshot.ref)
+
+    @property
+    def key(self) -> str:
+        return self.snapshot.ref.key
+
+    @property
+    def needs_change(self) -> bool:
+        live = self.snapshot.images
+        images_change = any(live.get(c) != img for c, img in self.target_images.items())
+        return images_change or bool(self.promoted) or self.snapshot.paused
+
+
+@dataclass
+class Plan:
+    namespace: str
+    selector: str
+    workloads: list[WorkloadPlan]
+    journal: Journal | None
+    carried_forward: bool = False
+
+    @property
+    def kinds(self) -> set[str]:
+        return {w.snapshot.ref.kind for w in self.workloads}
+
+
+def check_namespace(client: Client, namespace: str) -> None:
+    try:
+        client.get(NAMESPACES, namespace)
+    except NotFound:
+        raise RefusedError(
+            f"namespace {namespace!r} does not exist", fix="check --namespace (kubectl get namespaces)"
+        ) from None
+    except Forbidden:
+        pass  # may not read namespaces cluster-wide; the namespaced reads below will tell
+
+
+def list_group(client: Client, namespace: str, selector: str) -> list[tuple[Kind, Obj]]:
+    """Every DC and Deployment in ``namespace`` matching ``selector`` (no DCs where OpenShift is absent)."""
+    found: list[tuple[Kind, Obj]] = []
+    for kind in KINDS.values():
+        try:
+            items = client.list(kind.resource, namespace=namespace, selector=selector).get("items", [])
+        except NotFound:
+            continue
+        except Forbidden as exc:
+            raise RefusedError(
+                f"not allowed to list {kind.resource.label} in namespace {namespace!r}",
+                fix="grant the Role verb 'list' on that resource (see tekton/rbac.yaml)",
+            ) from exc
+        found.extend((kind, obj) for obj in items)
+    return sorted(found, key=lambda pair: (pair[0].kind, pair[1]["metadata"]["name"]))
+
+
+def check_access(client: Client, needs: list[tuple[str, Resource, str]]) -> None:
+    """SelfSubjectAccessReview for each (verb, resource, namespace); refuse naming the first gap."""
+    for verb, res, namespace in needs:
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {
+                "resourceAttributes": {
+                    "namespace": namespace,
+                    "verb": verb,
+                    "group": res.group,
+                    "resource": res.plural,
+                }
+            },
+        }
+        try:
+            answer = client.create(SELF_SUBJECT_ACCESS_REVIEWS, review)
+        except ApiError as exc:
+            raise RefusedError(
+                f"cannot check permissions (SelfSubjectAccessReview failed: {exc})",
+                fix="allow 'create' on selfsubjectaccessreviews.authorization.k8s.io (system:basic-user grants it)"[
+                    :200
+                ],
+            ) from exc
+        if not answer.get("status", {}).get("allowed"):
+            raise RefusedError(
+                f"not allowed to {verb} {res.label} in namespace {namespace!r}",
+                fix=f"grant the Role verb '{verb}' on {res.label} (see tekton/rbac.yaml)",
+            )
+
+
+def rollout_permissions(
+    namespace: str, kinds: set[str], *, promote_from: str | None
+) -> list[tuple[str, Resource, str]]:
+    """What a rollout of a group with these kinds needs, as (verb, resource, namespace)."""
+    needs: list[tuple[str, Resource, str]] = []
+    for name in sorted(kinds):
+        kind = KINDS[name]
+        needs += [(v, kind.resource, namespace) for v in ("get", "list", "watch", "update")]
+        needs += [(v, kind.revisions, namespace) for v in ("list", "watch")]
+    needs += [(v, PODS, namespace) for v in ("list", "watch")]
+    needs += [(v, CONFIG_MAPS, namespace) for v in ("get", "create", "update")]
+    needs += [(v, LEASES, namespace) for v in ("get", "create", "update", "delete")]
+    needs += [("create", EVENTS, namespace)]
+    if promote_from:
+        needs += [(v, IMAGE_STREAMS, namespace) for v in ("get", "list", "watch", "update")]
+        needs += [("get", IMAGE_STREAMS, promote_from)]
+    return needs
+
+
+def resolve_targets(workloads: list[WorkloadPlan], targets: list[ImageTarget]) -> None:
+    """Attach each --image to its workload and container; refuse unknown or ambiguous ones."""
+    by_ref = {w.snapshot.ref: w for w in workloads}
+    names = ", ".join(w.key for w in workloads)
+    seen: dict[tuple[WorkloadRef, str], str] = {}
+    for target in targets:
+        plan = by_ref.get(target.ref)
+        if plan is None:
+            raise RefusedError(
+                f"target {target.ref.key} is not in the rollout group",
+                fix=f"the selector matches: {names}; fix the target name or the selector",
+            )
+        containers = list(plan.snapshot.images)
+        container = target.container
+        if container is None:
+            if len(containers) != 1:
+                raise RefusedError(
+                    f"target {target.ref.key} is ambiguous: it has containers {', '.join(containers)}",
+                    fix=f"name the container: --image {target.ref.key}/CONTAINER=REF",
+                )
+            container = containers[0]
+        elif container not in containers:
+            raise RefusedError(
+                f"target {target.ref.key} has no container {container!r}",
+                fix=f"its containers are: {', '.join(containers)}",
+            )
+        if (target.ref, container) in seen and seen[(target.ref, container)] != target.image:
+            raise RefusedError(
+                f"target {target.ref.key}/{container} is given two images",
+                fix="pass one --image per container",
+            )
+        seen[(target.ref, container)] = target.image
+        plan.target_images[container] = target.image
+
+
+def stream_of(plan: WorkloadPlan, container: str, namespace: str) -> str | None:
+    """The ImageStream of ``namespace`` a container's image comes from, if any."""
+    for trigger in plan.snapshot.triggers or []:
+        params = trigger.get("imageChangeParams") or {}
+        source = params.get("from") or {}
+        if (
+            trigger.get("type") == "ImageChange"
+            and container in params.get("containerNames", [])
+            and source.get("kind") == "ImageStreamTag"
+            and source.get("namespace", namespace) == namespace
+        ):
+            return str(source.get("name", "")).split(":")[0] or None
+    image = plan.snapshot.images.get(container, "")
+    prefix = f"{INTEGRATED_REGISTRY}/{namespace}/"
+    if image.startswith(prefix):
+        return re.split(r"[:@/]", image[len(prefix) :])[0] or None
+    return None
+
+
+def resolve_promotions(
+    client: Client, workloads: list[WorkloadPlan], *, namespace: str, source: str, tag: str
+) -> None:
+    """For each container fed by an ImageStream of ``namespace``, find ``source/stream:tag``."""
+    streams: dict[str, Obj | None] = {}
+    found_any = False
+    for plan in workloads:
+        for container in plan.snapshot.images:
+            if container in plan.target_images:
+                continue  # an explicit --image wins
+            stream = stream_of(plan, container, namespace)
+            if stream is None:
+                continue
+            if stream not in streams:
+                try:
+                    streams[stream] = client.get(IMAGE_STREAMS, stream, namespace=source)
+                except NotFound:
+                    streams[stream] = None
+            source_stream = streams[stream]
+            if source_stream is None:
+                raise RefusedError(
+                    f"{plan.key}/{container} uses ImageStream {stream!r}, but {source}/{stream} does not exist",
+                    fix=f"build and push {stream} into namespace {source} first, or fix --promote-from",
+                )
+            item = _tag_item(source_stream, tag)
+            if item is None:
+                raise RefusedError(
+                    f"tag {tag!r} does not exist in ImageStream {source}/{stream}",
+                    fix=f"check --tag (oc get istag -n {source} | grep {stream})",
+                )
+            plan.promoted[container] = Promotion(
+                stream=stream,
+                tag=tag,
+                source_namespace=source,
+                source_image=item["image"],
+                source_reference=item["dockerImageReference"],
+            )
+            found_any = True
+    if not found_any:
+        raise RefusedError(
+            f"--promote-from {source}: no container of the group takes its image from an ImageStream of {namespace}",
+            fix="use --image TARGET=REF for these workloads instead",
+        )
+
+
+def _tag_item(stream: Obj, tag: str) -> Obj | None:
+    for entry in stream.get("status", {}).get("tags", []) or []:
+        if entry.get("tag") == tag and entry.get("items"):
+            item: Obj = entry["items"][0]
+            return item
+    return None
+
+
+def plan_rollout(
+    client: Client,
+    *,
+    namespace: str,
+    selector: str,
+    targets: list[ImageTarget],
+    promote_from: str | None,
+    tag: str | None,
+    on_paused: str,
+    lock: GroupLock,
+    journal_store: JournalStore,
+) -> Plan:
+    """All read-only checks of a rollout; returns the plan or raises RefusedError."""
+    check_namespace(client, namespace)
+    found = list_group(client, namespace, selector)
+    if not found:
+        raise RefusedError(
+            f"selector {selector!r} matches no DeploymentConfig or Deployment in namespace {namespace!r}",
+            fix="check the labels (kubectl get dc,deploy -n NS --show-labels) or the namespace",
+        )
+    if promote_from:
+        try:
+            client.get(NAMESPACES, promote_from)
+        except NotFound:
+            raise RefusedError(
+                f"--promote-from namespace {promote_from!r} does not exist",
+                fix="name the namespace the images were built in (e.g. PROJECT-cd)",
+            ) from None
+        except Forbidden:
+            pass
+    check_access(
+        client, rollout_permissions(namespace, {k.kind for k, _ in found}, promote_from=promote_from)
+    )
+    lock.check()
+    journal = journal_store.load()
+    carried = journal is not None and not journal.final
+
+    workloads = []
+    revisions_by_kind: dict[str, list[Obj]] = {}
+    for kind, obj in found:
+        if kind.kind not in revisions_by_kind:
+            revisions_by_kind[kind.kind] = client.list(kind.revisions, namespace=namespace).get("items", [])
+        revisions = kind.owned(obj, revisions_by_kind[kind.kind])
+        snapshot = kind.snapshot(obj)
+        baseline = kind.verified_state(obj, revisions)
+        if carried and journal is not None and snapshot.ref.key in journal.workloads:
+            baseline = journal.workloads[snapshot.ref.key].verified
+        workloads.append(WorkloadPlan(snapshot=snapshot, baseline=baseline, revisions=revisions))
+
+    resolve_targets(workloads, targets)
+    if promote_from and tag:
+        resolve_promotions(client, workloads, namespace=namespace, source=promote_from, tag=tag)
+    if not targets and not promote_from:
+        raise RefusedError(
+            "nothing to roll out", fix="pass --image TARGET=REF or --promote-from NS --tag TAG"
+        )
+
+    for plan in workloads:
+        if plan.snapshot.paused:
+            if on_paused == "refuse":
+                raise RefusedError(
+                    f"{plan.key} is paused (left so by an earlier tool?) and --on-paused is refuse",
+                    fix=f"resume it first (rollguard resume {plan.key}) or pass --on-paused take-over",
+                )
+            pending = {c: i for c, i in plan.snapshot.images.items() if plan.baseline.images.get(c) != i}
+            note = "was paused: taken over and resumed by this run"
+            if pending:
+                note += "; pending un-rolled images included: " + ", ".join(
+                    f"{c}={i}" for c, i in pending.items()
+                )
+            plan.notes.append(note)
+        if plan.needs_change and plan.snapshot.ref.kind == DC:
+            blocker = plan.kind.rollout_blocker(plan.snapshot.raw)
+            if blocker:
+                raise RefusedError(
+                    f"{plan.key} {blocker}",
+                    fix=f"add it (oc set triggers {plan.key} --from-config) or leave {plan.key} out of the selector",
+                )
+    return Plan(
+        namespace=namespace, selector=selector, workloads=workloads, journal=journal, carried_forward=carried
+    )

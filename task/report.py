@@ -1,0 +1,109 @@
+"""The run's outcome as data, its JSON report and its Tekton results."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from task.errors import EXIT_INCONSISTENT, EXIT_OK, EXIT_REFUSED, EXIT_REVERTED
+from task.structs import Obj
+
+EXIT_BY_STATUS = {
+    "succeeded": EXIT_OK,
+    "reverted": EXIT_REVERTED,
+    "refused": EXIT_REFUSED,
+    "inconsistent": EXIT_INCONSISTENT,
+}
+TEKTON_RESULTS = "/tekton/results"
+SUMMARY_LIMIT = 400
+
+
+@dataclass
+class WorkloadResult:
+    kind: str
+    name: str
+    revision_before: int = 0
+    revision_after: int = 0
+    images_before: dict[str, str] = field(default_factory=dict)
+    images_after: dict[str, str] = field(default_factory=dict)
+    outcome: str = "unchanged"  # rolled-out|unchanged|reverted|failed|inconsistent
+    paused: bool = False
+    paused_before: bool = False
+    notes: list[str] = field(default_factory=list)
+    error: str = ""
+    pods: list[Obj] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    status: str  # succeeded|reverted|refused|inconsistent
+    command: str
+    namespace: str = ""
+    selector: str = ""
+    run_id: str = ""
+    error: str = ""
+    errors: list[str] = field(default_factory=list)
+    workloads: list[WorkloadResult] = field(default_factory=list)
+    journal: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_BY_STATUS[self.status]
+
+    def to_json(self) -> Obj:
+        data: dict[str, Any] = asdict(self)
+        data["exit_code"] = self.exit_code
+        return data
+
+    def summary(self) -> str:
+        """One line for humans and the Tekton `summary` result (well under 1 KiB)."""
+        counts: dict[str, int] = {}
+        for w in self.workloads:
+            counts[w.outcome] = counts.get(w.outcome, 0) + 1
+        parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+        text = f"{self.status}: {parts or 'no workloads'}"
+        if self.error:
+            text += f"; cause: {self.error}"
+        return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 3] + "..."
+
+
+def pod_record(pod: Obj, *, revision: str) -> Obj:
+    """The per-pod data the old pipeline stage returned, for release documentation."""
+    meta, status = pod.get("metadata", {}), pod.get("status", {})
+    return {
+        "name": meta.get("name"),
+        "namespace": meta.get("namespace"),
+        "created": meta.get("creationTimestamp"),
+        "deployment": revision,
+        "node": pod.get("spec", {}).get("nodeName"),
+        "ip": status.get("podIP"),
+        "phase": status.get("phase"),
+        "start_time": status.get("startTime"),
+        "containers": [
+            {"name": c.get("name"), "image": c.get("image"), "image_id": c.get("imageID")}
+            for c in status.get("containerStatuses", []) or []
+        ],
+    }
+
+
+def write_report(outcome: Outcome, path: str) -> None:
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(json.dumps(outcome.to_json(), indent=2, sort_keys=True) + "\n")
+    tmp.replace(target)
+
+
+def default_results_dir() -> str | None:
+    return TEKTON_RESULTS if os.path.isdir(TEKTON_RESULTS) else None
+
+
+def write_results(outcome: Outcome, directory: str) -> None:
+    """Tekton results: ``status`` (one word) and ``summary`` (one line), without trailing newlines."""
+    base = Path(directory)
+    base.mkdir(parents=True, exist_ok=True)
+    (base / "status").write_text(outcome.status)
+    (base / "summary").write_text(outcome.summary())

@@ -1,0 +1,112 @@
+"""Waiting for a set of workloads to finish rolling out, all at once, on watch events.
+
+Pure judgement (`judge`) is separate from the loop (`wait_for`), which only wakes on cache events,
+the next deadline or a cancel request.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from task.kinds import images_of, kind_of, pods_of_revision
+from task.readiness import pod_doom
+from task.resources import PODS
+from task.structs import Obj, Phase, Progress, WorkloadRef
+from task.watcher import NamespaceCache
+
+
+@dataclass
+class Watched:
+    """One workload being waited for: what it must end up running, and by when."""
+
+    ref: WorkloadRef
+    expected_images: dict[str, str]
+    deadline: float  # time.monotonic()
+    deadline_reason: str
+    verdict: Progress | None = None
+    last_message: str = ""
+
+
+def judge(
+    item: Watched,
+    obj: Obj | None,
+    revisions: list[Obj],
+    pods: list[Obj],
+    *,
+    now: float,
+    fail_fast: bool,
+    crash_restarts: int,
+) -> Progress:
+    """Where one workload stands, from the objects alone (pure)."""
+    if obj is None:
+        return Progress(Phase.FAILED, f"{item.ref.key} was deleted")
+    kind = kind_of(item.ref)
+    mine = kind.owned(obj, revisions)
+    progress = kind.progress(obj, mine)
+    if progress.phase is Phase.COMPLETE:
+        running = images_of(obj.get("spec", {}).get("template", {}))
+        if running != item.expected_images:
+            return Progress(Phase.FAILED, f"{item.ref.key} was changed by someone else: runs {running}")
+        return progress
+    if progress.phase is Phase.PAUSED:
+        return Progress(Phase.FAILED, f"{item.ref.key} was paused by someone else during the rollout")
+    if progress.phase is Phase.FAILED:
+        return progress
+    if fail_fast:
+        revision = kind.new_revision(obj, mine)
+        if revision is not None:
+            for pod in sorted(pods_of_revision(revision, pods), key=lambda p: p["metadata"]["name"]):
+                doom = pod_doom(pod, crash_restarts=crash_restarts)
+                if doom is not None:
+                    return Progress(Phase.FAILED, f"{item.ref.key}: {doom.describe()}", progress.revision)
+    if now >= item.deadline:
+        return Progress(
+            Phase.FAILED, f"{item.ref.key}: {item.deadline_reason} ({progress.message})", progress.revision
+        )
+    return progress
+
+
+def wait_for(
+    cache: NamespaceCache,
+    items: list[Watched],
+    *,
+    fail_fast: bool,
+    crash_restarts: int,
+    stop_on_failure: bool,
+    cancel: threading.Event,
+    out: Callable[[str], None],
+) -> None:
+    """Block until every item has a final verdict (or the first failure, or a cancel request)."""
+    while True:
+        now = time.monotonic()
+        pods = cache.objects(PODS) if fail_fast else []
+        pending = []
+        for item in items:
+            if item.verdict is not None:
+                continue
+            kind = kind_of(item.ref)
+            progress = judge(
+                item,
+                cache.get(kind.resource, item.ref.name),
+                cache.objects(kind.revisions),
+                pods,
+                now=now,
+                fail_fast=fail_fast,
+                crash_restarts=crash_restarts,
+            )
+            line = f"{item.ref.key}: {progress.phase.value}: {progress.message}"
+            if line != item.last_message:
+                item.last_message = line
+                out(line)
+            if progress.done:
+                item.verdict = progress
+                if progress.phase is Phase.FAILED and stop_on_failure:
+                    return
+            else:
+                pending.append(item)
+        if not pending or cancel.is_set():
+            return
+        cache.wait(min(i.deadline for i in pending) - time.monotonic() + 0.05)

@@ -1,0 +1,136 @@
+"""A live cache of one namespace's objects, fed by the watch API (one stream per resource).
+
+Watch threads list once, then stream from the list's resourceVersion, resume from the last seen
+version after a cut connection, and re-list on 410 Gone. Every change is announced on a queue so the
+consumer wakes on events and deadlines, never on a polling interval.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterable
+
+from task.client import Client
+from task.errors import ApiError, Forbidden, Gone, NotFound
+from task.resources import Resource
+from task.structs import Obj
+
+_WAKE = ("wake", "")
+
+
+class NamespaceCache:
+    """Objects of several resources in one namespace, kept current by watches."""
+
+    def __init__(self, client: Client, namespace: str, resources: Iterable[Resource]) -> None:
+        self._client = client
+        self._namespace = namespace
+        self._resources = list(resources)
+        self._objects: dict[Resource, dict[str, Obj]] = {r: {} for r in self._resources}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._synced = {r: threading.Event() for r in self._resources}
+        self.events: queue.Queue[tuple[str, str]] = queue.Queue()
+        self.errors: list[ApiError] = []
+        self._threads: list[threading.Thread] = []
+
+    def start(self, *, timeout: float = 30.0) -> None:
+        """Start the watches and return once each has its first list."""
+        for res in self._resources:
+            thread = threading.Thread(target=self._run, args=(res,), name=f"watch-{res.plural}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        deadline = time.monotonic() + timeout
+        for res, synced in self._synced.items():
+            if not synced.wait(max(deadline - time.monotonic(), 0.1)):
+                if self.errors:
+                    raise self.errors[-1]
+                raise TimeoutError(f"no initial list of {res.label} within {timeout:.0f}s")
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.events.put(_WAKE)
+
+    def wake(self) -> None:
+        """Wake a consumer blocked in `wait` (e.g. from a signal handler)."""
+        self.events.put(_WAKE)
+
+    def objects(self, res: Resource) -> list[Obj]:
+        with self._lock:
+            return list(self._objects[res].values())
+
+    def get(self, res: Resource, name: str) -> Obj | None:
+        with self._lock:
+            return self._objects[res].get(name)
+
+    def put(self, res: Resource, obj: Obj) -> None:
+        """Record an object we just wrote, unless the cache already holds a newer version."""
+        self._store(res, obj)
+
+    def wait(self, timeout: float) -> bool:
+        """Block until something changed or ``timeout`` passed; True when woken by a change."""
+        try:
+            self.events.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            return False
+        while not self.events.empty():  # coalesce a burst of events into one wake-up
+            self.events.get_nowait()
+        return True
+
+    # -- internals -----------------------------------------------------------------------------------
+
+    def _store(self, res: Resource, obj: Obj, *, deleted: bool = False) -> None:
+        name = obj["metadata"]["name"]
+        with self._lock:
+            current = self._objects[res].get(name)
+            if current is not None and not deleted and _rv(current) > _rv(obj):
+                return
+            if deleted:
+                self._objects[res].pop(name, None)
+            else:
+                self._objects[res][name] = obj
+        self.events.put((res.plural, name))
+
+    def _run(self, res: Resource) -> None:
+        rv = ""
+        backoff = 0.2
+        while not self._stop.is_set():
+            try:
+                if not rv:
+                    rv = self._relist(res)
+                for event in self._client.watch(
+                    res, namespace=self._namespace, resource_version=rv, timeout_seconds=240
+                ):
+                    if self._stop.is_set():
+                        return
+                    obj = event["object"]
+                    rv = obj.get("metadata", {}).get("resourceVersion", rv)
+                    if event["type"] != "BOOKMARK":
+                        self._store(res, obj, deleted=event["type"] == "DELETED")
+                backoff = 0.2
+            except Gone:
+                rv = ""
+            except (NotFound, Forbidden) as exc:
+                # The kind does not exist here (no OpenShift) or we may not watch it: nothing to see.
+                self.errors.append(exc)
+                self._synced[res].set()
+                return
+            except ApiError as exc:
+                self.errors.append(exc)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, 5.0)
+
+    def _relist(self, res: Resource) -> str:
+        listing = self._client.list(res, namespace=self._namespace)
+        items = {o["metadata"]["name"]: o for o in listing.get("items", [])}
+        with self._lock:
+            self._objects[res] = items
+        self._synced[res].set()
+        self.events.put((res.plural, ""))
+        return str(listing.get("metadata", {}).get("resourceVersion", ""))
+
+
+def _rv(obj: Obj) -> int:
+    value = obj.get("metadata", {}).get("resourceVersion", "0")
+    return int(value) if str(value).isdigit() else 0
