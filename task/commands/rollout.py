@@ -1,0 +1,101 @@
+"""`rollguard rollout`: the guarded group rollout (the Tekton task's entrypoint)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from typing import Any
+
+from task.commands.common import cluster_args, connect, install_sigterm, printer
+from task.errors import RefusedError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("rollout", help="roll out every workload matching a selector, all-or-nothing")
+    p.add_argument("-n", "--namespace", required=True, help="namespace of the rollout group")
+    p.add_argument("-l", "--selector", required=True, help="label selector of the rollout group")
+    p.add_argument(
+        "--image",
+        action="append",
+        default=[],
+        metavar="TARGET=REF",
+        help="set an image: dc/NAME[/CONTAINER]=REF or deployment/NAME[/CONTAINER]=REF (repeatable)",
+    )
+    p.add_argument("--promote-from", metavar="NAMESPACE", help="copy TAG from this namespace's ImageStreams")
+    p.add_argument("--tag", metavar="TAG", help="the tag to promote (with --promote-from)")
+    p.add_argument(
+        "--timeout", default="10m", metavar="DURATION", help="overall rollout timeout (default 10m)"
+    )
+    p.add_argument(
+        "--on-paused",
+        choices=("take-over", "refuse"),
+        default="take-over",
+        help="what to do with workloads found paused (default take-over)",
+    )
+    p.add_argument(
+        "--no-fail-fast",
+        action="store_true",
+        help="wait for the platform's deadline instead of failing on crash-looping new pods",
+    )
+    p.add_argument(
+        "--crash-restarts",
+        type=int,
+        default=2,
+        metavar="N",
+        help="fail fast once a new pod's container restarted N times (default 2)",
+    )
+    p.add_argument("--report", metavar="FILE", help="write a JSON report to FILE")
+    p.add_argument(
+        "--results-dir",
+        metavar="DIR",
+        help="write Tekton results status and summary here (default /tekton/results if present)",
+    )
+    cluster_args(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from task.engine import Rollout, RolloutRequest
+    from task.inputs import parse_duration, parse_image_target, parse_namespace, parse_selector
+    from task.report import Outcome, default_results_dir, write_report, write_results
+
+    outcome: Outcome
+    try:
+        if bool(args.promote_from) != bool(args.tag):
+            raise RefusedError("--promote-from and --tag go together", fix="pass both, or neither")
+        if not 0 <= args.crash_restarts <= 1000:
+            raise RefusedError(f"--crash-restarts {args.crash_restarts} is out of range", fix="use 0 to 1000")
+        request = RolloutRequest(
+            namespace=parse_namespace(args.namespace),
+            selector=parse_selector(args.selector),
+            targets=[parse_image_target(t) for t in args.image],
+            promote_from=parse_namespace(args.promote_from) if args.promote_from else None,
+            tag=args.tag,
+            timeout=parse_duration(args.timeout),
+            on_paused=args.on_paused,
+            fail_fast=not args.no_fail_fast,
+            crash_restarts=args.crash_restarts,
+        )
+        cancel = threading.Event()
+        rollout = Rollout(connect(args), request, out=printer, cancel=cancel)
+        install_sigterm(cancel, lambda: rollout.cache.wake() if rollout.cache else None)
+        outcome = rollout.execute()
+    except RefusedError as exc:
+        outcome = Outcome(
+            status="refused",
+            command="rollout",
+            namespace=args.namespace,
+            selector=args.selector,
+            error=str(exc),
+        )
+    if outcome.status == "refused":
+        print(f"rollguard: refused: {outcome.error}", file=sys.stderr)
+    else:
+        print(outcome.summary())
+    if args.report:
+        write_report(outcome, args.report)
+    results = args.results_dir or default_results_dir()
+    if results:
+        write_results(outcome, results)
+    return outcome.exit_code
