@@ -50,6 +50,10 @@ class SandboxError(RuntimeError):
     """A sandbox could not be started (port taken, a component died, ...)."""
 
 
+class PortInUse(SandboxError):
+    """A port the sandbox needs is taken."""
+
+
 def cache_dir() -> Path:
     return Path(os.environ.get("ROLLGUARD_CACHE") or Path.home() / ".cache" / "rollguard")
 
@@ -145,7 +149,7 @@ def up(
     ensure_built(log)
     taken = _taken_ports(port)
     if taken:
-        raise SandboxError(
+        raise PortInUse(
             "port(s) already in use on 127.0.0.1: "
             + ", ".join(f"{p} ({what})" for what, p in taken.items())
             + "; pick another API server port with --port"

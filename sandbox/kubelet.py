@@ -365,7 +365,7 @@ class Kubelet:
             try:
                 self.core.patch_namespaced_pod_status(
                     run.name, run.namespace, {"metadata": {"uid": run.uid}, "status": status},
-                    _preload_content=False, _content_type="application/strategic-merge-patch+json",
+                    _preload_content=False,  # a dict body goes as a strategic merge patch
                 )  # fmt: skip
             except ApiException as e:
                 if e.status in (404, 409):  # gone, or replaced by a pod of the same name
