@@ -285,6 +285,9 @@ class Rollout(GroupRun):
         except RefusedError as exc:
             outcome.error = str(exc)
             return outcome
+        except ApiError as exc:  # nothing was changed yet: a refusal, with the API's own words
+            outcome.error = f"the API server refused or failed a read during preflight: {exc}"
+            return outcome
         try:
             outcome.status = self._run(plan)
         finally:

@@ -1,0 +1,162 @@
+"""A rollout interrupted (SIGKILL, SIGTERM), raced, promoted, or failing fast, on the live sandbox."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import pytest
+
+from task.client import Client
+from task.inputs import parse_selector
+from task.journal import DATA_KEY, group_name
+from task.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, IMAGE_STREAMS, NAMESPACES
+from tests.support import (
+    DC,
+    DEPLOYMENT,
+    SELECTOR,
+    create_group,
+    dc_body,
+    deployment_body,
+    rollguard,
+    start_rollguard,
+    view,
+    wait_until,
+)
+
+OLD = "registry.local/shop/api:v1"
+JOURNAL = group_name(parse_selector(SELECTOR))
+
+
+@pytest.fixture
+def client(sandbox) -> Client:
+    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
+
+
+def journal_state(client: Client, namespace: str, *states: str) -> dict:
+    cm = wait_until(client, CONFIG_MAPS, namespace, JOURNAL,
+                    lambda o: json.loads(o["data"][DATA_KEY])["run"]["state"] in states,
+                    timeout=60, what=f"journal state in {states}")
+    return json.loads(cm["data"][DATA_KEY])
+
+
+def images_args(names: list[str], image: str, crash: str | None = None) -> list[str]:
+    args = []
+    for name in names:
+        kind = "deploy" if name.startswith("web") else "dc"
+        args += ["--image", f"{kind}/{name}={crash if name == names[1] and crash else image}"]
+    return args
+
+
+def test_sigkill_mid_run_then_next_run_reverts_to_last_verified_state(sandbox, namespace, client, tmp_path: Path):
+    names = ["dc1", "dc2", "web"]
+    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
+    first = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                            *images_args(names, "registry.local/shop/api:v2-slow30"))
+    journal = journal_state(client, namespace, "watching")
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    assert journal["workloads"]["dc/dc1"]["verified"]["images"] == {"app": OLD}
+    # The dead run left the group half-done (new templates, pods not ready) and a non-final journal.
+    assert view(client, namespace, DC, "dc1").images == {"app": "registry.local/shop/api:v2-slow30"}
+
+    second = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                       *images_args(names, "registry.local/shop/api:v3", crash="registry.local/shop/api:v3-crash"),
+                       report=tmp_path / "second.json", timeout=120)
+    assert second.code == 1, second.stdout + second.stderr
+    assert "carried forward" in second.stdout
+    for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
+        state = view(client, namespace, kind, name)
+        assert state.images == {"app": OLD} and not state.paused and state.complete, name
+    final = journal_state(client, namespace, "reverted")
+    assert final["history"][-1]["state"] == "reverted"
+
+
+def test_sigterm_reverts_and_exits_1(sandbox, namespace, client, tmp_path: Path):
+    names = ["dc1", "dc2", "web"]
+    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
+    run = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                          *images_args(names, "registry.local/shop/api:v2-slow60"),
+                          "--report", str(tmp_path / "r.json"))
+    journal_state(client, namespace, "watching")
+    run.send_signal(signal.SIGTERM)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 1, out + err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["status"] == "reverted" and "SIGTERM" in report["error"]
+    for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
+        state = view(client, namespace, kind, name)
+        assert state.images == {"app": OLD} and not state.paused and state.complete, name
+
+
+def test_two_runs_at_once_one_proceeds_other_names_holder(sandbox, namespace, client):
+    create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
+    args = ["rollout", "-n", namespace, "-l", SELECTOR,
+            "--image", "dc/dc1=registry.local/shop/api:v2-slow2", "--image", "deploy/web=registry.local/shop/api:v2"]
+    runs = [start_rollguard(sandbox.kubeconfig, *args) for _ in range(2)]
+    results = [(r.wait(timeout=120), *r.communicate()) for r in runs]
+    codes = sorted(code for code, _, _ in results)
+    assert codes == [0, 2], results
+    refused = next(err for code, _, err in results if code == 2)
+    assert "locked by" in refused and " run " in refused
+    assert view(client, namespace, DC, "dc1").images == {"app": "registry.local/shop/api:v2-slow2"}
+
+
+def test_promote_pins_digest_and_trigger_to_the_tag(sandbox, namespace, client, tmp_path: Path):
+    cd = f"{namespace[:50]}-cd"
+    client.create(NAMESPACES, {"metadata": {"name": cd}})
+    try:
+        def stream(tags: list[dict]) -> dict:
+            return {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
+                    "spec": {"tags": tags}}
+
+        client.create(IMAGE_STREAMS, stream([{"name": "abc123", "from": {
+            "kind": "DockerImage", "name": "registry.local/shop/api:v2"}}]), namespace=cd)
+        client.create(IMAGE_STREAMS, stream([{"name": "latest", "from": {
+            "kind": "DockerImage", "name": OLD}}]), namespace=namespace)
+        trigger = [{"type": "ConfigChange"}, {"type": "ImageChange", "imageChangeParams": {
+            "automatic": True, "containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": "api:latest"}}}]
+        client.create(DEPLOYMENT_CONFIGS, dc_body("dc1", " ", triggers=trigger), namespace=namespace)
+        wait_until(client, DEPLOYMENT_CONFIGS, namespace, "dc1",
+                   lambda o: "@sha256:" in o["spec"]["template"]["spec"]["containers"][0]["image"],
+                   what="image trigger to fill the image")
+        before = view(client, namespace, DC, "dc1")
+        result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                           "--promote-from", cd, "--tag", "abc123", report=tmp_path / "r.json")
+        assert result.code == 0, result.stdout + result.stderr
+        after = view(client, namespace, DC, "dc1")
+        assert after.complete and after.images != before.images and "@sha256:" in after.images["app"]
+        dc = client.get(DEPLOYMENT_CONFIGS, "dc1", namespace=namespace)
+        params = dc["spec"]["triggers"][1]["imageChangeParams"]
+        assert params["from"]["name"] == "api:abc123" and params["lastTriggeredImage"] == after.images["app"]
+        source = client.get(IMAGE_STREAMS, "api", namespace=cd)
+        digest = source["status"]["tags"][0]["items"][0]["image"]
+        assert after.images["app"].endswith(digest)
+    finally:
+        client.delete(NAMESPACES, cd)
+
+
+def test_fail_fast_reverts_long_before_the_600s_deadline(sandbox, namespace, client, tmp_path: Path):
+    """Issue 9: deadlines left at 600 s; one crash-looping image; the group is back within a minute."""
+    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
+    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                       *images_args(["dc1", "dc2", "web"], "registry.local/shop/api:v2",
+                                    crash="registry.local/shop/api:v2-crash"),
+                       report=tmp_path / "r.json", timeout=60)
+    assert result.code == 1, result.stdout + result.stderr
+    error = result.report["error"]
+    assert "dc/dc2" in error and "pod dc2-2-" in error and "CrashLoopBackOff" in error
+    for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
+        state = view(client, namespace, kind, name)
+        assert state.images == {"app": OLD} and state.complete, name
+
+
+def test_slow_pods_are_not_failed_early(sandbox, namespace, client, tmp_path: Path):
+    create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
+    slow = "registry.local/shop/api:v2-slow20"
+    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                       "--image", f"dc/dc1={slow}", "--image", f"deploy/web={slow}", report=tmp_path / "r.json")
+    assert result.code == 0, result.stdout + result.stderr
+    assert {w["outcome"] for w in result.report["workloads"]} == {"rolled-out"}
+    assert view(client, namespace, DC, "dc1").images == {"app": slow}
