@@ -1,0 +1,91 @@
+"""`make demo`: the main job on the local sandbox.
+
+Brings a sandbox up, creates a three-DeploymentConfig component, then runs two guarded rollouts with
+the real CLI: one that succeeds, and one whose second DC crash-loops, which rollguard reverts as a
+group. Exits 0 when both ended as they should. The sandbox is stopped at the end unless
+ROLLGUARD_DEMO_KEEP=1 (then `python -m sandbox down --dir .sandbox/demo` stops it).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sandbox import cluster
+
+DIR = Path(".sandbox/demo")
+NAMESPACE = "shop"
+SELECTOR = "app=shop-api"
+NAMES = ("orders", "payments", "catalog")
+REPO = "registry.local/shop"
+
+
+def rollguard(kubeconfig: Path, *args: str) -> int:
+    cmd = [sys.executable, "-m", "task.cli", *args, "--kubeconfig", str(kubeconfig)]
+    print(f"\n$ rollguard {' '.join(args)}", flush=True)
+    return subprocess.run(cmd, check=False).returncode
+
+
+def create_component(kubeconfig: Path) -> None:
+    from task.client import Client
+    from task.kinds import KINDS
+    from task.resources import DEPLOYMENT_CONFIGS, NAMESPACES
+    from task.structs import DC, Phase
+
+    client = Client.connect(kubeconfig=str(kubeconfig))
+    client.create(NAMESPACES, {"metadata": {"name": NAMESPACE}})
+    for name in NAMES:
+        client.create(DEPLOYMENT_CONFIGS, {
+            "apiVersion": "apps.openshift.io/v1", "kind": "DeploymentConfig",
+            "metadata": {"name": name, "labels": {"app": "shop-api"}},
+            "spec": {"replicas": 2, "selector": {"name": name},
+                     "template": {"metadata": {"labels": {"name": name}},
+                                  "spec": {"containers": [{"name": "app", "image": f"{REPO}/{name}:v1"}]}}},
+        }, namespace=NAMESPACE)
+    kind = KINDS[DC]
+    deadline = time.monotonic() + 60
+    pending = set(NAMES)
+    while pending and time.monotonic() < deadline:
+        rcs = client.list(kind.revisions, namespace=NAMESPACE)["items"]
+        for name in list(pending):
+            dc = client.get(kind.resource, name, namespace=NAMESPACE)
+            if kind.progress(dc, kind.owned(dc, rcs)).phase is Phase.COMPLETE:
+                pending.discard(name)
+        time.sleep(0.5)  # a one-off setup step of the demo, not product code
+    if pending:
+        raise SystemExit(f"demo: {sorted(pending)} did not roll out their first version")
+    print(f"created {len(NAMES)} DeploymentConfigs of component shop-api in namespace {NAMESPACE}, all on v1")
+
+
+def main() -> int:
+    port = int(os.environ.get("ROLLGUARD_DEMO_PORT", "0")) or cluster.free_port()
+    print(f"starting the sandbox in {DIR} (API server on 127.0.0.1:{port})", flush=True)
+    if (DIR / "sandbox.json").exists():
+        cluster.down(DIR)
+    sb = cluster.up(DIR, port, log=lambda m: print(m, flush=True))
+    ok = False
+    try:
+        create_component(sb.kubeconfig)
+        good = [arg for n in NAMES for arg in ("--image", f"dc/{n}={REPO}/{n}:v2")]
+        first = rollguard(sb.kubeconfig, "rollout", "-n", NAMESPACE, "-l", SELECTOR, *good)
+        bad = [arg for n in NAMES for arg in ("--image", f"dc/{n}={REPO}/{n}:v3{'-crash' if n == 'payments' else ''}")]
+        second = rollguard(sb.kubeconfig, "rollout", "-n", NAMESPACE, "-l", SELECTOR, *bad)
+        from task.cli import SUBCOMMANDS
+
+        if "status" in SUBCOMMANDS:
+            rollguard(sb.kubeconfig, "status", "-n", NAMESPACE)
+        ok = first == 0 and second == 1
+        print(f"\ndemo: first rollout exit {first} (expected 0), second exit {second} (expected 1: reverted)")
+    finally:
+        if os.environ.get("ROLLGUARD_DEMO_KEEP") == "1":
+            print(f"sandbox left running: export KUBECONFIG={sb.kubeconfig.resolve()}")
+        else:
+            cluster.down(DIR)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
