@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -31,32 +32,55 @@ def rollguard(kubeconfig: Path, *args: str) -> int:
 
 def create_component(kubeconfig: Path) -> None:
     from task.client import Client
-    from task.kinds import KINDS
-    from task.resources import DEPLOYMENT_CONFIGS, NAMESPACES
-    from task.structs import DC, Phase
+    from task.resources import DEPLOYMENT_CONFIGS, NAMESPACES, PODS, REPLICATION_CONTROLLERS
+    from task.structs import DC, Phase, WorkloadRef
+    from task.watch import Watched, wait_for
+    from task.watcher import NamespaceCache
 
     client = Client.connect(kubeconfig=str(kubeconfig))
     client.create(NAMESPACES, {"metadata": {"name": NAMESPACE}})
     for name in NAMES:
-        client.create(DEPLOYMENT_CONFIGS, {
-            "apiVersion": "apps.openshift.io/v1", "kind": "DeploymentConfig",
-            "metadata": {"name": name, "labels": {"app": "shop-api"}},
-            "spec": {"replicas": 2, "selector": {"name": name},
-                     "template": {"metadata": {"labels": {"name": name}},
-                                  "spec": {"containers": [{"name": "app", "image": f"{REPO}/{name}:v1"}]}}},
-        }, namespace=NAMESPACE)
-    kind = KINDS[DC]
-    deadline = time.monotonic() + 60
-    pending = set(NAMES)
-    while pending and time.monotonic() < deadline:
-        rcs = client.list(kind.revisions, namespace=NAMESPACE)["items"]
-        for name in list(pending):
-            dc = client.get(kind.resource, name, namespace=NAMESPACE)
-            if kind.progress(dc, kind.owned(dc, rcs)).phase is Phase.COMPLETE:
-                pending.discard(name)
-        time.sleep(0.5)  # a one-off setup step of the demo, not product code
-    if pending:
-        raise SystemExit(f"demo: {sorted(pending)} did not roll out their first version")
+        client.create(
+            DEPLOYMENT_CONFIGS,
+            {
+                "apiVersion": "apps.openshift.io/v1",
+                "kind": "DeploymentConfig",
+                "metadata": {"name": name, "labels": {"app": "shop-api"}},
+                "spec": {
+                    "replicas": 2,
+                    "selector": {"name": name},
+                    "template": {
+                        "metadata": {"labels": {"name": name}},
+                        "spec": {"containers": [{"name": "app", "image": f"{REPO}/{name}:v1"}]},
+                    },
+                },
+            },
+            namespace=NAMESPACE,
+        )
+    cache = NamespaceCache(client, NAMESPACE, [DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS, PODS])
+    cache.start()
+    watched = [
+        Watched(
+            ref=WorkloadRef(DC, n),
+            expected_images={"app": f"{REPO}/{n}:v1"},
+            deadline=time.monotonic() + 60,
+            deadline_reason="first rollout took over 60s",
+        )
+        for n in NAMES
+    ]
+    wait_for(
+        cache,
+        watched,
+        fail_fast=False,
+        crash_restarts=0,
+        stop_on_failure=True,
+        cancel=threading.Event(),
+        out=lambda _line: None,
+    )
+    cache.stop()
+    failed = [w.ref.key for w in watched if w.verdict is None or w.verdict.phase is not Phase.COMPLETE]
+    if failed:
+        raise SystemExit(f"demo: {failed} did not roll out their first version")
     print(f"created {len(NAMES)} DeploymentConfigs of component shop-api in namespace {NAMESPACE}, all on v1")
 
 
@@ -71,7 +95,11 @@ def main() -> int:
         create_component(sb.kubeconfig)
         good = [arg for n in NAMES for arg in ("--image", f"dc/{n}={REPO}/{n}:v2")]
         first = rollguard(sb.kubeconfig, "rollout", "-n", NAMESPACE, "-l", SELECTOR, *good)
-        bad = [arg for n in NAMES for arg in ("--image", f"dc/{n}={REPO}/{n}:v3{'-crash' if n == 'payments' else ''}")]
+        bad = [
+            arg
+            for n in NAMES
+            for arg in ("--image", f"dc/{n}={REPO}/{n}:v3{'-crash' if n == 'payments' else ''}")
+        ]
         second = rollguard(sb.kubeconfig, "rollout", "-n", NAMESPACE, "-l", SELECTOR, *bad)
         from task.cli import SUBCOMMANDS
 
