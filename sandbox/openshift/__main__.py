@@ -1,0 +1,5 @@
+import sys
+
+from sandbox.openshift.main import main
+
+sys.exit(main())

@@ -1,0 +1,72 @@
+"""Entry point: `python -m sandbox.openshift --kubeconfig K --registry R --ready-file F`.
+
+Applies the CRDs, starts the admission webhook (API-server defaults), the ImageStream and
+DeploymentConfig controllers, then touches the ready file and runs until SIGTERM/SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from sandbox.openshift import crds
+from sandbox.openshift.deploymentconfigs import DeploymentConfigController
+from sandbox.openshift.imagestreams import ImageStreamController
+from sandbox.openshift.kube import Kube
+from sandbox.openshift.webhook import Webhook
+
+log = logging.getLogger("sandbox.openshift")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m sandbox.openshift", description=__doc__.splitlines()[0])
+    p.add_argument("--kubeconfig", required=True, help="kubeconfig of the sandbox's API server")
+    p.add_argument(
+        "--registry", required=True, type=Path, help="the sandbox registry directory (digest pins)"
+    )
+    p.add_argument("--ready-file", type=Path, help="touched once everything runs")
+    p.add_argument("--workers", type=int, default=4, help="DeploymentConfig worker threads (default 4)")
+    p.add_argument("--no-webhook", action="store_true", help="default objects from the controller only")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("urllib3").setLevel(logging.WARNING)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+
+    t0 = time.monotonic()
+    kube = Kube(args.kubeconfig)
+    crds.apply(kube)
+    webhook = None
+    if not args.no_webhook:
+        webhook = Webhook()
+        webhook.start()
+        webhook.register(kube)
+    images = ImageStreamController(kube, args.registry)
+    dcs = DeploymentConfigController(kube, images, workers=args.workers)
+    images.start()
+    dcs.start()
+    if args.ready_file:
+        args.ready_file.parent.mkdir(parents=True, exist_ok=True)
+        args.ready_file.touch()
+    log.info("OpenShift emulation ready in %.1fs (webhook %s)", time.monotonic() - t0,
+             f"on 127.0.0.1:{webhook.port}" if webhook else "off")  # fmt: skip
+    stop.wait()
+    log.info("stopping")
+    if webhook:
+        webhook.close()
+    return 0

@@ -1,0 +1,157 @@
+"""A mutating admission webhook that defaults (and minimally validates) DCs and ImageStreams.
+
+OpenShift defaults its API objects inside the API server, so a client sees the defaults in the answer to
+its own create or update. A CRD cannot do that by itself; an admission webhook served from this process
+can. The webhook is registered with failurePolicy Ignore: while this process is down, writes still work
+and the DC controller applies the same defaults afterwards.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import ssl
+import subprocess
+import tempfile
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from sandbox.openshift import defaults
+from sandbox.openshift.kube import JSON, ApiError, Kube
+
+log = logging.getLogger(__name__)
+CONFIG_NAME = "rollguard-openshift-emulation"
+_CONFIGS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+
+
+def review(request: JSON) -> JSON:
+    """Answer one AdmissionReview request: a JSON patch of `spec`, or a denial."""
+    uid = request.get("uid", "")
+    obj = request.get("object") or {}
+    old = request.get("oldObject")
+    kind = (request.get("kind") or {}).get("kind")
+    if kind == "DeploymentConfig":
+        new = defaults.default_dc(obj)
+        error = defaults.validate_dc(new)
+        if error:
+            name = obj.get("metadata", {}).get("name", "")
+            message = f'DeploymentConfig.apps.openshift.io "{name}" is invalid: {error}'
+            return {
+                "uid": uid,
+                "allowed": False,
+                "status": {"code": 422, "reason": "Invalid", "message": message},
+            }
+    elif kind == "ImageStream":
+        new = defaults.default_is(obj, old)
+    else:
+        return {"uid": uid, "allowed": True}
+    if new.get("spec") == obj.get("spec"):
+        return {"uid": uid, "allowed": True}
+    patch = [{"op": "add" if "spec" not in obj else "replace", "path": "/spec", "value": new["spec"]}]
+    return {
+        "uid": uid,
+        "allowed": True,
+        "patchType": "JSONPatch",
+        "patch": base64.b64encode(json.dumps(patch).encode()).decode(),
+    }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: the API server reuses its connection
+
+    def do_POST(self) -> None:
+        try:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            answer = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                      "response": review(body.get("request") or {})}  # fmt: skip
+            data, code = json.dumps(answer).encode(), 200
+        except Exception as e:
+            log.exception("admission review failed")
+            data, code = json.dumps({"error": str(e)}).encode(), 500
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        log.debug("webhook: " + format, *args)
+
+
+class Webhook:
+    """The HTTPS server on 127.0.0.1 (a free port) and its registration with the API server."""
+
+    def __init__(self) -> None:
+        self._dir = Path(tempfile.mkdtemp(prefix="rollguard-openshift-webhook-"))
+        cert, key = self._dir / "tls.crt", self._dir / "tls.key"
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+             "-keyout", str(key), "-out", str(cert), "-days", "3650", "-subj", "/CN=rollguard-openshift-webhook",
+             "-addext", "subjectAltName=IP:127.0.0.1"],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        self.ca_bundle = base64.b64encode(cert.read_bytes()).decode()
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self.server.daemon_threads = True
+        self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+        self.port = self.server.server_address[1]
+
+    def start(self) -> None:
+        threading.Thread(target=self.server.serve_forever, name="webhook", daemon=True).start()
+
+    def register(self, kube: Kube) -> None:
+        """Create or replace the MutatingWebhookConfiguration that points at this server."""
+
+        def hook(name: str, group: str, resource: str) -> JSON:
+            return {
+                "name": name,
+                "clientConfig": {"url": f"https://127.0.0.1:{self.port}/mutate", "caBundle": self.ca_bundle},
+                "rules": [{"apiGroups": [group], "apiVersions": ["v1"], "resources": [resource],
+                           "operations": ["CREATE", "UPDATE"], "scope": "Namespaced"}],
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "failurePolicy": "Ignore",
+                "timeoutSeconds": 5,
+                "reinvocationPolicy": "IfNeeded",
+            }  # fmt: skip
+
+        body = {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": CONFIG_NAME},
+            "webhooks": [
+                hook("deploymentconfigs.apps.openshift.io", "apps.openshift.io", "deploymentconfigs"),
+                hook("imagestreams.image.openshift.io", "image.openshift.io", "imagestreams"),
+            ],
+        }
+        for _ in range(5):
+            try:
+                current = kube.get(f"{_CONFIGS}/{CONFIG_NAME}")
+            except ApiError as e:
+                if e.status != 404:
+                    raise
+                try:
+                    kube.request("POST", _CONFIGS, body)
+                    return
+                except ApiError as e2:
+                    if e2.status != 409:
+                        raise
+                    continue
+            body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+            try:
+                kube.request("PUT", f"{_CONFIGS}/{CONFIG_NAME}", body)
+                return
+            except ApiError as e:
+                if e.status != 409:
+                    raise
+        raise RuntimeError("could not register the admission webhook")
+
+    def close(self) -> None:
+        self.server.shutdown()
+        for f in self._dir.iterdir():
+            f.unlink()
+        self._dir.rmdir()
