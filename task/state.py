@@ -1,0 +1,689 @@
+"""The state model: what is wrong with each workload, judged from the API objects alone (pure, no I/O).
+
+Per workload every finding that applies (`paused`, `progressing`, `failed`, `stuck`, `half-rolled`,
+`drifted`, `mutable-image`, `unavailable`), each with a one-line reason, else `healthy`. A workload
+belongs to the rollout group of a journal ConfigMap whose selector matches its labels; the journal
+and the group's Lease tell whether a run died mid-way and what the last successful run verified.
+`task.inventory` reads the objects; `rollguard status`, `drift-check` and the TUI show the result.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from task import readiness
+from task.errors import RefusedError
+from task.journal import SELECTOR_ANNOTATION, Journal, WorkloadEntry, parse_configmap
+from task.kinds import KINDS, images_of, kind_of, pods_of_revision
+from task.lock import read_lease
+from task.structs import DC, DEPLOYMENT, SHORT_KIND, Obj, Phase, WorkloadRef
+
+PAUSED = "paused"
+PROGRESSING = "progressing"
+FAILED = "failed"
+STUCK = "stuck"
+HALF_ROLLED = "half-rolled"
+DRIFTED = "drifted"
+MUTABLE_IMAGE = "mutable-image"
+UNAVAILABLE = "unavailable"
+HEALTHY = "healthy"
+# Most serious first: the order findings are listed and sorted in.
+FINDINGS = (FAILED, HALF_ROLLED, STUCK, PAUSED, DRIFTED, UNAVAILABLE, PROGRESSING, MUTABLE_IMAGE)
+DEFAULT_FAIL_ON = frozenset({PAUSED, FAILED, STUCK, HALF_ROLLED, DRIFTED})
+# Tags that by convention move to each new build; an untagged reference means `latest`.
+MOVING_TAGS = frozenset({"latest"})
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing wrong (or noteworthy) with a workload, and why, in one line."""
+
+    name: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class RevisionInfo:
+    """One revision object (RC ``dc-N`` or ReplicaSet) of a workload, newest first in a state."""
+
+    number: int
+    name: str
+    status: str  # DC: the RC phase (New|Pending|Running|Complete|Failed|Cancelled); Deployment: active|old
+    images: dict[str, str]
+    replicas: int
+    ready: int
+    created: str
+
+
+@dataclass(frozen=True)
+class PodInfo:
+    """One pod of a workload, reduced to what a status view shows."""
+
+    name: str
+    revision: str
+    phase: str
+    ready: bool
+    restarts: int
+    node: str
+    reason: str  # e.g. CrashLoopBackOff, or ""
+
+
+@dataclass(frozen=True)
+class Group:
+    """A rollout group, as its journal ConfigMap and Lease describe it."""
+
+    name: str  # the journal ConfigMap's (and Lease's) name
+    namespace: str
+    selector: str
+    state: str  # the journal's run state; final: succeeded|reverted|repaired
+    run_id: str
+    command: str
+    actor: str
+    updated: str
+    error: str
+    lock_holder: str  # "" when no lease
+    lock_live: bool
+    journal: Journal = field(repr=False, compare=False)
+
+    @property
+    def final(self) -> bool:
+        return self.journal.final
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class WorkloadState:
+    """Everything known about one DC or Deployment, with its findings."""
+
+    ref: WorkloadRef
+    namespace: str
+    group: str | None  # journal name of its rollout group
+    selector: str | None  # that group's selector
+    findings: tuple[Finding, ...]
+    revision: int
+    ready: int
+    available: int
+    desired: int
+    images: dict[str, str]
+    created: str
+    paused: bool
+    phase: str  # task.structs.Phase value of its current rollout
+    message: str  # the readiness verdict's message
+    labels: dict[str, str]
+    triggers: tuple[str, ...]  # DC triggers, human-readable
+    revisions: tuple[RevisionInfo, ...]
+    pods: tuple[PodInfo, ...]
+    resource_version: str
+
+    @property
+    def key(self) -> str:
+        """``dc/NAME`` or ``deployment/NAME``."""
+        return self.ref.key
+
+    @property
+    def kind(self) -> str:
+        return SHORT_KIND[self.ref.kind]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Finding names, or ``("healthy",)``."""
+        return tuple(f.name for f in self.findings) or (HEALTHY,)
+
+    @property
+    def healthy(self) -> bool:
+        return not self.findings
+
+    def has(self, *names: str) -> bool:
+        return any(f.name in names for f in self.findings)
+
+    def to_json(self) -> Obj:
+        return {
+            "kind": self.ref.kind,
+            "name": self.ref.name,
+            "namespace": self.namespace,
+            "group": self.group,
+            "selector": self.selector,
+            "findings": [{"name": f.name, "reason": f.reason} for f in self.findings],
+            "state": list(self.names),
+            "revision": self.revision,
+            "ready": self.ready,
+            "available": self.available,
+            "desired": self.desired,
+            "images": self.images,
+            "created": self.created,
+            "paused": self.paused,
+            "phase": self.phase,
+            "message": self.message,
+            "triggers": list(self.triggers),
+        }
+
+
+@dataclass(frozen=True)
+class NamespaceState:
+    """The states of one namespace's workloads and its rollout groups."""
+
+    namespace: str
+    workloads: tuple[WorkloadState, ...]
+    groups: tuple[Group, ...]
+
+    def by_group(self) -> list[tuple[Group | None, list[WorkloadState]]]:
+        """Workloads grouped by rollout group (groups by name, then the ungrouped ones)."""
+        out: list[tuple[Group | None, list[WorkloadState]]] = []
+        for group in self.groups:
+            members = [w for w in self.workloads if w.group == group.name]
+            if members:
+                out.append((group, members))
+        loose = [w for w in self.workloads if w.group is None]
+        if loose:
+            out.append((None, loose))
+        return out
+
+
+# -- label selectors -----------------------------------------------------------------------------------
+
+
+def _requirements(selector: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for ch in selector:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return [p.strip() for p in parts if p.strip()]
+
+
+def matches(selector: str, labels: Mapping[str, str]) -> bool:
+    """Whether ``labels`` satisfy a selector in `task.inputs.parse_selector`'s normalized syntax."""
+    for req in _requirements(selector):
+        if " in (" in req or " notin (" in req:
+            key, op, rest = req.split(" ", 2)
+            values = {v.strip() for v in rest.strip()[1:-1].split(",")}
+            if (op == "in") != (labels.get(key) in values):
+                return False
+        elif "!=" in req:
+            key, value = req.split("!=", 1)
+            if labels.get(key) == value:
+                return False
+        elif "=" in req:
+            key, value = req.split("=", 1)
+            if labels.get(key.rstrip("=")) != value.lstrip("="):
+                return False
+        elif req.startswith("!"):
+            if req[1:] in labels:
+                return False
+        elif req not in labels:
+            return False
+    return True
+
+
+def parse_findings(text: str) -> frozenset[str]:
+    """A comma-separated list of finding names (``--fail-on``); ``all`` means every finding."""
+    names = {n.strip() for n in text.split(",") if n.strip()}
+    if names == {"all"}:
+        return frozenset(FINDINGS)
+    unknown = sorted(names - set(FINDINGS))
+    if unknown or not names:
+        raise RefusedError(
+            f"unknown finding {', '.join(unknown) or repr(text)}",
+            fix=f"use a comma-separated list of: {', '.join(FINDINGS)} (or all)",
+        )
+    return frozenset(names)
+
+
+# -- small helpers -------------------------------------------------------------------------------------
+
+
+def _time(text: str | None) -> dt.datetime | None:
+    if not text:
+        return None
+    try:
+        return dt.datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def normalized(value: Any) -> Any:
+    """A template without empty values, so defaulting differences do not count as drift."""
+    if isinstance(value, dict):
+        pairs = ((k, normalized(v)) for k, v in value.items())
+        return {k: v for k, v in pairs if v not in (None, {}, [], "")}
+    if isinstance(value, list):
+        return [normalized(v) for v in value]
+    return value
+
+
+def template_changes(before: Obj, after: Obj, *, limit: int = 3) -> list[str]:
+    """Short human descriptions of how pod template ``after`` differs from ``before``."""
+    out = [
+        f"{c}: {images_of(before).get(c, '(none)')} -> {images_of(after).get(c, '(none)')}"
+        for c in sorted(set(images_of(before)) | set(images_of(after)))
+        if images_of(before).get(c) != images_of(after).get(c)
+    ]
+    paths: list[str] = []
+    _diff_paths(normalized(before), normalized(after), "", paths)
+    out += [p for p in paths if not p.endswith(".image")]
+    return out[:limit] + ([f"... {len(out) - limit} more"] if len(out) > limit else [])
+
+
+def _diff_paths(a: Any, b: Any, path: str, out: list[str]) -> None:
+    if a == b:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            _diff_paths(a.get(key), b.get(key), f"{path}.{key}" if path else key, out)
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            name = x.get("name") if isinstance(x, dict) else None
+            _diff_paths(x, y, f"{path}[{name or i}]", out)
+    else:
+        out.append(f"{path} changed")
+
+
+def moving_tag(image: str) -> str | None:
+    """The moving tag an image reference follows (``latest`` when untagged), or None when pinned."""
+    ref = image.strip()
+    if not ref or "@" in ref:
+        return None
+    last = ref.rsplit("/", 1)[-1]
+    tag = last.rsplit(":", 1)[1] if ":" in last else "latest"
+    return tag if tag in MOVING_TAGS else None
+
+
+# -- groups --------------------------------------------------------------------------------------------
+
+
+def read_groups(
+    namespace: str, configmaps: Iterable[Obj], leases: Iterable[Obj], *, now: dt.datetime
+) -> list[Group]:
+    """The rollout groups of a namespace from its journal ConfigMaps and their Leases."""
+    by_name = {lease["metadata"]["name"]: lease for lease in leases}
+    groups = []
+    for cm in configmaps:
+        journal = parse_configmap(cm)
+        meta = cm.get("metadata", {})
+        selector = (meta.get("annotations") or {}).get(SELECTOR_ANNOTATION) or (
+            journal.selector if journal else ""
+        )
+        if journal is None or not selector:
+            continue
+        lease = by_name.get(meta["name"])
+        view = read_lease(lease, at=now) if lease is not None else None
+        groups.append(
+            Group(
+                name=meta["name"],
+                namespace=namespace,
+                selector=selector,
+                state=journal.state,
+                run_id=journal.run_id,
+                command=journal.command,
+                actor=journal.actor,
+                updated=journal.updated,
+                error=journal.error,
+                lock_holder=view.holder if view else "",
+                lock_live=bool(view and view.live),
+                journal=journal,
+            )
+        )
+    return sorted(groups, key=lambda g: g.name)
+
+
+def group_for(ref: WorkloadRef, labels: Mapping[str, str], groups: Iterable[Group]) -> Group | None:
+    """The group a workload belongs to: one whose journal names it, else the most specific match."""
+    candidates = [g for g in groups if matches(g.selector, labels)]
+    candidates.sort(
+        key=lambda g: (ref.key not in g.journal.workloads, -len(_requirements(g.selector)), g.name)
+    )
+    return candidates[0] if candidates else None
+
+
+# -- findings ------------------------------------------------------------------------------------------
+
+
+def _since(start: dt.datetime | None, now: dt.datetime) -> float:
+    return (now - start).total_seconds() if start else 0.0
+
+
+def _rollout_start(kind_name: str, obj: Obj, revisions: list[Obj]) -> dt.datetime | None:
+    if kind_name == DC:
+        latest = next(iter(revisions), None)
+        notes = (latest or {}).get("metadata", {}).get("annotations") or {}
+        return _time(notes.get("openshift.io/deployer-pod.started-at")) or _time(
+            (latest or {}).get("metadata", {}).get("creationTimestamp")
+        )
+    cond = readiness.condition(obj, "Progressing") or {}
+    return _time(cond.get("lastUpdateTime"))
+
+
+def _progress_findings(
+    kind_name: str, obj: Obj, revisions: list[Obj], pods: list[Obj], now: dt.datetime
+) -> list[Finding]:
+    kind = KINDS[kind_name]
+    progress = kind.progress(obj, revisions)
+    spec = obj.get("spec", {})
+    found: list[Finding] = []
+    rolled = kind.new_revision(obj, revisions)
+    if spec.get("paused"):
+        found.append(
+            Finding(PAUSED, f"{kind.resource.kind} is paused: no rollout happens until it is resumed")
+        )
+        if revisions and rolled is None:
+            running = kind.revision_template(revisions[0]) or {}
+            changes = template_changes(running, spec.get("template", {}))
+            found.append(
+                Finding(STUCK, "paused with un-rolled changes: " + "; ".join(changes or ["template changed"]))
+            )
+        # a paused rollout is never checked against its deadline: report it as paused, not progressing
+        return found
+    if progress.phase is Phase.FAILED:
+        found.append(Finding(FAILED, progress.message))
+        return found
+    if progress.phase is Phase.COMPLETE:
+        return found
+    blocker = kind.rollout_blocker(obj) if kind_name == DC else None
+    if blocker and revisions and rolled is None and _int(obj.get("status", {}).get("latestVersion")) > 0:
+        found.append(Finding(STUCK, f"template changed but the DC {blocker}"))
+        return found
+    deadline = kind.deadline(obj)
+    elapsed = _since(_rollout_start(kind_name, obj, revisions), now)
+    message = progress.message
+    if rolled is not None:
+        for pod in sorted(pods_of_revision(rolled, pods), key=lambda p: p["metadata"]["name"]):
+            doom = readiness.pod_doom(pod, crash_restarts=3)
+            if doom is not None:
+                message += f"; {doom.describe()}"
+                break
+    if elapsed > deadline:
+        found.append(
+            Finding(STUCK, f"progressing for {elapsed:.0f}s, past its {deadline}s deadline: {message}")
+        )
+    else:
+        found.append(Finding(PROGRESSING, f"{message} ({elapsed:.0f}s of its {deadline}s deadline)"))
+    return found
+
+
+def _mutable_findings(obj: Obj) -> list[Finding]:
+    reasons = []
+    triggered: set[str] = set()
+    for trigger in obj.get("spec", {}).get("triggers") or []:
+        params = trigger.get("imageChangeParams") or {}
+        source = params.get("from") or {}
+        name = str(source.get("name", ""))
+        if trigger.get("type") != "ImageChange" or not params.get("automatic", True):
+            continue
+        tag = name.rsplit(":", 1)[1] if ":" in name else "latest"
+        triggered.update(params.get("containerNames") or [])
+        if source.get("kind", "ImageStreamTag") == "ImageStreamTag" and tag in MOVING_TAGS:
+            containers = ",".join(params.get("containerNames") or []) or "?"
+            reasons.append(f"trigger of {containers} follows {name}")
+    for container, image in images_of(obj.get("spec", {}).get("template", {})).items():
+        moving = moving_tag(image)
+        if moving and container not in triggered:
+            reasons.append(f"container {container} runs {image} (tag {moving!r} moves)")
+    return [Finding(MUTABLE_IMAGE, "; ".join(reasons))] if reasons else []
+
+
+def _group_findings(
+    key: str,
+    obj: Obj,
+    revisions: list[Obj],
+    group: Group,
+    members: Mapping[str, dict[str, str]],
+    kind_name: str,
+) -> list[Finding]:
+    journal = group.journal
+    found: list[Finding] = []
+    if not journal.final and not group.lock_live:
+        found.append(
+            Finding(
+                HALF_ROLLED,
+                f"run {journal.run_id or '?'} ({journal.command or 'rollout'} by {journal.actor or '?'}) stopped "
+                f"in state {journal.state!r} and no live run holds the lock",
+            )
+        )
+    elif journal.final and key in journal.workloads:
+        reason = _mixed(key, obj, revisions, journal, members, kind_name)
+        if reason:
+            found.append(Finding(HALF_ROLLED, reason))
+    if not journal.final and group.lock_live:
+        return found  # a run is rolling the group out right now: its templates are meant to differ
+    verified = (journal.last_success.get("templates") or {}).get(key)
+    live = obj.get("spec", {}).get("template", {})
+    if isinstance(verified, dict) and normalized(verified) != normalized(live):
+        changes = "; ".join(template_changes(verified, live))
+        found.append(
+            Finding(
+                DRIFTED,
+                f"pod template differs from what run {journal.last_success.get('run_id', '?')} verified: {changes}",
+            )
+        )
+    return found
+
+
+def _on_targets(entry: WorkloadEntry, images: Mapping[str, str]) -> bool:
+    return all(images.get(c) == i for c, i in entry.target_images.items())
+
+
+def _mixed(
+    key: str,
+    obj: Obj,
+    revisions: list[Obj],
+    journal: Journal,
+    members: Mapping[str, dict[str, str]],
+    kind_name: str,
+) -> str:
+    """Why this workload is not on the same run's result as the rest of its group, or ""."""
+    entry = journal.workloads[key]
+    if not entry.target_images:
+        return ""
+    images = images_of(obj.get("spec", {}).get("template", {}))
+    on_targets = _on_targets(entry, images)
+    if journal.state == "reverted":
+        moved = any(entry.verified.images.get(c) != i for c, i in entry.target_images.items())
+        return (
+            f"runs the new images of run {journal.run_id}, which the group reverted"
+            if on_targets and moved
+            else ""
+        )
+    if on_targets:
+        return ""
+    others_on = [
+        k
+        for k, e in journal.workloads.items()
+        if k != key and k in members and e.target_images and _on_targets(e, members[k])
+    ]
+    kind = KINDS[kind_name]
+    older = [r for r in revisions[1:] if images_of(kind.revision_template(r) or {}) == images]
+    if others_on and older:
+        return (
+            f"runs revision {kind.revision_number(older[0])}'s images, not run {journal.run_id}'s targets, "
+            f"while {', '.join(sorted(others_on))} run them"
+        )
+    return ""
+
+
+# -- assembling states ---------------------------------------------------------------------------------
+
+
+def _revision_info(kind_name: str, rev: Obj, newest: bool) -> RevisionInfo:
+    kind = KINDS[kind_name]
+    meta = rev.get("metadata", {})
+    notes = meta.get("annotations") or {}
+    if kind_name == DC:
+        status = notes.get(readiness.PHASE_ANNOTATION, "New")
+        if notes.get(readiness.CANCELLED_ANNOTATION) == "true" and status != "Complete":
+            status = "Cancelled"
+    else:
+        status = "active" if newest or _int(rev.get("spec", {}).get("replicas")) else "old"
+    return RevisionInfo(
+        number=kind.revision_number(rev),
+        name=meta.get("name", ""),
+        status=status,
+        images=images_of(kind.revision_template(rev) or rev.get("spec", {}).get("template", {})),
+        replicas=_int(rev.get("spec", {}).get("replicas")),
+        ready=_int(rev.get("status", {}).get("readyReplicas")),
+        created=meta.get("creationTimestamp", ""),
+    )
+
+
+def _pod_info(pod: Obj, revision: str) -> PodInfo:
+    status = pod.get("status", {})
+    containers = status.get("containerStatuses") or []
+    waiting = [(c.get("state") or {}).get("waiting", {}).get("reason", "") for c in containers]
+    return PodInfo(
+        name=pod["metadata"]["name"],
+        revision=revision,
+        phase=status.get("phase", ""),
+        ready=bool(containers) and all(c.get("ready") for c in containers),
+        restarts=sum(_int(c.get("restartCount")) for c in containers),
+        node=pod.get("spec", {}).get("nodeName", "") or "",
+        reason=next((w for w in waiting if w), ""),
+    )
+
+
+def _trigger_text(trigger: Obj) -> str:
+    if trigger.get("type") != "ImageChange":
+        return str(trigger.get("type", "?"))
+    params = trigger.get("imageChangeParams") or {}
+    source = params.get("from") or {}
+    mode = "auto" if params.get("automatic", True) else "manual"
+    return f"ImageChange {','.join(params.get('containerNames') or [])} <- {source.get('name', '?')} ({mode})"
+
+
+def assess(
+    kind: str,
+    obj: Obj,
+    revisions: Iterable[Obj],
+    *,
+    pods: Iterable[Obj] = (),
+    groups: Iterable[Group] = (),
+    members: Mapping[str, dict[str, str]] | None = None,
+    now: dt.datetime,
+) -> WorkloadState:
+    """The state of one workload (``kind`` a kind name or alias) from its objects.
+
+    ``revisions`` and ``pods`` may hold other workloads' objects too (only its own are used); ``members``
+    maps the keys of the namespace's workloads to their images (to tell a mixed group).
+    """
+    k = kind_of(kind)
+    mine = k.owned(obj, revisions)
+    pod_list = list(pods)
+    snap = k.snapshot(obj)
+    group = group_for(snap.ref, snap.labels, groups)
+    findings = _progress_findings(k.kind, obj, mine, pod_list, now)
+    if group is not None:
+        findings += _group_findings(
+            snap.ref.key, obj, mine, group, members or {snap.ref.key: snap.images}, k.kind
+        )
+    findings += _mutable_findings(obj)
+    status = obj.get("status", {})
+    available, desired = _int(status.get("availableReplicas")), snap.replicas
+    if desired > 0 and available < desired:
+        findings.append(Finding(UNAVAILABLE, f"{available} of {desired} replicas available"))
+    order = {name: i for i, name in enumerate(FINDINGS)}
+    progress = k.progress(obj, mine)
+    return WorkloadState(
+        ref=snap.ref,
+        namespace=snap.namespace,
+        group=group.name if group else None,
+        selector=group.selector if group else None,
+        findings=tuple(sorted(findings, key=lambda f: order[f.name])),
+        revision=snap.revision,
+        ready=_int(status.get("readyReplicas")),
+        available=available,
+        desired=desired,
+        images=snap.images,
+        created=obj.get("metadata", {}).get("creationTimestamp", ""),
+        paused=snap.paused,
+        phase=progress.phase.value,
+        message=progress.message,
+        labels=snap.labels,
+        triggers=tuple(_trigger_text(t) for t in snap.triggers or []),
+        revisions=tuple(_revision_info(k.kind, r, i == 0) for i, r in enumerate(mine)),
+        pods=tuple(
+            _pod_info(p, r["metadata"]["name"])
+            for r in mine
+            for p in sorted(pods_of_revision(r, pod_list), key=lambda p: p["metadata"]["name"])
+        ),
+        resource_version=snap.resource_version,
+    )
+
+
+def _index(objs: Iterable[Obj]) -> dict[str, list[Obj]]:
+    """Objects by owner uid (and RCs also by DC name label), so each workload scans only its own."""
+    index: dict[str, list[Obj]] = {}
+    for obj in objs:
+        meta = obj.get("metadata", {})
+        keys = {ref.get("uid", "") for ref in meta.get("ownerReferences") or []}
+        dc_name = (meta.get("labels") or {}).get("openshift.io/deployment-config.name")
+        if dc_name:
+            keys.add(f"dc:{dc_name}")
+        for key in keys:
+            index.setdefault(key, []).append(obj)
+    return index
+
+
+def assess_namespace(
+    namespace: str,
+    *,
+    dcs: Iterable[Obj] = (),
+    deployments: Iterable[Obj] = (),
+    rcs: Iterable[Obj] = (),
+    rss: Iterable[Obj] = (),
+    pods: Iterable[Obj] = (),
+    configmaps: Iterable[Obj] = (),
+    leases: Iterable[Obj] = (),
+    selector: str | None = None,
+    now: dt.datetime | None = None,
+) -> NamespaceState:
+    """The states of every DC and Deployment of one namespace (those matching ``selector``, if given)."""
+    at = now or dt.datetime.now(dt.UTC)
+    groups = read_groups(namespace, configmaps, leases, now=at)
+    workloads = [(DC, o) for o in dcs] + [(DEPLOYMENT, o) for o in deployments]
+    if selector:
+        workloads = [
+            (k, o) for k, o in workloads if matches(selector, o.get("metadata", {}).get("labels") or {})
+        ]
+    members = {
+        WorkloadRef(k, o["metadata"]["name"]).key: images_of(o.get("spec", {}).get("template", {}))
+        for k, o in workloads
+    }
+    revisions = _index([*rcs, *rss])
+    pods_by_owner = _index(pods)
+    states = []
+    for kind_name, obj in workloads:
+        uid = obj["metadata"].get("uid", "")
+        found = revisions.get(uid, []) + (
+            revisions.get(f"dc:{obj['metadata']['name']}", []) if kind_name == DC else []
+        )
+        candidates = list({r["metadata"]["name"]: r for r in found}.values())
+        own_pods = [p for r in candidates for p in pods_by_owner.get(r["metadata"].get("uid", ""), [])]
+        states.append(
+            assess(kind_name, obj, candidates, pods=own_pods, groups=groups, members=members, now=at)
+        )
+    states.sort(key=lambda s: (s.group or "~", s.ref.kind, s.ref.name))
+    return NamespaceState(namespace=namespace, workloads=tuple(states), groups=tuple(groups))
+
+
+def selected(states: Iterable[WorkloadState], names: Iterable[str]) -> list[WorkloadState]:
+    """The workloads with at least one finding among ``names`` (e.g. drift-check's ``--fail-on``)."""
+    wanted = frozenset(names)
+    return [s for s in states if any(f.name in wanted for f in s.findings)]
