@@ -1,0 +1,467 @@
+"""The OpenShift emulation against the live sandbox: DCs, their RCs and ImageStreams as OpenShift has them.
+
+Every wait is a watch on the object until a condition holds (no sleeps); expected values are the ones
+OpenShift's DC controller, deployer and image API produce (reference section 2).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from sandbox.cluster import Sandbox
+from sandbox.openshift.kube import JSON, MERGE_PATCH, ApiError, Kube
+
+pytestmark = pytest.mark.cluster
+APP = "registry.local/team/app"
+DCS = "/apis/apps.openshift.io/v1/namespaces/{ns}/deploymentconfigs"
+ISS = "/apis/image.openshift.io/v1/namespaces/{ns}/imagestreams"
+RCS = "/api/v1/namespaces/{ns}/replicationcontrollers"
+PHASE = "openshift.io/deployment.phase"
+
+
+@pytest.fixture(scope="module")
+def kube(sandbox: Sandbox) -> Kube:
+    return Kube(str(sandbox.kubeconfig))
+
+
+# -- helpers ----------------------------------------------------------------------------------------------
+
+
+def wait_for(
+    kube: Kube, collection: str, name: str, until: Callable[[JSON], bool], timeout: float = 30
+) -> JSON:
+    """Watch `collection/name` until `until(obj)` holds and return the object; fail after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    last: JSON | None = None
+    selector = f"metadata.name={name}"
+    while time.monotonic() < deadline:
+        page = kube.get(collection, fieldSelector=selector)
+        for last in page["items"]:
+            if until(last):
+                return last
+        try:
+            left = max(1, int(deadline - time.monotonic()))
+            for ev in kube.watch(
+                collection, page["metadata"]["resourceVersion"], left, fieldSelector=selector
+            ):
+                if ev["type"] in ("ADDED", "MODIFIED"):
+                    last = ev["object"]
+                    if until(last):
+                        return last
+        except ApiError as e:
+            if e.status != 410:
+                raise
+    pytest.fail(
+        f"{collection}/{name} did not get there in {timeout}s; last seen:\n{json.dumps(last, indent=1)}"
+    )
+
+
+def dc_body(name: str, image: str, replicas: int = 1, **spec: Any) -> JSON:
+    return {
+        "apiVersion": "apps.openshift.io/v1",
+        "kind": "DeploymentConfig",
+        "metadata": {"name": name, "labels": {"app": "shop"}},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"name": name},
+            "template": {
+                "metadata": {"labels": {"name": name}},
+                "spec": {"containers": [{"name": "app", "image": image}]},
+            },
+            **spec,
+        },
+    }
+
+
+def create_dc(kube: Kube, ns: str, body: JSON) -> JSON:
+    return kube.request("POST", DCS.format(ns=ns), body)
+
+
+def patch(kube: Kube, path: str, body: JSON) -> JSON:
+    return kube.request("PATCH", path, body, content_type=MERGE_PATCH)
+
+
+def set_image(kube: Kube, ns: str, dc: str, image: str, **spec: Any) -> JSON:
+    body = {"spec": {**spec, "template": {"spec": {"containers": [{"name": "app", "image": image}]}}}}
+    return patch(kube, f"{DCS.format(ns=ns)}/{dc}", body)
+
+
+def phase_is(*phases: str) -> Callable[[JSON], bool]:
+    return lambda rc: rc["metadata"].get("annotations", {}).get(PHASE) in phases
+
+
+def wait_rc(kube: Kube, ns: str, name: str, *phases: str, timeout: float = 30) -> JSON:
+    return wait_for(kube, RCS.format(ns=ns), name, phase_is(*phases), timeout)
+
+
+def settled(dc: JSON) -> bool:
+    """The controller has seen the DC's latest spec and no rollout is running."""
+    return dc.get("status", {}).get("observedGeneration") == dc["metadata"]["generation"]
+
+
+def condition(dc: JSON, type_: str) -> JSON:
+    return next(c for c in dc["status"].get("conditions", []) if c["type"] == type_)
+
+
+def rc_replicas(kube: Kube, ns: str) -> dict[str, int]:
+    return {rc["metadata"]["name"]: rc["spec"]["replicas"] for rc in kube.get(RCS.format(ns=ns))["items"]}
+
+
+@pytest.fixture
+def other_namespace(kube: Kube) -> Iterator[str]:
+    name = f"source-{secrets.token_hex(3)}"
+    kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+    yield name
+    kube.request("DELETE", f"/api/v1/namespaces/{name}")
+
+
+# -- DeploymentConfigs ------------------------------------------------------------------------------------
+
+
+def test_dc_rolls_out_like_openshift(kube: Kube, namespace: str) -> None:
+    created = create_dc(kube, namespace, dc_body("web", f"{APP}:v1"))
+    # API-server defaults are in the answer to the create itself
+    spec = created["spec"]
+    assert spec["triggers"] == [{"type": "ConfigChange"}]
+    assert spec["revisionHistoryLimit"] == 10
+    assert spec["strategy"]["type"] == "Rolling"
+    assert spec["strategy"]["rollingParams"] == {
+        "updatePeriodSeconds": 1, "intervalSeconds": 1, "timeoutSeconds": 600,
+        "maxSurge": "25%", "maxUnavailable": "25%",
+    }  # fmt: skip
+    assert created["metadata"]["generation"] == 1
+
+    rc = wait_rc(kube, namespace, "web-1", "Complete")
+    ann = rc["metadata"]["annotations"]
+    assert ann["openshift.io/deployment-config.latest-version"] == "1"
+    assert ann["openshift.io/deployment-config.name"] == "web"
+    assert ann["openshift.io/deployer-pod.name"] == "web-1-deploy"
+    assert ann["openshift.io/deployment.replicas"] == "1"
+    encoded = json.loads(ann["openshift.io/encoded-deployment-config"])
+    assert encoded["kind"] == "DeploymentConfig" and encoded["status"]["latestVersion"] == 1
+    assert encoded["spec"]["template"] == created["spec"]["template"]
+    assert rc["metadata"]["labels"] == {"app": "shop", "openshift.io/deployment-config.name": "web"}
+    owner = rc["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
+        "DeploymentConfig", "web", created["metadata"]["uid"], True,
+    )  # fmt: skip
+    assert rc["spec"]["selector"] == {"name": "web", "deployment": "web-1", "deploymentconfig": "web"}
+    pod_meta = rc["spec"]["template"]["metadata"]
+    assert pod_meta["labels"] == {"name": "web", "deployment": "web-1", "deploymentconfig": "web",
+                                  "deployment-config.name": "web"}  # fmt: skip
+    assert pod_meta["annotations"] == {"openshift.io/deployment.name": "web-1",
+                                       "openshift.io/deployment-config.name": "web",
+                                       "openshift.io/deployment-config.latest-version": "1"}  # fmt: skip
+
+    dc = wait_for(kube, DCS.format(ns=namespace), "web", lambda d: d["status"].get("readyReplicas") == 1)
+    status = dc["status"]
+    assert {k: v for k, v in status.items() if k != "conditions"} == {
+        "latestVersion": 1, "observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
+        "availableReplicas": 1, "unavailableReplicas": 0, "readyReplicas": 1,
+        "details": {"message": "config change", "causes": [{"type": "ConfigChange"}]},
+    }  # fmt: skip
+    conds = {c["type"]: c for c in status["conditions"]}
+    assert (conds["Available"]["status"], conds["Available"]["message"]) == (
+        "True", "Deployment config has minimum availability.")  # fmt: skip
+    assert "reason" not in conds["Available"]
+    progressing = conds["Progressing"]
+    assert (progressing["status"], progressing["reason"], progressing["message"]) == (
+        "True",
+        "NewReplicationControllerAvailable",
+        'replication controller "web-1" successfully rolled out',
+    )
+    assert progressing["lastUpdateTime"] and progressing["lastTransitionTime"]
+
+    pods = kube.get(
+        f"/api/v1/namespaces/{namespace}/pods", labelSelector="deployment=web-1,deploymentconfig=web"
+    )
+    assert len(pods["items"]) == 1
+    events = kube.get(f"/api/v1/namespaces/{namespace}/events", fieldSelector="involvedObject.name=web")
+    assert 'Created new replication controller "web-1" for version 1' in {
+        e["message"] for e in events["items"]
+    }
+
+
+def test_template_change_rolls_out_next_version(kube: Kube, namespace: str) -> None:
+    create_dc(kube, namespace, dc_body("web", f"{APP}:v1", replicas=2))
+    wait_rc(kube, namespace, "web-1", "Complete")
+    t0 = time.monotonic()
+    set_image(kube, namespace, "web", f"{APP}:v2")
+    rc2 = wait_rc(kube, namespace, "web-2", "Complete")
+    elapsed = time.monotonic() - t0
+    assert rc2["spec"]["template"]["spec"]["containers"][0]["image"] == f"{APP}:v2"
+    assert rc_replicas(kube, namespace) == {"web-1": 0, "web-2": 2}
+    dc = wait_for(kube, DCS.format(ns=namespace), "web",
+                  lambda d: d["status"].get("updatedReplicas") == 2 and d["status"]["replicas"] == 2)  # fmt: skip
+    assert dc["status"]["latestVersion"] == 2 and settled(dc)
+    assert condition(dc, "Progressing")["message"] == 'replication controller "web-2" successfully rolled out'
+    assert elapsed < 10, f"a 2-replica rollout took {elapsed:.1f}s"
+
+
+def test_scale_follows_the_active_rc(kube: Kube, namespace: str) -> None:
+    create_dc(kube, namespace, dc_body("web", f"{APP}:v1"))
+    wait_rc(kube, namespace, "web-1", "Complete")
+    kube.request(
+        "PATCH", f"{DCS.format(ns=namespace)}/web/scale", {"spec": {"replicas": 3}}, content_type=MERGE_PATCH
+    )
+    wait_for(kube, RCS.format(ns=namespace), "web-1", lambda rc: rc["spec"]["replicas"] == 3)
+    dc = wait_for(kube, DCS.format(ns=namespace), "web", lambda d: d["status"].get("availableReplicas") == 3)
+    assert dc["status"]["latestVersion"] == 1  # a scale is no new rollout
+
+
+def test_paused_dc_makes_no_rc_and_rolls_out_on_resume(kube: Kube, namespace: str) -> None:
+    create_dc(kube, namespace, dc_body("web", f"{APP}:v1"))
+    wait_rc(kube, namespace, "web-1", "Complete")
+    patch(kube, f"{DCS.format(ns=namespace)}/web", {"spec": {"paused": True}})
+    set_image(kube, namespace, "web", f"{APP}:v2")
+    changed = patch(kube, f"{DCS.format(ns=namespace)}/web",
+                    {"spec": {"template": {"metadata": {"labels": {"name": "web", "tier": "api"}}}}})  # fmt: skip
+    dc = wait_for(kube, DCS.format(ns=namespace), "web",
+                  lambda d: d["status"].get("observedGeneration") == changed["metadata"]["generation"])  # fmt: skip
+    assert dc["status"]["latestVersion"] == 1
+    progressing = condition(dc, "Progressing")
+    assert (progressing["status"], progressing["reason"], progressing["message"]) == (
+        "Unknown",
+        "DeploymentConfigPaused",
+        'Deployment config "web" paused',
+    )
+    assert set(rc_replicas(kube, namespace)) == {"web-1"}
+
+    patch(kube, f"{DCS.format(ns=namespace)}/web", {"spec": {"paused": False}})
+    rc2 = wait_rc(kube, namespace, "web-2", "Complete")
+    template = rc2["spec"]["template"]
+    assert template["spec"]["containers"][0]["image"] == f"{APP}:v2"  # both piled-up changes, one rollout
+    assert template["metadata"]["labels"]["tier"] == "api"
+    assert set(rc_replicas(kube, namespace)) == {"web-1", "web-2"}
+    dc = wait_for(kube, DCS.format(ns=namespace), "web",
+                  lambda d: condition(d, "Progressing")["reason"] == "NewReplicationControllerAvailable")  # fmt: skip
+    assert dc["status"]["latestVersion"] == 2
+
+
+def test_crash_fails_and_rolls_back(kube: Kube, namespace: str) -> None:
+    create_dc(kube, namespace, dc_body("web", f"{APP}:v1", strategy={"rollingParams": {"timeoutSeconds": 5}}))
+    wait_rc(kube, namespace, "web-1", "Complete")
+    set_image(kube, namespace, "web", f"{APP}:v2-crash")
+    rc2 = wait_rc(kube, namespace, "web-2", "Failed", timeout=30)
+    assert rc2["metadata"]["annotations"]["openshift.io/deployment.status-reason"] == (
+        f'pods for rc "{namespace}/web-2" took longer than 5 seconds to become ready'
+    )
+    wait_for(kube, RCS.format(ns=namespace), "web-2", lambda rc: rc["spec"]["replicas"] == 0)
+    rc1 = wait_for(kube, RCS.format(ns=namespace), "web-1", lambda rc: rc["status"].get("readyReplicas") == 1)
+    assert rc1["spec"]["replicas"] == 1
+    dc = wait_for(kube, DCS.format(ns=namespace), "web",
+                  lambda d: condition(d, "Progressing")["status"] == "False")  # fmt: skip
+    progressing = condition(dc, "Progressing")
+    assert (progressing["reason"], progressing["message"]) == (
+        "ProgressDeadlineExceeded",
+        'replication controller "web-2" has failed progressing',
+    )
+    assert dc["status"]["latestVersion"] == 2
+    assert condition(dc, "Available")["status"] == "True"  # the old version still serves
+
+
+def test_cancellation_rolls_back(kube: Kube, namespace: str) -> None:
+    create_dc(kube, namespace, dc_body("web", f"{APP}:v1"))
+    wait_rc(kube, namespace, "web-1", "Complete")
+    set_image(kube, namespace, "web", f"{APP}:v2-slow60")
+    wait_rc(kube, namespace, "web-2", "Running")
+    patch(
+        kube,
+        f"{RCS.format(ns=namespace)}/web-2",
+        {
+            "metadata": {
+                "annotations": {
+                    "openshift.io/deployment.cancelled": "true",
+                    "openshift.io/deployment.status-reason": "cancelled by the user",
+                }
+            }
+        },
+    )
+    rc2 = wait_rc(kube, namespace, "web-2", "Failed")
+    assert rc2["metadata"]["annotations"]["openshift.io/deployment.status-reason"] == "cancelled by the user"
+    dc = wait_for(kube, DCS.format(ns=namespace), "web",
+                  lambda d: condition(d, "Progressing")["reason"] == "RolloutCancelled")  # fmt: skip
+    assert (
+        condition(dc, "Progressing")["message"] == 'rollout of replication controller "web-2" was cancelled'
+    )
+    assert condition(dc, "Progressing")["status"] == "False"
+    wait_for(kube, RCS.format(ns=namespace), "web-2", lambda rc: rc["spec"]["replicas"] == 0)
+    assert rc_replicas(kube, namespace)["web-1"] == 1
+
+
+def test_newer_version_cancels_running_rollout(kube: Kube, namespace: str) -> None:
+    create_dc(kube, namespace, dc_body("web", f"{APP}:v1"))
+    wait_rc(kube, namespace, "web-1", "Complete")
+    set_image(kube, namespace, "web", f"{APP}:v2-slow60")
+    wait_rc(kube, namespace, "web-2", "Running")
+    set_image(kube, namespace, "web", f"{APP}:v3")
+    wait_rc(kube, namespace, "web-3", "Complete")
+    rc2 = kube.get(f"{RCS.format(ns=namespace)}/web-2")
+    ann = rc2["metadata"]["annotations"]
+    assert (ann[PHASE], ann["openshift.io/deployment.cancelled"]) == ("Failed", "true")
+    assert "newer deployment was found running" in ann["openshift.io/deployment.status-reason"]
+    assert rc_replicas(kube, namespace) == {"web-1": 0, "web-2": 0, "web-3": 1}
+
+
+def test_no_config_change_trigger_no_rollout_on_template_change(kube: Kube, namespace: str) -> None:
+    created = create_dc(kube, namespace, dc_body("web", f"{APP}:v1", triggers=[]))
+    dc = wait_for(kube, DCS.format(ns=namespace), "web", settled)
+    assert created["spec"]["triggers"] == [] and dc["status"]["latestVersion"] == 0
+    changed = set_image(kube, namespace, "web", f"{APP}:v2")
+    dc = wait_for(kube, DCS.format(ns=namespace), "web",
+                  lambda d: d["status"].get("observedGeneration") == changed["metadata"]["generation"])  # fmt: skip
+    assert dc["status"]["latestVersion"] == 0 and rc_replicas(kube, namespace) == {}
+    # a client-side "rollout latest" that works without the instantiate subresource: bump latestVersion
+    kube.request("PUT", f"{DCS.format(ns=namespace)}/web/status",
+                 {**dc, "status": {**dc["status"], "latestVersion": 1}})  # fmt: skip
+    rc = wait_rc(kube, namespace, "web-1", "Complete")
+    assert rc["spec"]["template"]["spec"]["containers"][0]["image"] == f"{APP}:v2"
+
+
+def test_revision_history_limit_prunes_scaled_down_rcs(kube: Kube, namespace: str) -> None:
+    create_dc(kube, namespace, dc_body("web", f"{APP}:v1", revisionHistoryLimit=1))
+    wait_rc(kube, namespace, "web-1", "Complete")
+    for v in (2, 3):
+        set_image(kube, namespace, "web", f"{APP}:v{v}")
+        wait_rc(kube, namespace, f"web-{v}", "Complete")
+    wait_for(
+        kube, DCS.format(ns=namespace), "web", lambda d: d["status"].get("latestVersion") == 3 and settled(d)
+    )
+    deadline = time.monotonic() + 10
+    while "web-1" in rc_replicas(kube, namespace) and time.monotonic() < deadline:
+        wait_for(kube, RCS.format(ns=namespace), "web-3", lambda _rc: True)  # let the deletion land
+    assert rc_replicas(kube, namespace) == {"web-2": 0, "web-3": 1}
+
+
+# -- ImageStreams and image triggers ----------------------------------------------------------------------
+
+
+def image_stream(name: str, tags: dict[str, JSON]) -> JSON:
+    return {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": name},
+            "spec": {"tags": [{"name": t, "from": src} for t, src in tags.items()]}}  # fmt: skip
+
+
+def status_tag(stream: JSON, tag: str) -> JSON | None:
+    return next((t for t in stream.get("status", {}).get("tags") or [] if t["tag"] == tag), None)
+
+
+def has_items(tag: str, n: int = 1) -> Callable[[JSON], bool]:
+    return lambda s: len((status_tag(s, tag) or {}).get("items") or []) >= n
+
+
+def trigger_dc(name: str, tag: str) -> JSON:
+    return dc_body(name, " ", triggers=[
+        {"type": "ConfigChange"},
+        {"type": "ImageChange", "imageChangeParams": {"automatic": True, "containerNames": ["app"],
+                                                      "from": {"kind": "ImageStreamTag", "name": tag}}},
+    ])  # fmt: skip
+
+
+def test_image_trigger_fires_on_tag_move(kube: Kube, sandbox: Sandbox, namespace: str) -> None:
+    iss = ISS.format(ns=namespace)
+    kube.request("POST", iss, image_stream("app", {"v1": {"kind": "DockerImage", "name": f"{APP}:v1"}}))
+    stream = wait_for(kube, iss, "app", has_items("v1"))
+    v1 = sandbox.pin(f"{APP}:v1")
+    item = status_tag(stream, "v1")["items"][0]
+    assert (item["dockerImageReference"], item["image"]) == (v1, v1.split("@")[1])
+    assert stream["status"]["dockerImageRepository"] == (
+        f"image-registry.openshift-image-registry.svc:5000/{namespace}/app"
+    )
+    # `oc tag app:v1 app:latest` writes the image the source tag points at now
+    digest1 = v1.split("@")[1]
+    kube.request("PUT", f"{iss}/app", {**stream, "spec": {"tags": [*stream["spec"]["tags"],
+                 {"name": "latest", "from": {"kind": "ImageStreamImage", "name": f"app@{digest1}"}}]}})  # fmt: skip
+
+    create_dc(kube, namespace, trigger_dc("web", "app:latest"))
+    rc1 = wait_rc(kube, namespace, "web-1", "Complete")
+    assert rc1["spec"]["template"]["spec"]["containers"][0]["image"] == v1
+    dc = kube.get(f"{DCS.format(ns=namespace)}/web")
+    assert dc["status"]["details"]["causes"] == [
+        {"type": "ConfigChange"}
+    ]  # the first rollout says ConfigChange
+    assert dc["spec"]["triggers"][1]["imageChangeParams"]["lastTriggeredImage"] == v1
+
+    # a new build, then the tag moves: new item first, DC image rewritten to the digest, rollout 2
+    stream = patch(kube, f"{iss}/app", {"spec": {"tags": [
+        {"name": "v1", "from": {"kind": "DockerImage", "name": f"{APP}:v1"}},
+        {"name": "v2", "from": {"kind": "DockerImage", "name": f"{APP}:v2"}},
+        {"name": "latest", "from": {"kind": "ImageStreamImage", "name": f"app@{digest1}"}}]}})  # fmt: skip
+    stream = wait_for(kube, iss, "app", has_items("v2"))
+    v2 = status_tag(stream, "v2")["items"][0]["dockerImageReference"]
+    assert v2 == sandbox.pin(f"{APP}:v2")
+    tags = [t for t in stream["spec"]["tags"] if t["name"] != "latest"]
+    patch(kube, f"{iss}/app", {"spec": {"tags": [*tags,
+          {"name": "latest", "from": {"kind": "ImageStreamImage", "name": f"app@{v2.split('@')[1]}"}}]}})  # fmt: skip
+    stream = wait_for(kube, iss, "app", has_items("latest", 2))
+    assert [i["dockerImageReference"] for i in status_tag(stream, "latest")["items"]] == [v2, v1]
+
+    rc2 = wait_rc(kube, namespace, "web-2", "Complete")
+    assert rc2["spec"]["template"]["spec"]["containers"][0]["image"] == v2
+    dc = kube.get(f"{DCS.format(ns=namespace)}/web")
+    assert dc["spec"]["template"]["spec"]["containers"][0]["image"] == v2
+    assert dc["status"]["details"] == {"message": "image change", "causes": [
+        {"type": "ImageChange", "imageTrigger": {"from": {"kind": "DockerImage", "name": v2}}}]}  # fmt: skip
+
+
+def test_blank_image_waits_for_the_trigger(kube: Kube, namespace: str) -> None:
+    create_dc(kube, namespace, trigger_dc("web", "app:latest"))
+    dc = wait_for(kube, DCS.format(ns=namespace), "web", settled)
+    assert dc["status"]["latestVersion"] == 0 and rc_replicas(kube, namespace) == {}
+    kube.request("POST", ISS.format(ns=namespace),
+                 image_stream("app", {"latest": {"kind": "DockerImage", "name": f"{APP}:v1"}}))  # fmt: skip
+    rc = wait_rc(kube, namespace, "web-1", "Complete")
+    assert rc["spec"]["template"]["spec"]["containers"][0]["image"].startswith(f"{APP}@sha256:")
+
+
+def test_manual_trigger_does_not_fire(kube: Kube, namespace: str) -> None:
+    kube.request("POST", ISS.format(ns=namespace),
+                 image_stream("app", {"latest": {"kind": "DockerImage", "name": f"{APP}:v1"}}))  # fmt: skip
+    wait_for(kube, ISS.format(ns=namespace), "app", has_items("latest"))
+    body = trigger_dc("web", "app:latest")
+    body["spec"]["triggers"][1]["imageChangeParams"]["automatic"] = False
+    body["spec"]["template"]["spec"]["containers"][0]["image"] = f"{APP}:v0"
+    create_dc(kube, namespace, body)
+    dc = wait_for(kube, DCS.format(ns=namespace), "web", settled)
+    assert dc["spec"]["template"]["spec"]["containers"][0]["image"] == f"{APP}:v0"
+    assert "lastTriggeredImage" not in dc["spec"]["triggers"][1]["imageChangeParams"]
+    assert dc["status"]["latestVersion"] == 0  # waits for `oc rollout latest`
+
+
+def test_image_stream_image_copies_across_namespaces(
+    kube: Kube, namespace: str, other_namespace: str
+) -> None:
+    src = ISS.format(ns=other_namespace)
+    kube.request(
+        "POST", src, image_stream("build", {"abc123": {"kind": "DockerImage", "name": f"{APP}:abc123"}})
+    )
+    source = wait_for(kube, src, "build", has_items("abc123"))
+    item = status_tag(source, "abc123")["items"][0]
+    kube.request("POST", ISS.format(ns=namespace), image_stream("app", {
+        "abc123": {"kind": "ImageStreamImage", "namespace": other_namespace, "name": f"build@{item['image']}"},
+        "follow": {"kind": "ImageStreamTag", "namespace": other_namespace, "name": "build:abc123"},
+        "missing": {"kind": "ImageStreamTag", "name": "nothere:latest"},
+    }))  # fmt: skip
+    copy = wait_for(
+        kube, ISS.format(ns=namespace), "app", lambda s: has_items("abc123")(s) and has_items("follow")(s)
+    )
+    copied = status_tag(copy, "abc123")["items"][0]
+    assert (copied["dockerImageReference"], copied["image"]) == (item["dockerImageReference"], item["image"])
+    assert status_tag(copy, "follow")["items"][0]["image"] == item["image"]
+    missing = status_tag(copy, "missing")
+    assert not missing.get("items")
+    cond = missing["conditions"][0]
+    assert (cond["type"], cond["status"], cond["reason"]) == ("ImportSuccess", "False", "NotFound")
+    assert "nothere:latest" in cond["message"]
+
+    # the source tag moves: the copy stays, the ImageStreamTag reference follows
+    patch(kube, f"{src}/build", {"spec": {"tags": [{"name": "abc123", "from": {"kind": "DockerImage",
+                                                                             "name": f"{APP}:def456"}}]}})  # fmt: skip
+    moved = wait_for(kube, ISS.format(ns=namespace), "app", has_items("follow", 2))
+    assert status_tag(moved, "follow")["items"][1]["image"] == item["image"]
+    assert len(status_tag(moved, "abc123")["items"]) == 1
