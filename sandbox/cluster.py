@@ -146,7 +146,6 @@ def up(
             log(f"sandbox already running in {d}")
             return sb
         down(d)  # leftovers of a sandbox that half-died
-    ensure_built(log)
     taken = _taken_ports(port)
     if taken:
         raise PortInUse(
@@ -154,6 +153,7 @@ def up(
             + ", ".join(f"{p} ({what})" for what, p in taken.items())
             + "; pick another API server port with --port"
         )
+    ensure_built(log)
     d.mkdir(parents=True, exist_ok=True)
     pki.ensure(d / "pki", log)
     _write_tokens(d, extra_tokens)
@@ -186,9 +186,9 @@ def down(dir: Path | str = DEFAULT_DIR, log: Callable[[str], None] = lambda _msg
     for pid in groups.values():
         _wait_exit(pid, deadline)
     for pid in groups.values():
-        # SIGKILL what ignored SIGTERM, and stragglers left in a group after its leader exited
-        _signal_group(pid, signal.SIGKILL)
-        _wait_exit(pid, time.monotonic() + 5)
+        if _group_members(pid):  # what ignored SIGTERM, or stragglers left after their leader exited
+            _signal_group(pid, signal.SIGKILL)
+            _wait_exit(pid, time.monotonic() + 5)
         deadline = time.monotonic() + 5
         while _group_members(pid) and time.monotonic() < deadline:
             time.sleep(0.02)  # members of a group are not our children: nothing to wait on but to look

@@ -15,6 +15,8 @@ import atexit
 import os
 import re
 import secrets
+import signal
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -43,6 +45,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cluster.Sandbo
         return
     d = tmp_path_factory.mktemp("sandbox")
     atexit.register(cluster.down, d)  # backstop should the session die before the teardown below
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:  # so that a killed session still runs atexit
+        signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     try:
         for attempt in range(3):
             try:
