@@ -9,6 +9,7 @@ import re
 
 from task.errors import RefusedError
 from task.kinds import kind_of
+from task.selectors import split_requirements
 from task.structs import ImageTarget, WorkloadRef
 
 _NAME = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -41,27 +42,13 @@ def _label_value_ok(value: str) -> bool:
     return len(value) <= 63 and bool(_LABEL_VALUE.match(value))
 
 
-def _split_requirements(selector: str) -> list[str]:
-    parts, depth, cur = [], 0, ""
-    for ch in selector:
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    return parts
-
-
 def parse_selector(selector: str) -> str:
     """Validate a label selector as the API server would; returns it normalized (sorted, no spaces)."""
     fix = "use key=value, key!=value, key in (a,b), key notin (a), key or !key, joined by commas"
     if not selector or not selector.strip():
         raise RefusedError("the selector is empty", fix=f"pass --selector, e.g. app=my-component ({fix})")
     normalized = []
-    for part in _split_requirements(selector):
+    for part in split_requirements(selector):
         match = _REQUIREMENT.match(part)
         if not match or not part.strip():
             raise RefusedError(f"selector {selector!r} is malformed at {part.strip()!r}", fix=fix)

@@ -19,7 +19,32 @@ from task.errors import RefusedError
 from task.journal import SELECTOR_ANNOTATION, Journal, WorkloadEntry, parse_configmap
 from task.kinds import KINDS, images_of, kind_of, pods_of_revision
 from task.lock import read_lease
+from task.selectors import matches, requirements
 from task.structs import DC, DEPLOYMENT, SHORT_KIND, Obj, Phase, WorkloadRef
+from task.templates import MOVING_TAGS, moving_tag, normalized, template_changes
+
+__all__ = [
+    "DEFAULT_FAIL_ON",
+    "FINDINGS",
+    "HEALTHY",
+    "MOVING_TAGS",
+    "Finding",
+    "Group",
+    "NamespaceState",
+    "PodInfo",
+    "RevisionInfo",
+    "WorkloadState",
+    "assess",
+    "assess_namespace",
+    "group_for",
+    "matches",
+    "moving_tag",
+    "normalized",
+    "parse_findings",
+    "read_groups",
+    "selected",
+    "template_changes",
+]
 
 PAUSED = "paused"
 PROGRESSING = "progressing"
@@ -33,8 +58,6 @@ HEALTHY = "healthy"
 # Most serious first: the order findings are listed and sorted in.
 FINDINGS = (FAILED, HALF_ROLLED, STUCK, PAUSED, DRIFTED, UNAVAILABLE, PROGRESSING, MUTABLE_IMAGE)
 DEFAULT_FAIL_ON = frozenset({PAUSED, FAILED, STUCK, HALF_ROLLED, DRIFTED})
-# Tags that by convention move to each new build; an untagged reference means `latest`.
-MOVING_TAGS = frozenset({"latest"})
 
 
 @dataclass(frozen=True)
@@ -188,46 +211,6 @@ class NamespaceState:
         return out
 
 
-# -- label selectors -----------------------------------------------------------------------------------
-
-
-def _requirements(selector: str) -> list[str]:
-    parts, depth, cur = [], 0, ""
-    for ch in selector:
-        depth += (ch == "(") - (ch == ")")
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    return [p.strip() for p in parts if p.strip()]
-
-
-def matches(selector: str, labels: Mapping[str, str]) -> bool:
-    """Whether ``labels`` satisfy a selector in `task.inputs.parse_selector`'s normalized syntax."""
-    for req in _requirements(selector):
-        if " in (" in req or " notin (" in req:
-            key, op, rest = req.split(" ", 2)
-            values = {v.strip() for v in rest.strip()[1:-1].split(",")}
-            if (op == "in") != (labels.get(key) in values):
-                return False
-        elif "!=" in req:
-            key, value = req.split("!=", 1)
-            if labels.get(key) == value:
-                return False
-        elif "=" in req:
-            key, value = req.split("=", 1)
-            if labels.get(key.rstrip("=")) != value.lstrip("="):
-                return False
-        elif req.startswith("!"):
-            if req[1:] in labels:
-                return False
-        elif req not in labels:
-            return False
-    return True
-
-
 def parse_findings(text: str) -> frozenset[str]:
     """A comma-separated list of finding names (``--fail-on``); ``all`` means every finding."""
     names = {n.strip() for n in text.split(",") if n.strip()}
@@ -259,53 +242,6 @@ def _int(value: Any) -> int:
         return int(value or 0)
     except (TypeError, ValueError):
         return 0
-
-
-def normalized(value: Any) -> Any:
-    """A template without empty values, so defaulting differences do not count as drift."""
-    if isinstance(value, dict):
-        pairs = ((k, normalized(v)) for k, v in value.items())
-        return {k: v for k, v in pairs if v not in (None, {}, [], "")}
-    if isinstance(value, list):
-        return [normalized(v) for v in value]
-    return value
-
-
-def template_changes(before: Obj, after: Obj, *, limit: int = 3) -> list[str]:
-    """Short human descriptions of how pod template ``after`` differs from ``before``."""
-    out = [
-        f"{c}: {images_of(before).get(c, '(none)')} -> {images_of(after).get(c, '(none)')}"
-        for c in sorted(set(images_of(before)) | set(images_of(after)))
-        if images_of(before).get(c) != images_of(after).get(c)
-    ]
-    paths: list[str] = []
-    _diff_paths(normalized(before), normalized(after), "", paths)
-    out += [p for p in paths if not p.endswith(".image")]
-    return out[:limit] + ([f"... {len(out) - limit} more"] if len(out) > limit else [])
-
-
-def _diff_paths(a: Any, b: Any, path: str, out: list[str]) -> None:
-    if a == b:
-        return
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b)):
-            _diff_paths(a.get(key), b.get(key), f"{path}.{key}" if path else key, out)
-    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            name = x.get("name") if isinstance(x, dict) else None
-            _diff_paths(x, y, f"{path}[{name or i}]", out)
-    else:
-        out.append(f"{path} changed")
-
-
-def moving_tag(image: str) -> str | None:
-    """The moving tag an image reference follows (``latest`` when untagged), or None when pinned."""
-    ref = image.strip()
-    if not ref or "@" in ref:
-        return None
-    last = ref.rsplit("/", 1)[-1]
-    tag = last.rsplit(":", 1)[1] if ":" in last else "latest"
-    return tag if tag in MOVING_TAGS else None
 
 
 # -- groups --------------------------------------------------------------------------------------------
@@ -350,7 +286,7 @@ def group_for(ref: WorkloadRef, labels: Mapping[str, str], groups: Iterable[Grou
     """The group a workload belongs to: one whose journal names it, else the most specific match."""
     candidates = [g for g in groups if matches(g.selector, labels)]
     candidates.sort(
-        key=lambda g: (ref.key not in g.journal.workloads, -len(_requirements(g.selector)), g.name)
+        key=lambda g: (ref.key not in g.journal.workloads, -len(requirements(g.selector)), g.name)
     )
     return candidates[0] if candidates else None
 
@@ -371,6 +307,20 @@ def _rollout_start(kind_name: str, obj: Obj, revisions: list[Obj]) -> dt.datetim
         )
     cond = readiness.condition(obj, "Progressing") or {}
     return _time(cond.get("lastUpdateTime"))
+
+
+def _settled(kind_name: str, obj: Obj) -> bool:
+    """A Deployment whose rollout ended, now short of available pods: unavailable, not progressing."""
+    if kind_name != DEPLOYMENT:
+        return False
+    status = obj.get("status", {})
+    cond = readiness.condition(obj, "Progressing") or {}
+    updated = _int(status.get("updatedReplicas"))
+    return (
+        cond.get("reason") == "NewReplicaSetAvailable"
+        and updated == _int(obj.get("spec", {}).get("replicas", 1))
+        and _int(status.get("replicas")) == updated
+    )
 
 
 def _progress_findings(
@@ -396,7 +346,7 @@ def _progress_findings(
     if progress.phase is Phase.FAILED:
         found.append(Finding(FAILED, progress.message))
         return found
-    if progress.phase is Phase.COMPLETE:
+    if progress.phase is Phase.COMPLETE or _settled(kind_name, obj):
         return found
     blocker = kind.rollout_blocker(obj) if kind_name == DC else None
     if blocker and revisions and rolled is None and _int(obj.get("status", {}).get("latestVersion")) > 0:
