@@ -21,6 +21,7 @@ from task.resources import (
     CONFIG_MAPS,
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
+    IMAGE_STREAMS,
     LEASES,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
@@ -178,9 +179,17 @@ def view(client: Client, namespace: str, kind: str, name: str) -> WorkloadView:
 
 
 def resource_versions(client: Client, namespace: str) -> dict[str, str]:
-    """Every object rollguard could touch in the namespace, by resourceVersion (to prove no change)."""
+    """A fingerprint of everything rollguard could change in the namespace, to prove it changed nothing.
+
+    Workloads and their revisions are compared by ``metadata.generation`` (bumped by every spec write),
+    since their controllers keep writing status, which changes resourceVersion without any client; the
+    objects only rollguard writes (journal ConfigMaps, Leases, ImageStreams) by resourceVersion.
+    """
     found = {}
-    for res in (DEPLOYMENT_CONFIGS, DEPLOYMENTS, REPLICATION_CONTROLLERS, REPLICA_SETS, CONFIG_MAPS, LEASES):
+    for res in (DEPLOYMENT_CONFIGS, DEPLOYMENTS, REPLICATION_CONTROLLERS, REPLICA_SETS):
+        for obj in client.list(res, namespace=namespace).get("items", []):
+            found[f"{res.plural}/{obj['metadata']['name']}"] = f"generation {obj['metadata'].get('generation')}"
+    for res in (CONFIG_MAPS, LEASES, IMAGE_STREAMS):
         for obj in client.list(res, namespace=namespace).get("items", []):
             found[f"{res.plural}/{obj['metadata']['name']}"] = obj["metadata"]["resourceVersion"]
     return found

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,8 @@ import pytest
 from task.client import Client
 from task.inputs import parse_selector
 from task.journal import DATA_KEY, group_name
-from task.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, IMAGE_STREAMS, NAMESPACES
+from task.lock import read_lease
+from task.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, IMAGE_STREAMS, LEASES, NAMESPACES
 from tests.support import (
     DC,
     DEPLOYMENT,
@@ -41,6 +43,14 @@ def journal_state(client: Client, namespace: str, *states: str) -> dict:
     return json.loads(cm["data"][DATA_KEY])
 
 
+def wait_for_lease_expiry(client: Client, namespace: str) -> None:
+    """A killed run's lease expires by the clock alone: no event to wait on, so sleep until then."""
+    view_ = read_lease(client.get(LEASES, JOURNAL, namespace=namespace))
+    assert view_.live
+    time.sleep(view_.expires_in + 0.5)
+    assert not read_lease(client.get(LEASES, JOURNAL, namespace=namespace)).live
+
+
 def images_args(names: list[str], image: str, crash: str | None = None) -> list[str]:
     args = []
     for name in names:
@@ -61,8 +71,12 @@ def test_sigkill_mid_run_then_next_run_reverts_to_last_verified_state(sandbox, n
     # The dead run left the group half-done (new templates, pods not ready) and a non-final journal.
     assert view(client, namespace, DC, "dc1").images == {"app": "registry.local/shop/api:v2-slow30"}
 
-    second = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                       *images_args(names, "registry.local/shop/api:v3", crash="registry.local/shop/api:v3-crash"),
+    bad = images_args(names, "registry.local/shop/api:v3", crash="registry.local/shop/api:v3-crash")
+    # While the dead run's lease is live, a new run is refused and names it.
+    early = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *bad)
+    assert early.code == 2 and "locked by" in early.stderr
+    wait_for_lease_expiry(client, namespace)
+    second = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *bad,
                        report=tmp_path / "second.json", timeout=120)
     assert second.code == 1, second.stdout + second.stderr
     assert "carried forward" in second.stdout

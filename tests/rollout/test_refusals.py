@@ -122,7 +122,8 @@ def test_missing_permission_is_refused(sandbox, group):
     result = rollguard(sandbox.user_kubeconfig("alice"), "rollout", "-n", namespace, "-l", SELECTOR,
                        "--image", f"dc/dc1={NEW}")
     assert result.code == 2, result.stdout + result.stderr
-    assert "not allowed to update deploymentconfigs.apps.openshift.io" in result.stderr
+    assert "not allowed to update deployments.apps in namespace" in result.stderr
+    assert "grant the Role verb 'update'" in result.stderr
     assert resource_versions(client, namespace) == before
 
 
