@@ -90,10 +90,15 @@ def pod_record(pod: Obj, *, revision: str) -> Obj:
 
 
 def write_report(outcome: Outcome, path: str) -> None:
+    write_json(outcome.to_json(), path)
+
+
+def write_json(data: Any, path: str) -> None:
+    """Write JSON atomically (a reader never sees half a report)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(json.dumps(outcome.to_json(), indent=2, sort_keys=True) + "\n")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
     tmp.replace(target)
 
 

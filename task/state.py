@@ -146,6 +146,7 @@ class WorkloadState:
     revisions: tuple[RevisionInfo, ...]
     pods: tuple[PodInfo, ...]
     resource_version: str
+    uid: str = ""
 
     @property
     def key(self) -> str:
@@ -574,6 +575,7 @@ def assess(
             for p in sorted(pods_of_revision(r, pod_list), key=lambda p: p["metadata"]["name"])
         ),
         resource_version=snap.resource_version,
+        uid=obj.get("metadata", {}).get("uid", ""),
     )
 
 

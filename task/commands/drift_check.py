@@ -1,0 +1,124 @@
+"""`rollguard drift-check`: the scheduled check. Exit 0 clean, 1 findings, 2 bad input or no cluster.
+
+Read-only unless ``--emit-events`` (a Warning Event on each workload with a selected finding).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from typing import Any
+
+from task.commands.common import cluster_args, connect
+from task.commands.status import read, render, to_json
+from task.errors import EXIT_OK, EXIT_REFUSED, EXIT_REVERTED, ApiError, RefusedError
+
+EXIT_FINDINGS = EXIT_REVERTED  # 1: something selected by --fail-on was found
+EVENT_REASON = "RollguardDriftCheck"
+
+
+def register(sub: Any) -> None:
+    from task.state import DEFAULT_FAIL_ON, FINDINGS
+
+    p = sub.add_parser(
+        "drift-check",
+        help="find damaged workloads (exit 1) for a scheduled job",
+        description="Exit 0 when nothing selected by --fail-on is found, 1 when something is, "
+        "2 on bad input or an unreachable cluster.",
+    )
+    from task.commands.status import scope_args
+
+    scope_args(p, many=True)
+    p.add_argument("--report", metavar="FILE", help="write the JSON report to FILE")
+    p.add_argument(
+        "--emit-events",
+        action="store_true",
+        help="create a Warning Event on each workload with a selected finding (else read-only)",
+    )
+    p.add_argument(
+        "--fail-on",
+        metavar="FINDINGS",
+        default=",".join(f for f in FINDINGS if f in DEFAULT_FAIL_ON),
+        help=f"comma-separated findings that fail the check, or all (default: %(default)s; "
+        f"all: {','.join(FINDINGS)})",
+    )
+    cluster_args(p)
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from task.state import FINDINGS, parse_findings, selected
+
+    started = dt.datetime.now(dt.UTC)
+    report: dict[str, Any] = {"status": "error", "checked_at": started.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    client = None
+    try:
+        fail_on = parse_findings(args.fail_on)
+        report["fail_on"] = sorted(fail_on)
+        client = connect(args)
+        namespaces = read(client, args)
+    except (RefusedError, ApiError) as exc:
+        report["error"] = str(exc)
+        print(f"rollguard: drift-check: {exc}", file=sys.stderr)
+        _write(args.report, report)
+        return EXIT_REFUSED
+    workloads = [w for ns in namespaces for w in ns.workloads]
+    failing = selected(workloads, fail_on)
+    counts = {name: sum(1 for w in workloads if w.has(name)) for name in FINDINGS}
+    report.update(
+        status="findings" if failing else "clean",
+        namespaces=[ns.namespace for ns in namespaces],
+        workloads=len(workloads),
+        counts={**{k: v for k, v in counts.items() if v}, "healthy": sum(1 for w in workloads if w.healthy)},
+        failing=[
+            {
+                "namespace": w.namespace,
+                "kind": w.ref.kind,
+                "name": w.ref.name,
+                "group": w.selector,
+                "findings": [{"name": f.name, "reason": f.reason} for f in w.findings if f.name in fail_on],
+            }
+            for w in failing
+        ],
+        errors=[],
+        states=to_json(namespaces),
+        seconds=round((dt.datetime.now(dt.UTC) - started).total_seconds(), 3),
+    )
+    if args.emit_events:
+        report["events"] = _emit(client, failing, fail_on, report["errors"])
+    report["api_requests"] = dict(client.requests)
+    lines = render(namespaces, only=failing)
+    if lines:
+        print("\n".join(lines))
+    found = ", ".join(f"{k} {v}" for k, v in counts.items() if v and k in fail_on)
+    print(
+        f"drift-check: {len(workloads)} workloads in {len(namespaces)} namespaces; "
+        + (f"{len(failing)} with findings ({found})" if failing else "nothing selected by --fail-on found")
+    )
+    _write(args.report, report)
+    return EXIT_FINDINGS if failing else EXIT_OK
+
+
+def _emit(client: Any, failing: list[Any], fail_on: frozenset[str], errors: list[str]) -> int:
+    from task.audit import emit
+
+    sent = 0
+    for w in failing:
+        meta = {"metadata": {"namespace": w.namespace, "uid": w.uid, "resourceVersion": w.resource_version}}
+        message = "rollguard drift-check: " + "; ".join(str(f) for f in w.findings if f.name in fail_on)
+        try:
+            emit(client, w.ref, meta, reason=EVENT_REASON, message=message, warning=True)
+            sent += 1
+        except ApiError as exc:  # the check's verdict stands; the report says what could not be recorded
+            errors.append(f"event on {w.namespace}/{w.key}: {exc}")
+    if errors:
+        print(f"rollguard: drift-check: {len(errors)} events not created: {errors[0]}", file=sys.stderr)
+    return sent
+
+
+def _write(path: str | None, report: dict[str, Any]) -> None:
+    from task.report import write_json
+
+    if path:
+        write_json(report, path)

@@ -1,0 +1,152 @@
+"""`rollguard status`: one row per workload with its findings, grouped by rollout group (read-only)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from task.commands.common import cluster_args, connect
+
+if TYPE_CHECKING:
+    from task.client import Client
+    from task.state import NamespaceState, WorkloadState
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("status", help="show each workload's state and findings, by rollout group")
+    scope_args(p)
+    p.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
+    cluster_args(p)
+    p.set_defaults(handler=run)
+
+
+def scope_args(p: argparse.ArgumentParser, *, many: bool = False) -> None:
+    """-n/--namespace (repeatable with ``many``), --all-namespaces and -l/--selector."""
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument(
+        "-n",
+        "--namespace",
+        action="extend" if many else "store",
+        nargs="+" if many else None,
+        help="namespace to read" + (" (repeatable)" if many else "") + " (default: the kubeconfig's)",
+    )
+    scope.add_argument("-A", "--all-namespaces", action="store_true", help="read every namespace")
+    p.add_argument("-l", "--selector", help="only workloads matching this label selector")
+
+
+def read(client: Client, args: argparse.Namespace) -> list[NamespaceState]:
+    """The states the scope arguments select (RefusedError on bad input)."""
+    from task.inputs import parse_namespace, parse_selector
+    from task.inventory import read_cluster, read_namespaces
+
+    selector = parse_selector(args.selector) if args.selector is not None else None
+    if args.all_namespaces:
+        return read_cluster(client, selector=selector)
+    given = args.namespace if isinstance(args.namespace, list) else [args.namespace] if args.namespace else []
+    namespaces = [parse_namespace(ns) for ns in given] or [default_namespace(args)]
+    return read_namespaces(client, namespaces, selector=selector)
+
+
+def default_namespace(args: argparse.Namespace) -> str:
+    """The kubeconfig context's namespace (or the pod's), else ``default``, like kubectl."""
+    import os
+
+    path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+    if args.kubeconfig is None and os.path.exists(path):
+        with open(path) as f:
+            return f.read().strip() or "default"
+    try:
+        from kubernetes import config
+
+        _, current = config.list_kube_config_contexts(config_file=args.kubeconfig)
+        if args.context:
+            contexts, _ = config.list_kube_config_contexts(config_file=args.kubeconfig)
+            current = next((c for c in contexts if c["name"] == args.context), current)
+        return str(current.get("context", {}).get("namespace") or "default")
+    except Exception:  # no usable kubeconfig: Client.connect will say so
+        return "default"
+
+
+def short_image(image: str) -> str:
+    """``registry/ns/name@sha256:0123456789ab`` for a table cell (full references are in -o json)."""
+    name, _, digest = image.partition("@")
+    name = name.rsplit("/", 1)[-1]
+    return f"{name}@{digest[:19]}" if digest else name
+
+
+def render(namespaces: Sequence[NamespaceState], *, only: Sequence[WorkloadState] | None = None) -> list[str]:
+    """Table lines: a heading per group, one row per workload, its finding reasons indented below."""
+    keep = {(w.namespace, w.key) for w in only} if only is not None else None
+    lines: list[str] = []
+    for ns in namespaces:
+        for group, members in ns.by_group():
+            rows = [w for w in members if keep is None or (w.namespace, w.key) in keep]
+            if not rows:
+                continue
+            if group is None:
+                lines.append(f"{ns.namespace}: workloads in no rollout group")
+            else:
+                lock = f", locked by {group.lock_holder}" if group.lock_live else ""
+                lines.append(
+                    f"{ns.namespace}: group {group.selector!r} (journal {group.name}: "
+                    f"{group.state}{', run ' + group.run_id if group.run_id else ''}{lock})"
+                )
+            table = [("KIND", "NAME", "STATE", "REVISION", "READY", "IMAGES")]
+            for w in rows:
+                images = ", ".join(f"{c}={short_image(i)}" for c, i in sorted(w.images.items()))
+                table.append(
+                    (w.kind, w.ref.name, ",".join(w.names), str(w.revision), f"{w.ready}/{w.desired}", images)
+                )
+            widths = [max(len(r[i]) for r in table) for i in range(5)]
+            for index, row in enumerate(table):
+                lines.append(
+                    "  " + "  ".join(c.ljust(widths[i]) for i, c in enumerate(row[:5])) + "  " + row[5]
+                )
+                if index:
+                    lines += [f"      {f.name}: {f.reason}" for f in rows[index - 1].findings]
+    return lines
+
+
+def to_json(namespaces: Sequence[NamespaceState]) -> list[Any]:
+    return [
+        {
+            "namespace": ns.namespace,
+            "groups": [
+                {
+                    "name": g.name,
+                    "selector": g.selector,
+                    "state": g.state,
+                    "run_id": g.run_id,
+                    "command": g.command,
+                    "actor": g.actor,
+                    "updated": g.updated,
+                    "error": g.error,
+                    "lock_holder": g.lock_holder,
+                    "lock_live": g.lock_live,
+                }
+                for g in ns.groups
+            ],
+            "workloads": [w.to_json() for w in ns.workloads],
+        }
+        for ns in namespaces
+    ]
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from task.errors import EXIT_REFUSED, ApiError
+
+    try:
+        namespaces = read(connect(args), args)
+    except ApiError as exc:  # unreachable or refused by the API server
+        print(f"rollguard: status: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    if args.output == "json":
+        print(json.dumps(to_json(namespaces), indent=2, sort_keys=True))
+    else:
+        lines = render(namespaces)
+        print("\n".join(lines) if lines else "no DeploymentConfigs or Deployments found")
+    return 0
