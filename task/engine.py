@@ -147,6 +147,21 @@ class GroupRun:
                 current = fresh
         raise RolloutFailed(f"{plan.key}: too many write conflicts", workload=plan.key)
 
+    def watched(self, plan: WorkloadPlan, written: Obj, timeout: int) -> Watched:
+        """What to wait for after writing ``written``: its images, by the earlier of both deadlines."""
+        own = plan.kind.deadline(written)
+        reason = (
+            f"not complete within --timeout {timeout}s"
+            if timeout <= own
+            else f"not complete within its own deadline of {own}s"
+        )
+        return Watched(
+            ref=plan.snapshot.ref,
+            expected_images=images_of(written["spec"]["template"]),
+            deadline=time.monotonic() + min(timeout, own + SETTLE_SECONDS),
+            deadline_reason=reason,
+        )
+
     # -- revert -----------------------------------------------------------------------------------------
 
     def needs_revert(self, plan: WorkloadPlan) -> bool:
@@ -327,6 +342,9 @@ class Rollout(GroupRun):
             )
             for wp in plan.workloads
         }
+        if self.cancel.is_set():
+            self.fail("interrupted by SIGTERM before any change")
+            return "refused"
         try:
             self.save()  # before the first change: the next run must know what to return to
         except ApiError as exc:
@@ -428,22 +446,8 @@ class Rollout(GroupRun):
             written = self.write(wp, _changer(wp), guard_spec=True)
             entry.phase = "applied"
             self._try_save()
-            expected = images_of(written["spec"]["template"])
-            own = wp.kind.deadline(written)
-            limit = min(self.request.timeout, own + SETTLE_SECONDS)
-            reason = (
-                f"not complete within --timeout {self.request.timeout}s"
-                if self.request.timeout <= own
-                else f"not complete within its own deadline of {own}s"
-            )
-            watched.append(
-                Watched(
-                    ref=wp.snapshot.ref,
-                    expected_images=expected,
-                    deadline=time.monotonic() + limit,
-                    deadline_reason=reason,
-                )
-            )
+            watched.append(self.watched(wp, written, self.request.timeout))
+            expected = watched[-1].expected_images
             changes = {c: i for c, i in expected.items() if wp.snapshot.images.get(c) != i}
             self.say(f"{wp.key}: changed {changes or '(resumed only)'}")
         return watched
