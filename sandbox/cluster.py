@@ -34,7 +34,7 @@ from pathlib import Path
 
 import yaml
 
-from sandbox import pki, registry
+from sandbox import pki, procs, registry
 
 DEFAULT_DIR = ".sandbox/default"
 DEFAULT_PORT = 6443
@@ -43,7 +43,6 @@ ADMIN_TOKEN = "admin-token"
 COMPONENTS = ("openshift", "kubelet", "kcm", "apiserver", "etcd")
 READY_TIMEOUT = 90.0
 _PACKAGE_DIR = Path(__file__).resolve().parent
-_children: dict[int, subprocess.Popen[bytes]] = {}  # processes this Python process started, to reap them
 
 
 class SandboxError(RuntimeError):
@@ -181,16 +180,16 @@ def down(dir: Path | str = DEFAULT_DIR, log: Callable[[str], None] = lambda _msg
     groups = {name: pid for name, pid in _recorded(d).items() if _ours(d, name, pid)}
     for name, pid in groups.items():
         log(f"stopping {name} (pid {pid})")
-        _signal_group(pid, signal.SIGTERM)
+        procs.signal_group(pid, signal.SIGTERM)
     deadline = time.monotonic() + 10
     for pid in groups.values():
-        _wait_exit(pid, deadline)
+        procs.wait_exit(pid, deadline)
     for pid in groups.values():
-        if _group_members(pid):  # what ignored SIGTERM, or stragglers left after their leader exited
-            _signal_group(pid, signal.SIGKILL)
-            _wait_exit(pid, time.monotonic() + 5)
+        if procs.group_members(pid):  # what ignored SIGTERM, or stragglers left after their leader exited
+            procs.signal_group(pid, signal.SIGKILL)
+            procs.wait_exit(pid, time.monotonic() + 5)
         deadline = time.monotonic() + 5
-        while _group_members(pid) and time.monotonic() < deadline:
+        while procs.group_members(pid) and time.monotonic() < deadline:
             time.sleep(0.02)  # members of a group are not our children: nothing to wait on but to look
     for name in COMPONENTS:
         (d / f"{name}.pid").unlink(missing_ok=True)
@@ -210,7 +209,7 @@ def status(dir: Path | str = DEFAULT_DIR) -> list[tuple[str, int | None, bool]]:
     for name in reversed(COMPONENTS):
         if name in started:
             pid = pids.get(name)
-            rows.append((name, pid, pid is not None and _alive(pid) and _same_process(d, name, pid)))
+            rows.append((name, pid, pid is not None and procs.alive(pid) and _same_process(d, name, pid)))
     return rows
 
 
@@ -310,20 +309,10 @@ def _spawn(d: Path, name: str, argv: list[str]) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     # the children run `-m sandbox.*`: make this package importable wherever the caller runs from
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(_PACKAGE_DIR.parent), env.get("PYTHONPATH")]))
-    with open(d / f"{name}.log", "wb") as logf:
-        # own session and process group: `down` ends the whole group, and ^C on `up` does not reach it
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=logf,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
-    _children[proc.pid] = proc
-    (d / f"{name}.pid").write_text(f"{proc.pid}\n")
+    pid = procs.spawn(argv, d / f"{name}.log", env)
+    (d / f"{name}.pid").write_text(f"{pid}\n")
     state = json.loads((d / "sandbox.json").read_text())
-    state["pids"][name] = {"pid": proc.pid, "start": _start_ticks(proc.pid)}
+    state["pids"][name] = {"pid": pid, "start": procs.start_ticks(pid)}
     (d / "sandbox.json").write_text(json.dumps(state))
 
 
@@ -332,7 +321,7 @@ def _wait(what: str, sb: Sandbox, ready: Callable[[], bool]) -> None:
     deadline = time.monotonic() + READY_TIMEOUT
     while not ready():
         for name, pid in _recorded(sb.dir).items():
-            if not _alive(pid):
+            if not procs.alive(pid):
                 tail = _tail(sb.dir / f"{name}.log")
                 raise SandboxError(f"{name} exited while waiting for {what}; {name}.log ends:\n{tail}")
         if time.monotonic() > deadline:
@@ -400,69 +389,20 @@ def _recorded(d: Path) -> dict[str, int]:
     return pids
 
 
-def _start_ticks(pid: int) -> int | None:
-    """Process start time in clock ticks since boot: with the PID, it names a process uniquely."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[19])
-
-
 def _same_process(d: Path, name: str, pid: int) -> bool:
     """False when `pid` has been reused by another process since `up` recorded it."""
     try:
         recorded = json.loads((d / "sandbox.json").read_text())["pids"][name]["start"]
     except (OSError, KeyError, ValueError):
         return True  # no record to compare with: trust the pid file
-    return recorded is None or recorded == _start_ticks(pid)
+    return recorded is None or recorded == procs.start_ticks(pid)
 
 
 def _ours(d: Path, name: str, pid: int) -> bool:
     """Whether process group `pid` is still the one `up` started as `name` (PIDs get reused)."""
-    if _start_ticks(pid) is None:
+    if procs.start_ticks(pid) is None:
         return True  # leader gone: a group with its id can only hold the leader's own leftovers
     return _same_process(d, name, pid)
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-def _group_members(pgid: int) -> list[int]:
-    """Live (not zombie) processes in process group `pgid`."""
-    members = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError, IndexError):
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-                    members.append(int(entry.name))
-    return members
-
-
-def _alive(pid: int) -> bool:
-    proc = _children.get(pid)
-    if proc is not None:
-        return proc.poll() is None
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")  # a zombie has exited
-
-
-def _wait_exit(pid: int, deadline: float) -> None:
-    proc = _children.get(pid)
-    if proc is not None:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        if proc.poll() is not None:
-            del _children[pid]
-        return
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)  # not our child: no way to wait on its exit but to look
 
 
 def _tail(path: Path, lines: int = 15) -> str:

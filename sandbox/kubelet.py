@@ -2,10 +2,8 @@
 
 `python -m sandbox.kubelet --kubeconfig K --registry R --ready-file F`
 
-What each container does comes from its image (see `sandbox.registry`): ready at once, ready after N
-seconds (`-slow<N>`), CrashLoopBackOff for ever (`-crash`, restarts after 1, 2, 4, then every 8 s: the
-kubelet's 10 s..5 min back-off, sped up), or a pull error (ErrImagePull then ImagePullBackOff, or
-InvalidImageName). Init containers complete at once. Pod deletions are finalized (grace period 0).
+What each container does comes from its image (`sandbox.registry`); the status it gets over time is in
+`sandbox.podstatus`. Pod deletions are finalized (grace period 0).
 
 Design: one watch on all pods (resumed from its resourceVersion, re-listed on 410 Gone) feeds a few
 worker threads, each owning the pods whose UID hashes to it, so a pod's updates stay in order without
@@ -17,7 +15,6 @@ changed: one PATCH per transition, whatever the number of pods.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import heapq
 import itertools
 import json
@@ -36,162 +33,14 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
 from sandbox import registry
+from sandbox.podstatus import NODE_IP, Container, PodRun, ts
 
 NODE = "fake-node"
-NODE_IP = "192.168.126.11"
 WORKERS = 8
-CRASH_AFTER = 1.0  # seconds a crashing container runs before its first exit
-BACKOFFS = (1.0, 2.0, 4.0, 8.0)  # the kubelet's 10s, 20s, 40s, 80s... back-off, ten times faster
-PULL_BACKOFF_AFTER = 1.0
 RETRY = 1.0
 WATCH_TIMEOUT = 300
 log = logging.getLogger("sandbox.kubelet")
 Pod = dict[str, Any]
-
-
-def _ts(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@dataclass
-class Container:
-    name: str
-    image: str
-    behaviour: registry.Behaviour
-    image_id: str
-
-
-@dataclass
-class PodRun:
-    """A pod this kubelet runs: what its containers do, and when it started."""
-
-    uid: str
-    namespace: str
-    name: str
-    containers: list[Container]
-    init_containers: list[Container]
-    restart_policy: str
-    started: float  # wall clock epoch
-    ip: str
-    sent: dict[str, Any] | None = None  # the status last patched
-    next_at: float | None = None  # wall clock of the next transition, for the timer
-
-    def status(self, now: float) -> tuple[dict[str, Any], float | None]:
-        """The pod status at wall clock time `now`, and when it changes next."""
-        elapsed = now - self.started + 1e-6  # float noise must not put us just before a transition
-        statuses, nexts = [], []
-        ready_since = self.started
-        pending = failed = False
-        for c in self.containers:
-            st, nxt, ready_at = self._container(c, elapsed)
-            statuses.append(st)
-            if nxt is not None:
-                nexts.append(self.started + nxt)
-            if ready_at is not None:
-                ready_since = max(ready_since, self.started + ready_at)
-            pending |= (
-                "running" not in st["state"] and "terminated" not in st["state"] and not st["restartCount"]
-            )
-            failed |= st["state"].get("terminated", {}).get("exitCode", 0) != 0
-        unready = [s["name"] for s in statuses if not s["ready"]]
-        # reason and message are null when ready, which removes them in a strategic merge patch
-        ready: dict[str, Any] = {"status": "True", "lastProbeTime": None, "reason": None, "message": None}
-        ready["lastTransitionTime"] = _ts(ready_since)
-        if unready:
-            msg = f"containers with unready status: [{' '.join(unready)}]"
-            ready |= {"status": "False", "reason": "ContainersNotReady", "message": msg}
-            ready["lastTransitionTime"] = _ts(self.started)
-        start = _ts(self.started)
-        conditions = [
-            {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
-            {"type": "Ready", **ready},
-            {"type": "ContainersReady", **ready},
-            {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
-        ]
-        status: dict[str, Any] = {
-            "phase": "Failed" if failed else "Pending" if pending else "Running",
-            "conditions": conditions,
-            "hostIP": NODE_IP,
-            "podIP": self.ip,
-            "podIPs": [{"ip": self.ip}],
-            "startTime": start,
-            "containerStatuses": statuses,
-        }
-        if self.init_containers:
-            status["initContainerStatuses"] = [self._completed(c) for c in self.init_containers]
-        return status, min(nexts, default=None)
-
-    def _container(self, c: Container, e: float) -> tuple[dict[str, Any], float | None, float | None]:
-        """(containerStatus, offset of its next change, offset it became ready at) at `e` s after start."""
-        st: dict[str, Any] = {"name": c.name, "image": c.image, "imageID": c.image_id, "restartCount": 0}
-        kind = c.behaviour[0]
-        if kind == "pull-error":
-            reason, nxt = str(c.behaviour[1]), None
-            if reason == "InvalidImageName":
-                msg = (f'Failed to apply default image tag "{c.image}": couldn\'t parse image reference '
-                       f'"{c.image}": invalid reference format')  # fmt: skip
-            elif e < PULL_BACKOFF_AFTER:
-                _repo, _tag, digest = registry.split_ref(c.image)
-                msg = (
-                    f"rpc error: code = Unknown desc = reading manifest {digest} in {_repo}: manifest unknown"
-                )
-                nxt = PULL_BACKOFF_AFTER
-            else:
-                reason, msg = "ImagePullBackOff", f'Back-off pulling image "{c.image}"'
-            st |= {
-                "imageID": "",
-                "ready": False,
-                "started": False,
-                "state": {"waiting": {"reason": reason, "message": msg}},
-            }
-            return st, nxt, None
-        running = {"running": {"startedAt": _ts(self.started)}}
-        st |= {"containerID": self._cid(c, 0), "started": True, "lastState": {}}
-        if kind == "ready" or (kind == "slow" and e >= int(c.behaviour[1])):
-            ready_at = 0.0 if kind == "ready" else float(c.behaviour[1])
-            return st | {"ready": True, "state": running}, None, ready_at
-        if kind == "slow":
-            return st | {"ready": False, "state": running}, float(c.behaviour[1]), None
-        # crash
-        if e < CRASH_AFTER:
-            return st | {"ready": False, "state": running}, CRASH_AFTER, None
-        if self.restart_policy == "Never":
-            end = _ts(self.started + CRASH_AFTER)
-            done = {"exitCode": 1, "reason": "Error", "containerID": st["containerID"],
-                    "startedAt": _ts(self.started), "finishedAt": end}  # fmt: skip
-            return st | {"ready": False, "started": False, "state": {"terminated": done}}, None, None
-        restarts, last = _crashes(e)
-        backoff = BACKOFFS[min(restarts, len(BACKOFFS)) - 1]
-        pod = f"{self.name}_{self.namespace}({self.uid})"
-        cid = self._cid(c, restarts)
-        exited = {"exitCode": 1, "reason": "Error", "containerID": cid,
-                  "startedAt": _ts(self.started + (0 if restarts == 1 else last)),
-                  "finishedAt": _ts(self.started + last)}  # fmt: skip
-        msg = f"back-off {backoff * 10:.0f}s restarting failed container={c.name} pod={pod}"
-        waiting = {"reason": "CrashLoopBackOff", "message": msg}
-        st |= {"ready": False, "started": False, "restartCount": restarts, "containerID": cid}
-        return st | {"state": {"waiting": waiting}, "lastState": {"terminated": exited}}, last + backoff, None
-
-    def _cid(self, c: Container, restarts: int) -> str:
-        return "cri-o://" + hashlib.sha256(f"{self.uid}/{c.name}/{restarts}".encode()).hexdigest()
-
-    def _completed(self, c: Container) -> dict[str, Any]:
-        cid = self._cid(c, 0)
-        done = {"exitCode": 0, "reason": "Completed", "containerID": cid,
-                "startedAt": _ts(self.started), "finishedAt": _ts(self.started)}  # fmt: skip
-        return {"name": c.name, "image": c.image, "imageID": c.image_id, "containerID": cid, "ready": True,
-                "restartCount": 0, "state": {"terminated": done}, "lastState": {}}  # fmt: skip
-
-
-def _crashes(e: float) -> tuple[int, float]:
-    """How many times a crashing container has exited `e` s after start, and the offset of the last exit."""
-    t, n = CRASH_AFTER, 1
-    for b in BACKOFFS[:-1]:
-        if e < t + b:
-            return n, t
-        t, n = t + b, n + 1
-    k = int((e - t) // BACKOFFS[-1])
-    return n + k, t + k * BACKOFFS[-1]
 
 
 @dataclass(order=True)
@@ -397,7 +246,7 @@ class Kubelet:
                 raise
 
     def _register_node(self) -> None:
-        now = _ts(time.time())
+        now = ts(time.time())
         conditions = [
             {
                 "type": t,

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from sandbox import kubelet
-from sandbox.kubelet import Container, Kubelet, PodRun
+from sandbox import podstatus
+from sandbox.kubelet import Kubelet
+from sandbox.podstatus import Container, PodRun
 
 T0 = 1_800_000_000.0
 
@@ -39,7 +40,7 @@ def condition(status: dict[str, Any], kind: str) -> dict[str, Any]:
 def test_crash_restarts_back_off_1_2_4_then_every_8_seconds(
     elapsed: float, expected: tuple[int, float]
 ) -> None:
-    assert kubelet._crashes(elapsed) == expected
+    assert podstatus.crashes(elapsed) == expected
 
 
 def test_ready_image_is_ready_at_once() -> None:
@@ -60,7 +61,7 @@ def test_slow_image_runs_unready_then_gets_ready() -> None:
     assert condition(status, "ContainersReady")["reason"] == "ContainersNotReady"
     status, nxt = run.status(T0 + 2)
     assert nxt is None and condition(status, "Ready")["status"] == "True"
-    assert condition(status, "Ready")["lastTransitionTime"] == kubelet._ts(T0 + 2)
+    assert condition(status, "Ready")["lastTransitionTime"] == podstatus.ts(T0 + 2)
 
 
 def test_crash_image_runs_then_crash_loops() -> None:
