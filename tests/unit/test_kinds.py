@@ -1,0 +1,111 @@
+"""The per-kind changes rollguard writes: pure transformations of workload dicts."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from task.kinds import KINDS, images_of
+from task.structs import DC, DEPLOYMENT, VerifiedState
+
+DC_OBJ = {
+    "metadata": {"name": "api", "uid": "u1"},
+    "spec": {
+        "paused": True,
+        "template": {
+            "metadata": {"labels": {"name": "api"}},
+            "spec": {
+                "containers": [
+                    {"name": "app", "image": "r/api@sha256:old"},
+                    {"name": "proxy", "image": "r/proxy:v1"},
+                ]
+            },
+        },
+        "triggers": [
+            {"type": "ConfigChange"},
+            {
+                "type": "ImageChange",
+                "imageChangeParams": {
+                    "automatic": True,
+                    "containerNames": ["app"],
+                    "lastTriggeredImage": "r/api@sha256:old",
+                    "from": {"kind": "ImageStreamTag", "name": "api:latest"},
+                },
+            },
+        ],
+    },
+    "status": {"latestVersion": 3},
+}
+
+
+def test_pinned_image_makes_trigger_manual_and_resumes() -> None:
+    body = KINDS[DC].with_images(DC_OBJ, {"app": "r/api@sha256:new"}, trigger_tags={})
+    assert images_of(body["spec"]["template"]) == {"app": "r/api@sha256:new", "proxy": "r/proxy:v1"}
+    assert body["spec"]["paused"] is False
+    assert body["spec"]["triggers"][1]["imageChangeParams"]["automatic"] is False
+    assert DC_OBJ["spec"]["paused"] is True  # the input is never mutated
+
+
+def test_promotion_pins_trigger_to_tag() -> None:
+    body = KINDS[DC].with_images(DC_OBJ, {"app": "r/api@sha256:new"}, trigger_tags={"app": "api:abc123"})
+    params = body["spec"]["triggers"][1]["imageChangeParams"]
+    assert params["from"]["name"] == "api:abc123" and params["automatic"] is True
+    assert params["lastTriggeredImage"] == "r/api@sha256:new"
+
+
+def test_revert_restores_template_and_triggers_unpaused() -> None:
+    state = VerifiedState(
+        template={"spec": {"containers": [{"name": "app", "image": "r/api:v0"}]}},
+        triggers=[{"type": "ConfigChange"}],
+        revision=2,
+        images={"app": "r/api:v0"},
+        paused=False,
+    )
+    body = KINDS[DC].with_state(DC_OBJ, state)
+    assert body["spec"]["triggers"] == [{"type": "ConfigChange"}]
+    assert images_of(body["spec"]["template"]) == {"app": "r/api:v0"} and body["spec"]["paused"] is False
+
+
+def test_dc_verified_state_of_paused_dc_is_the_running_rc() -> None:
+    running = copy.deepcopy(DC_OBJ["spec"]["template"])
+    running["spec"]["containers"][0]["image"] = "r/api@sha256:running"
+    rc = {
+        "metadata": {
+            "name": "api-3",
+            "ownerReferences": [{"uid": "u1"}],
+            "annotations": {
+                "openshift.io/deployment.phase": "Complete",
+                "openshift.io/deployment-config.latest-version": "3",
+                "openshift.io/encoded-deployment-config": json.dumps({"spec": {"template": running}}),
+            },
+        }
+    }
+    state = KINDS[DC].verified_state(DC_OBJ, [rc])
+    assert state.images["app"] == "r/api@sha256:running" and state.revision == 3
+
+
+def test_deployment_new_revision_ignores_pod_template_hash() -> None:
+    template = {
+        "metadata": {"labels": {"name": "web"}},
+        "spec": {"containers": [{"name": "app", "image": "w:v2"}]},
+    }
+    deploy = {"metadata": {"name": "web", "uid": "d1"}, "spec": {"template": template}}
+    rs_template = copy.deepcopy(template)
+    rs_template["metadata"]["labels"]["pod-template-hash"] = "abc"
+    rs = {
+        "metadata": {
+            "name": "web-abc",
+            "ownerReferences": [{"uid": "d1"}],
+            "annotations": {"deployment.kubernetes.io/revision": "2"},
+        },
+        "spec": {"template": rs_template},
+    }
+    kind = KINDS[DEPLOYMENT]
+    assert kind.new_revision(deploy, kind.owned(deploy, [rs])) is rs
+
+
+def test_dc_without_config_change_trigger_is_blocked() -> None:
+    obj = copy.deepcopy(DC_OBJ)
+    obj["spec"]["triggers"] = obj["spec"]["triggers"][1:]
+    assert "ConfigChange" in (KINDS[DC].rollout_blocker(obj) or "")
+    assert KINDS[DC].rollout_blocker(DC_OBJ) is None
