@@ -1,0 +1,239 @@
+"""The TUI's blocking side: connects, reads, watches and acts through the task package.
+
+Every method may block on the network: the app calls them from thread workers only. Views are built
+by `tui.data`; this module only moves objects.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from task.errors import Forbidden, NotFound
+from task.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, EVENTS, NAMESPACES, Resource
+from task.structs import Obj
+from task.watcher import NamespaceCache
+from tui import data
+from tui.views import ACTIONS, DetailView, Inventory, PlanView, ResultView, Target, WorkloadRow
+
+ClientFactory = Callable[[str | None, str | None], Any]  # (kubeconfig, context) -> task.client.Client
+Printer = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Options:
+    """What `rollguard tui` was asked for."""
+
+    namespace: str | None = None
+    all_namespaces: bool = False
+    selector: str = ""
+    context: str | None = None
+    kubeconfig: str | None = None
+    read_only: bool = False
+
+
+def default_factory(kubeconfig: str | None, context: str | None) -> Any:
+    from task.client import Client
+
+    return Client.connect(kubeconfig=kubeconfig, context=context)
+
+
+def kubeconfig_contexts(kubeconfig: str | None) -> tuple[list[str], str | None]:
+    """Context names of the kubeconfig and its current one ([] inside a pod without one)."""
+    from kubernetes import config as k8s_config
+
+    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or "~/.kube/config"
+    path = os.path.expanduser(path)
+    if not os.path.isfile(path):
+        return [], None
+    try:
+        contexts, current = k8s_config.list_kube_config_contexts(config_file=path)
+    except Exception:  # a broken kubeconfig: switching is impossible, not an error worth a crash
+        return [], None
+    return sorted(c["name"] for c in contexts), (current or {}).get("name")
+
+
+def default_namespace(kubeconfig: str | None, context: str | None) -> str:
+    """The context's namespace, like kubectl, else ``default``."""
+    from kubernetes import config as k8s_config
+
+    path = os.path.expanduser(
+        kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or "~/.kube/config"
+    )
+    try:
+        contexts, current = k8s_config.list_kube_config_contexts(config_file=path)
+    except Exception:
+        return "default"
+    chosen = next((c for c in contexts if c["name"] == context), current) if context else current
+    return str(((chosen or {}).get("context") or {}).get("namespace") or "default")
+
+
+class Backend:
+    """One cluster connection, the namespaces in view, and their live caches."""
+
+    def __init__(
+        self,
+        options: Options,
+        *,
+        factory: ClientFactory = default_factory,
+        now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.UTC),
+    ) -> None:
+        self.options = options
+        self._factory = factory
+        self.client: Any = None
+        self.context = options.context
+        self.namespace = options.namespace
+        self.all_namespaces = options.all_namespaces
+        self.now = now
+        self._caches: dict[str, NamespaceCache] = {}
+        self._changes: queue.Queue[tuple[str, str]] = queue.Queue()
+        self._access: dict[tuple[str, str, str], bool] = {}
+        self._objects: dict[Resource, list[Obj]] = {}
+        self._states: dict[str, Any] = {}
+        self.inventory: Inventory | None = None
+
+    # -- connection ---------------------------------------------------------------------------------
+
+    def connect(self, context: str | None = None) -> None:
+        """(Re)connect, optionally to another kubeconfig context; stops the live caches."""
+        self.stop_live()
+        if context is not None:
+            self.context = context
+        self.client = self._factory(self.options.kubeconfig, self.context)
+        self._access.clear()
+        if not self.all_namespaces and not self.namespace:
+            self.namespace = default_namespace(self.options.kubeconfig, self.context)
+
+    def contexts(self) -> tuple[list[str], str | None]:
+        names, current = kubeconfig_contexts(self.options.kubeconfig)
+        return names, self.context or current
+
+    def namespaces(self) -> list[str]:
+        """Namespaces the user may list; when that is forbidden, just the current one."""
+        try:
+            items = self.client.list(NAMESPACES).get("items", [])
+        except Forbidden:
+            return [self.namespace] if self.namespace else []
+        return sorted(n["metadata"]["name"] for n in items)
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def _list(self, res: Resource, namespace: str | None) -> list[Obj]:
+        try:
+            return list(self.client.list(res, namespace=namespace).get("items", []))
+        except (NotFound, Forbidden):
+            return []  # no OpenShift here, or not ours to read: nothing to show
+
+    def watched_namespaces(self) -> list[str]:
+        if not self.all_namespaces:
+            return [self.namespace or "default"]
+        found: set[str] = set()
+        for res in (DEPLOYMENT_CONFIGS, DEPLOYMENTS):
+            found |= {o["metadata"].get("namespace", "") for o in self._list(res, None)}
+        return sorted(found)
+
+    def read(self) -> Inventory:
+        """One read by listing (one call per resource): the first screen, and manual reloads."""
+        scope = None if self.all_namespaces else (self.namespace or "default")
+        return self._build({res: self._list(res, scope) for res in data.WATCHED})
+
+    def _build(self, objects: dict[Resource, list[Obj]]) -> Inventory:
+        inventory, states = data.build_inventory(objects, selector=self.options.selector, now=self.now())
+        self._objects, self._states, self.inventory = objects, states, inventory
+        return inventory
+
+    # -- live ----------------------------------------------------------------------------------------
+
+    def start_live(self) -> None:
+        """Watch every namespace in view; returns once each cache has its first list."""
+        self.stop_live()
+        self._changes = queue.Queue()
+        for ns in self.watched_namespaces():
+            cache = NamespaceCache(self.client, ns, data.WATCHED)
+            cache.events = self._changes  # one queue for all caches: one blocking wait covers them all
+            cache.start()
+            self._caches[ns] = cache
+
+    def stop_live(self) -> None:
+        for cache in self._caches.values():
+            cache.stop()
+        self._caches.clear()
+
+    def poke(self) -> None:
+        """Wake a `wait` now (a dialog closed: show what changed meanwhile)."""
+        self._changes.put(("poke", ""))
+
+    @property
+    def live(self) -> bool:
+        return bool(self._caches)
+
+    def wait(self, timeout: float, *, settle: float = 0.1) -> bool:
+        """Block until a watched object changed (True) or ``timeout`` passed.
+
+        After the first change it waits ``settle`` seconds more, so a burst (a rollout touches the
+        workload, its revisions and pods within milliseconds) costs one refresh.
+        """
+        try:
+            self._changes.get(timeout=timeout)
+        except queue.Empty:
+            return False
+        time.sleep(settle)
+        while not self._changes.empty():
+            self._changes.get_nowait()
+        return True
+
+    def cached(self) -> Inventory:
+        """The inventory from the live caches (no API call)."""
+        objects: dict[Resource, list[Obj]] = {res: [] for res in data.WATCHED}
+        for cache in list(self._caches.values()):
+            for res in data.WATCHED:
+                objects[res].extend(cache.objects(res))
+        return self._build(objects)
+
+    def detail(self, row: WorkloadRow) -> DetailView:
+        """The detail of one row, from the last read plus the namespace's events (one list call)."""
+        ws = data.find_state(self._states, row)
+        obj = data.workload_object(self._objects, row)
+        names = data.involved_names(ws, row)
+        events = [
+            e
+            for e in self._list(EVENTS, row.namespace)
+            if (e.get("involvedObject") or {}).get("name") in names
+        ]
+        group = self.inventory.groups.get(row.group_key) if self.inventory else None
+        return data.build_detail(row, ws, obj, events, group)
+
+    # -- permissions and actions ---------------------------------------------------------------------
+
+    def _may(self, verb: str, res: Resource, namespace: str) -> bool:
+        key = (verb, res.label, namespace)
+        if key not in self._access:
+            self._access[key] = data.may(self.client, verb, res, namespace)
+        return self._access[key]
+
+    def permissions(self, namespace: str, kinds: Iterable[str]) -> frozenset[str]:
+        """The actions the user may perform on workloads of ``kinds`` in ``namespace``."""
+        if self.options.read_only:
+            return frozenset()
+        allowed = set()
+        for action in ACTIONS:
+            needs = data.needs(action, namespace, set(kinds))
+            if all(self._may(verb, res, ns) for verb, res, ns in needs):
+                allowed.add(action)
+        return frozenset(allowed)
+
+    def plan(self, action: str, target: Target) -> PlanView:
+        return data.plan_action(
+            self.client, action, target, context=self.context, kubeconfig=self.options.kubeconfig
+        )
+
+    def execute(self, action: str, target: Target, out: Printer, cancel: threading.Event) -> ResultView:
+        if self.options.read_only:
+            return ResultView("refused", 2, "read-only mode: no action is performed")
+        return data.run_action(self.client, action, target, out=out, cancel=cancel)

@@ -1,0 +1,349 @@
+"""Adapter: the task package's types and objects -> the TUI's views (`tui.views`).
+
+The only module of the TUI that knows how `task` models workloads, findings and repairs, so that a
+change there is absorbed here. Pure functions except `run_action`/`plan_action`, which call the
+repair operations (blocking: call them from a thread worker).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from task import selectors, state
+from task.journal import JOURNAL_LABEL
+from task.kinds import kind_of
+from task.resources import (
+    CONFIG_MAPS,
+    DEPLOYMENT_CONFIGS,
+    DEPLOYMENTS,
+    LEASES,
+    PODS,
+    REPLICA_SETS,
+    REPLICATION_CONTROLLERS,
+    Resource,
+)
+from task.structs import Obj
+from tui.views import (
+    UNGROUPED,
+    ConditionView,
+    DetailView,
+    EventView,
+    Finding,
+    GroupView,
+    Inventory,
+    PlanView,
+    PodView,
+    ResultView,
+    RevisionView,
+    RunView,
+    Target,
+    WorkloadRow,
+    command_line,
+    parse_time,
+)
+
+Objects = Mapping[Resource, list[Obj]]
+Printer = Callable[[str], None]
+
+# What the workloads screen reads and watches, per namespace.
+WATCHED: tuple[Resource, ...] = (
+    DEPLOYMENT_CONFIGS,
+    REPLICATION_CONTROLLERS,
+    DEPLOYMENTS,
+    REPLICA_SETS,
+    PODS,
+    CONFIG_MAPS,
+    LEASES,
+)
+MOVING_TAGS = ("latest",)
+
+
+def _ns(obj: Obj) -> str:
+    return str(obj.get("metadata", {}).get("namespace", ""))
+
+
+def selector_matches(selector: str, labels: Mapping[str, str]) -> bool:
+    return selectors.matches(selector, labels)
+
+
+def _finding(f: state.Finding) -> Finding:
+    return Finding(f.name, f.reason)
+
+
+def run_view(entry: Mapping[str, Any]) -> RunView:
+    return RunView(
+        run_id=str(entry.get("run_id", "")),
+        command=str(entry.get("command", "")),
+        actor=str(entry.get("actor", "")),
+        state=str(entry.get("state", "")),
+        started=str(entry.get("started", "")),
+        finished=str(entry.get("finished", "")),
+        error=str(entry.get("error", "")),
+        targets=dict(entry.get("targets", {})),
+    )
+
+
+def group_view(group: state.Group) -> GroupView:
+    journal = group.journal
+    history = tuple(run_view(h) for h in journal.history)
+    if journal.final and history:
+        last: RunView | None = history[-1]
+    else:  # a run going on now, or left half-done: the journal's current run is the story
+        last = RunView(
+            run_id=journal.run_id,
+            command=journal.command,
+            actor=journal.actor,
+            state=journal.state,
+            started=journal.started,
+            finished=journal.updated if journal.final else "",
+            error=journal.error,
+            targets={k: w.target_images for k, w in journal.workloads.items() if w.target_images},
+        )
+    return GroupView(
+        namespace=group.namespace,
+        selector=group.selector,
+        journal=group.name,
+        last_run=last if last and last.run_id else None,
+        history=history,
+        lock_holder=group.lock_holder if group.lock_live else "",
+    )
+
+
+def _loose_group(labels: Mapping[str, str]) -> str:
+    # No journal yet (e.g. damage left by an older tool): ODS components share `app=<project>-<component>`,
+    # the selector a rollout or a group repair of them would use.
+    return f"app={labels['app']}" if labels.get("app") else UNGROUPED
+
+
+def row_of(ws: state.WorkloadState) -> WorkloadRow:
+    return WorkloadRow(
+        namespace=ws.namespace,
+        kind=ws.ref.kind,
+        name=ws.ref.name,
+        group=ws.selector or _loose_group(ws.labels),
+        findings=tuple(_finding(f) for f in ws.findings) or (Finding(state.HEALTHY, ws.message),),
+        revision=ws.revision,
+        ready=ws.ready,
+        desired=ws.desired,
+        images=dict(ws.images),
+        created=parse_time(ws.created),
+        paused=ws.paused,
+        labels=dict(ws.labels),
+    )
+
+
+def assess(namespace: str, objects: Objects, *, selector: str, now: dt.datetime) -> state.NamespaceState:
+    return state.assess_namespace(
+        namespace,
+        dcs=objects.get(DEPLOYMENT_CONFIGS, []),
+        deployments=objects.get(DEPLOYMENTS, []),
+        rcs=objects.get(REPLICATION_CONTROLLERS, []),
+        rss=objects.get(REPLICA_SETS, []),
+        pods=objects.get(PODS, []),
+        configmaps=[c for c in objects.get(CONFIG_MAPS, []) if _is_journal(c)],
+        leases=objects.get(LEASES, []),
+        selector=selector or None,
+        now=now,
+    )
+
+
+def _is_journal(cm: Obj) -> bool:
+    return (cm.get("metadata", {}).get("labels") or {}).get(JOURNAL_LABEL) == "true"
+
+
+def build_inventory(
+    objects: Objects, *, selector: str = "", now: dt.datetime, namespaces: Iterable[str] = ()
+) -> tuple[Inventory, dict[str, state.NamespaceState]]:
+    """Rows for every DC and Deployment in ``objects`` (any namespaces), grouped by rollout group."""
+    split: dict[str, dict[Resource, list[Obj]]] = {}
+    for res, items in objects.items():
+        for obj in items:
+            split.setdefault(_ns(obj), {}).setdefault(res, []).append(obj)
+    states = {ns: assess(ns, objs, selector=selector, now=now) for ns, objs in sorted(split.items())}
+    rows: list[WorkloadRow] = []
+    groups: dict[str, GroupView] = {}
+    for ns_state in states.values():
+        for group in ns_state.groups:
+            view = group_view(group)
+            groups[view.key] = view
+        for ws in ns_state.workloads:
+            row = row_of(ws)
+            rows.append(row)
+            groups.setdefault(row.group_key, GroupView(namespace=row.namespace, selector=row.group))
+    used = {r.group_key for r in rows}
+    groups = {k: g for k, g in groups.items() if k in used}
+    all_ns = sorted(set(namespaces) | {r.namespace for r in rows})
+    return Inventory(rows=tuple(rows), groups=groups, namespaces=tuple(all_ns)), states
+
+
+def find_state(states: Mapping[str, state.NamespaceState], row: WorkloadRow) -> state.WorkloadState | None:
+    ns_state = states.get(row.namespace)
+    if ns_state is None:
+        return None
+    return next((w for w in ns_state.workloads if w.key == row.ref), None)
+
+
+def workload_object(objects: Objects, row: WorkloadRow) -> Obj | None:
+    for obj in objects.get(kind_of(row.kind).resource, []):
+        if obj["metadata"]["name"] == row.name and _ns(obj) == row.namespace:
+            return obj
+    return None
+
+
+def build_detail(
+    row: WorkloadRow,
+    ws: state.WorkloadState | None,
+    obj: Obj | None,
+    events: Iterable[Obj],
+    group: GroupView | None,
+) -> DetailView:
+    """The detail screen's content for one workload."""
+    revisions = tuple(
+        RevisionView(
+            name=r.name,
+            number=r.number,
+            phase=r.status,
+            images=dict(r.images),
+            created=parse_time(r.created),
+            replicas=f"{r.ready}/{r.replicas}",
+            active=r.replicas > 0,
+        )
+        for r in (ws.revisions if ws else ())
+    )
+    pods = tuple(
+        PodView(
+            name=p.name,
+            status=p.reason or p.phase or "Unknown",
+            ready="yes" if p.ready else "no",
+            restarts=p.restarts,
+            revision=p.revision,
+            node=p.node,
+        )
+        for p in (ws.pods if ws else ())
+    )
+    conditions = tuple(
+        ConditionView(
+            type=str(c.get("type", "")),
+            status=str(c.get("status", "")),
+            reason=str(c.get("reason", "")),
+            message=str(c.get("message", "")),
+        )
+        for c in ((obj or {}).get("status", {}) or {}).get("conditions", []) or []
+    )
+    return DetailView(
+        row=row,
+        conditions=conditions,
+        revisions=revisions,
+        pods=pods,
+        events=tuple(event_views(events)),
+        group=group,
+        triggers=tuple(ws.triggers) if ws else (),
+        message=ws.message if ws else "",
+    )
+
+
+def involved_names(ws: state.WorkloadState | None, row: WorkloadRow) -> set[str]:
+    """Objects whose events belong on a workload's detail screen: itself, its revisions and pods."""
+    if ws is None:
+        return {row.name}
+    return {row.name, *(r.name for r in ws.revisions), *(p.name for p in ws.pods)}
+
+
+def event_views(events: Iterable[Obj], limit: int = 15) -> list[EventView]:
+    """Newest first, at most ``limit``."""
+    views = []
+    for ev in events:
+        meta = ev.get("metadata", {})
+        last = parse_time(ev.get("lastTimestamp") or ev.get("eventTime") or meta.get("creationTimestamp"))
+        views.append(
+            EventView(
+                type=str(ev.get("type", "")),
+                reason=str(ev.get("reason", "")),
+                object=str((ev.get("involvedObject") or {}).get("name", "")),
+                message=str(ev.get("message", "")).strip(),
+                count=int(ev.get("count", 1) or 1),
+                last_seen=last,
+            )
+        )
+    far_past = dt.datetime.min.replace(tzinfo=dt.UTC)
+    return sorted(views, key=lambda v: (v.last_seen or far_past, v.message), reverse=True)[:limit]
+
+
+# -- actions ------------------------------------------------------------------------------------------
+
+
+def applicable(action: str, rows: Iterable[WorkloadRow], *, to_revision: int | None = None) -> bool:
+    """Whether an action makes sense for these workloads (the console's rules, reference section 4)."""
+    rows = list(rows)
+    if not rows:
+        return False
+    if action == "resume":
+        return any(r.paused for r in rows)
+    if action == "revert":
+        if to_revision is not None:
+            # another revision, or the current one when the template moved away from it (paused, drifted)
+            row = rows[0]
+            pending = any(f.code in ("stuck", "paused", "drifted") for f in row.findings)
+            return len(rows) == 1 and (to_revision != row.revision or pending)
+        return any(not r.healthy or r.revision > 1 for r in rows)
+    if action == "redeploy":
+        # a paused workload cannot start a rollout ("cannot deploy a paused deployment config")
+        return not any(r.paused for r in rows)
+    return False
+
+
+def needs(action: str, namespace: str, kinds: Iterable[str]) -> list[tuple[str, Resource, str]]:
+    """(verb, resource, namespace) an action needs, as the repair preflight checks them."""
+    repair = _repair()
+    if repair is not None and hasattr(repair, "permissions"):
+        return list(repair.permissions(action, namespace, set(kinds)))
+    out: list[tuple[str, Resource, str]] = []
+    for name in sorted(set(kinds)):
+        kind = kind_of(name)
+        out += [(v, kind.resource, namespace) for v in ("get", "list", "update")]
+        out += [("list", kind.revisions, namespace)]
+    return out
+
+
+def may(client: Any, verb: str, res: Resource, namespace: str) -> bool:
+    """One SelfSubjectAccessReview; an unanswerable one counts as no."""
+    from task.errors import RefusedError
+    from task.preflight import check_access
+
+    try:
+        check_access(client, [(verb, res, namespace)])
+    except RefusedError:
+        return False
+    return True
+
+
+def _repair() -> Any:
+    try:
+        from task import repair  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return repair
+
+
+def plan_action(
+    client: Any, action: str, target: Target, *, context: str | None, kubeconfig: str | None
+) -> PlanView:
+    """The repair's dry run as the confirmation dialog shows it."""
+    command = command_line(action, target, context=context, kubeconfig=kubeconfig)
+    repair = _repair()
+    if repair is None:
+        return PlanView(action, target, (), command, refusal="the repair operations are not available yet")
+    raise NotImplementedError
+
+
+def run_action(
+    client: Any, action: str, target: Target, *, out: Printer, cancel: threading.Event
+) -> ResultView:
+    """Carry the action out through the repair module, reporting progress lines to ``out``."""
+    repair = _repair()
+    if repair is None:
+        return ResultView("refused", 2, "the repair operations are not available yet")
+    raise NotImplementedError

@@ -1,0 +1,170 @@
+"""An in-memory stand-in for `task.client.Client`: the calls the TUI makes, answered from a dict.
+
+Used for screen snapshots, the benchmark and tests that need fixed data; live tests use the sandbox.
+Watches work (so live refresh can be tested), and SelfSubjectAccessReviews ask an ``allow`` callback.
+"""
+
+from __future__ import annotations
+
+import copy
+import queue
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from task.errors import NotFound
+from task.resources import Resource
+from task.selectors import matches
+
+Obj = dict[str, Any]
+Allow = Callable[[str, str, str], bool]  # (verb, resource plural, namespace) -> allowed
+
+
+def allow_all(verb: str, plural: str, namespace: str) -> bool:
+    return True
+
+
+def read_only(verb: str, plural: str, namespace: str) -> bool:
+    return verb in ("get", "list", "watch")
+
+
+class FakeCluster:
+    """Objects by (plural, namespace, name); resourceVersions from one counter, like etcd's."""
+
+    def __init__(self, objects: Iterable[Obj] = (), *, allow: Allow = allow_all) -> None:
+        self.allow = allow
+        self.requests: Counter[str] = Counter()
+        self._objects: dict[tuple[str, str, str], Obj] = {}
+        self._rv = 100
+        self._lock = threading.Lock()
+        self._watchers: list[tuple[str, str | None, queue.Queue[Obj | None]]] = []
+        self._closed = threading.Event()
+        for obj in objects:
+            self._put(_plural(obj), obj)
+
+    # -- helpers ----------------------------------------------------------------------------------------
+
+    def _put(self, plural: str, obj: Obj) -> Obj:
+        with self._lock:
+            self._rv += 1
+            obj = copy.deepcopy(obj)
+            meta = obj.setdefault("metadata", {})
+            meta["resourceVersion"] = str(self._rv)
+            key = (plural, meta.get("namespace", ""), meta["name"])
+            existed = key in self._objects
+            self._objects[key] = obj
+            watchers = list(self._watchers)
+        event = {"type": "MODIFIED" if existed else "ADDED", "object": copy.deepcopy(obj)}
+        for w_plural, w_ns, q in watchers:
+            if w_plural == plural and w_ns in (None, meta.get("namespace", "")):
+                q.put(event)
+        return copy.deepcopy(obj)
+
+    def apply(self, obj: Obj) -> Obj:
+        """Create or replace an object (test helper), notifying watches."""
+        return self._put(_plural(obj), obj)
+
+    def close(self) -> None:
+        """End every watch (the app is shutting down)."""
+        self._closed.set()
+        for _p, _ns, q in list(self._watchers):
+            q.put(None)
+
+    # -- the Client interface -----------------------------------------------------------------------
+
+    def list(self, res: Resource, *, namespace: str | None = None, selector: str | None = None) -> Obj:
+        self.requests["list"] += 1
+        with self._lock:
+            items = [
+                copy.deepcopy(o)
+                for (plural, ns, _name), o in sorted(self._objects.items())
+                if plural == res.plural and (namespace is None or ns == namespace)
+                and (not selector or matches(selector, o.get("metadata", {}).get("labels") or {}))
+            ]  # fmt: skip
+            rv = str(self._rv)
+        return {"items": items, "metadata": {"resourceVersion": rv}}
+
+    def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
+        self.requests["get"] += 1
+        with self._lock:
+            obj = self._objects.get((res.plural, namespace or "", name))
+        if obj is None:
+            raise NotFound(f"GET {res.path(namespace=namespace, name=name)}: 404 not found", status=404)
+        return copy.deepcopy(obj)
+
+    def create(self, res: Resource, body: Obj, *, namespace: str | None = None) -> Obj:
+        self.requests["create"] += 1
+        if res.plural == "selfsubjectaccessreviews":
+            attrs = body["spec"]["resourceAttributes"]
+            allowed = self.allow(attrs["verb"], attrs["resource"], attrs.get("namespace", ""))
+            return {**body, "status": {"allowed": allowed}}
+        body = copy.deepcopy(body)
+        body.setdefault("metadata", {}).setdefault("namespace", namespace or "")
+        return self._put(res.plural, body)
+
+    def replace(self, res: Resource, body: Obj, *, namespace: str | None = None) -> Obj:
+        self.requests["update"] += 1
+        return self._put(res.plural, body)
+
+    def patch(self, res: Resource, name: str, body: Obj, *, namespace: str | None = None) -> Obj:
+        self.requests["patch"] += 1
+        current = self.get(res, name, namespace=namespace)
+        return self._put(res.plural, _merge(current, body))
+
+    def delete(
+        self, res: Resource, name: str, *, namespace: str | None = None, resource_version: str | None = None
+    ) -> Obj:
+        self.requests["delete"] += 1
+        with self._lock:
+            obj = self._objects.pop((res.plural, namespace or "", name), None)
+        if obj is None:
+            raise NotFound(f"DELETE {name}: 404", status=404)
+        return obj
+
+    def watch(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None,
+        resource_version: str,
+        timeout_seconds: int = 300,
+        selector: str | None = None,
+    ) -> Iterator[Obj]:
+        self.requests["watch"] += 1
+        q: queue.Queue[Obj | None] = queue.Queue()
+        entry = (res.plural, namespace, q)
+        self._watchers.append(entry)
+        deadline = time.monotonic() + timeout_seconds
+        try:
+            while not self._closed.is_set() and time.monotonic() < deadline:
+                try:
+                    event = q.get(timeout=0.5)
+                except queue.Empty:
+                    continue
+                if event is None:
+                    return
+                yield event
+        finally:
+            self._watchers.remove(entry)
+
+
+def _plural(obj: Obj) -> str:
+    kind = obj.get("kind", "")
+    special = {"DeploymentConfig": "deploymentconfigs", "ReplicationController": "replicationcontrollers",
+               "ReplicaSet": "replicasets", "ConfigMap": "configmaps"}  # fmt: skip
+    return special.get(kind) or kind.lower() + "s"
+
+
+def _merge(base: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    out = dict(base) if isinstance(base, dict) else {}
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = _merge(out.get(key), value)
+    return out

@@ -1,0 +1,70 @@
+"""Messages the thread workers post to the app and its screens (post_message is thread-safe)."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from tui.views import DetailView, Inventory, PlanView, ResultView
+
+
+class Connected(Message):
+    """The backend connected (or switched context / namespace)."""
+
+    def __init__(self, context: str | None, namespace: str | None, all_namespaces: bool) -> None:
+        super().__init__()
+        self.context = context
+        self.namespace = namespace
+        self.all_namespaces = all_namespaces
+
+
+class InventoryLoaded(Message):
+    """A new reading of the workloads (first list, reload or live refresh)."""
+
+    def __init__(self, inventory: Inventory, *, live: bool, arrived: float) -> None:
+        super().__init__()
+        self.inventory = inventory
+        self.live = live
+        self.arrived = arrived  # time.perf_counter() when the data was complete
+
+
+class PermissionsLoaded(Message):
+    """The actions the user may perform, per namespace (from SelfSubjectAccessReviews)."""
+
+    def __init__(self, allowed: dict[str, frozenset[str]]) -> None:
+        super().__init__()
+        self.allowed = allowed
+
+
+class Problem(Message):
+    """An API or connection error: shown as a notification, never as a traceback."""
+
+    def __init__(self, text: str, *, severity: str = "error") -> None:
+        super().__init__()
+        self.text = text
+        self.severity = severity
+
+
+class DetailLoaded(Message):
+    def __init__(self, detail: DetailView) -> None:
+        super().__init__()
+        self.detail = detail
+
+
+class PlanLoaded(Message):
+    def __init__(self, plan: PlanView) -> None:
+        super().__init__()
+        self.plan = plan
+
+
+class ProgressLine(Message):
+    """One line of an action's live progress."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__()
+        self.line = line
+
+
+class ActionFinished(Message):
+    def __init__(self, result: ResultView) -> None:
+        super().__init__()
+        self.result = result

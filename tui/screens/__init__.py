@@ -1,0 +1,1 @@
+"""Screens of the repair TUI: workloads, detail, confirm/progress dialog, help, pickers."""

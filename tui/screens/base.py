@@ -1,0 +1,121 @@
+"""What the workloads and detail screens share: the repair actions on a selection, and dialogs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from textual.binding import Binding
+from textual.screen import ModalScreen
+
+from tui import data
+from tui.views import UNGROUPED, Target, WorkloadRow
+
+if TYPE_CHECKING:
+    from tui.app import RollguardApp
+
+ACTION_BINDINGS = [
+    Binding("u", "resume('selection')", "Resume"),
+    Binding("U", "resume('group')", "Resume group"),
+    Binding("v", "revert('selection')", "Revert"),
+    Binding("V", "revert('group')", "Revert group"),
+    Binding("d", "redeploy('selection')", "Redeploy"),
+    Binding("D", "redeploy('group')", "Redeploy group"),
+]
+TITLES = {"resume": "Resume", "revert": "Revert", "redeploy": "Redeploy"}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The workloads an action would act on, and how to name them to the repair operation."""
+
+    rows: tuple[WorkloadRow, ...]
+    target: Target
+    is_group: bool
+
+
+def group_selection(rows: list[WorkloadRow], to_revision: int | None = None) -> Selection | None:
+    """A whole rollout group: by its selector, or (ungrouped workloads) by name."""
+    if not rows:
+        return None
+    first = rows[0]
+    if first.group == UNGROUPED:
+        target = Target(first.namespace, refs=tuple(r.ref for r in rows), to_revision=to_revision)
+    else:
+        target = Target(first.namespace, selector=first.group, to_revision=to_revision)
+    return Selection(rows=tuple(rows), target=target, is_group=True)
+
+
+def workload_selection(row: WorkloadRow, to_revision: int | None = None) -> Selection:
+    return Selection(
+        rows=(row,), target=Target(row.namespace, refs=(row.ref,), to_revision=to_revision), is_group=False
+    )
+
+
+class ActionsMixin:
+    """Resume / revert / redeploy on `selection(scope)`, offered only when allowed and sensible.
+
+    A screen using it implements `selection(scope)`; scope is ``selection`` (what the cursor is on)
+    or ``group`` (the whole rollout group of the cursor's workload).
+    """
+
+    app: RollguardApp
+
+    def selection(self, scope: str) -> Selection | None:
+        raise NotImplementedError
+
+    def offers(self, action: str, scope: str) -> bool:
+        sel = self.selection(scope)
+        if sel is None or not self.app.may(action, sel.target.namespace):
+            return False
+        if scope == "group" and not sel.is_group:
+            return False
+        if scope == "group" and self.selection("selection") == sel:
+            return False  # the cursor is on the group itself: the plain key already acts on it
+        return data.applicable(action, sel.rows, to_revision=sel.target.to_revision)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in TITLES:
+            return self.offers(action, str(parameters[0]) if parameters else "selection")
+        return True
+
+    def action_label(self, action: str, scope: str) -> str:
+        sel = self.selection(scope)
+        what = sel.target.label if sel else "?"
+        if action == "revert" and sel and sel.target.to_revision is not None:
+            return f"{TITLES[action]} {what} to revision {sel.target.to_revision}"
+        return f"{TITLES[action]} {what}"
+
+    def run_action(self, action: str, scope: str) -> None:
+        if not self.offers(action, scope):
+            self.app.notify(f"{TITLES[action]} is not available here", severity="warning")
+            return
+        sel = self.selection(scope)
+        assert sel is not None
+        self.app.open_action(action, sel.target)
+
+    def action_resume(self, scope: str = "selection") -> None:
+        self.run_action("resume", scope)
+
+    def action_revert(self, scope: str = "selection") -> None:
+        self.run_action("revert", scope)
+
+    def action_redeploy(self, scope: str = "selection") -> None:
+        self.run_action("redeploy", scope)
+
+    def palette_commands(self) -> list[tuple[str, str, Any]]:
+        from tui.app import palette_entries
+
+        return palette_entries(self)
+
+
+class Dialog(ModalScreen[Any]):
+    """A modal dialog: while one is open the live refresh holds still."""
+
+    app: RollguardApp
+
+    def on_mount(self) -> None:
+        self.app.dialog_opened()
+
+    def on_unmount(self) -> None:
+        self.app.dialog_closed()

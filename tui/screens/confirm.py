@@ -1,0 +1,194 @@
+"""Confirm an action, then follow it: the plan (images and paused, before and after), the equivalent
+command line, the live progress and the result, in one dialog."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, DataTable, Label, RichLog, Static
+
+from tui.app import describe_error
+from tui.messages import ActionFinished, PlanLoaded, ProgressLine
+from tui.screens.base import TITLES, Dialog
+from tui.views import Change, PlanView, ResultView, Target, short_image
+
+if TYPE_CHECKING:
+    from tui.app import RollguardApp
+
+COLUMNS = ("Workload", "Image before", "Image after", "Paused", "Revision")
+
+
+def _images(change: Change) -> tuple[Text, Text]:
+    containers = sorted(set(change.images_before) | set(change.images_after))
+    before, after = Text(), Text()
+    for i, c in enumerate(containers):
+        prefix = f"{c}=" if len(containers) > 1 else ""
+        old, new = change.images_before.get(c, ""), change.images_after.get(c, "")
+        if i:
+            before.append("\n")
+            after.append("\n")
+        before.append(prefix + short_image(old))
+        after.append(prefix + short_image(new), style="bold yellow" if old != new else "")
+    return before, after
+
+
+def change_cells(change: Change) -> tuple[Text | str, ...]:
+    before, after = _images(change)
+    yes_no = {True: "yes", False: "no"}
+    paused = Text(f"{yes_no[change.paused_before]} → {yes_no[change.paused_after]}")
+    if change.paused_before != change.paused_after:
+        paused.stylize("bold yellow")
+    revision = str(change.revision_before)
+    if change.revision_after is not None and change.revision_after != change.revision_before:
+        revision += f" → {change.revision_after}"
+    return (change.ref, before, after, paused, revision)
+
+
+class ConfirmScreen(Dialog):
+    """States: planning -> ready (or refused) -> running -> done. Dismisses with the result or None."""
+
+    app: RollguardApp
+    BINDINGS = [
+        Binding("y", "confirm", "Confirm"),
+        Binding("escape,n", "cancel", "Cancel / close"),
+    ]
+
+    def __init__(self, action: str, target: Target) -> None:
+        super().__init__()
+        self.action = action
+        self.target = target
+        self.state = "planning"
+        self.plan: PlanView | None = None
+        self.result: ResultView | None = None
+        self.cancel_event = threading.Event()
+
+    def compose(self) -> ComposeResult:
+        title = f"{TITLES[self.action]} {self.target.label} in {self.target.namespace}"
+        if self.target.to_revision is not None:
+            title += f" to revision {self.target.to_revision}"
+        with Vertical(classes="dialog confirm"):
+            yield Label(title, classes="dialog-title")
+            yield Static("Reading what would change (dry run)…", id="summary")
+            yield DataTable(id="changes", cursor_type="none", show_cursor=False)
+            yield Static(id="notes")
+            yield Static(id="command")
+            yield RichLog(id="progress", wrap=True, markup=False, max_lines=500)
+            yield Static(id="result")
+            with Horizontal(classes="buttons"):
+                yield Button("Confirm (y)", id="confirm", variant="error", disabled=True)
+                yield Button("Cancel (esc)", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#changes", DataTable).add_columns(*COLUMNS)
+        self.query_one("#progress", RichLog).display = False
+        self.query_one("#changes", DataTable).display = False
+        self._plan()
+
+    @work(thread=True, exit_on_error=False, group="plan")
+    def _plan(self) -> None:
+        try:
+            plan = self.app.backend.plan(self.action, self.target)
+        except Exception as exc:
+            plan = PlanView(self.action, self.target, (), "", refusal=describe_error(exc))
+        self.post_message(PlanLoaded(plan))
+
+    @on(PlanLoaded)
+    def _plan_loaded(self, message: PlanLoaded) -> None:
+        plan = self.plan = message.plan
+        table = self.query_one("#changes", DataTable)
+        table.clear()
+        for change in plan.changes:
+            cells = change_cells(change)
+            height = max(len(change.images_before), len(change.images_after), 1)
+            table.add_row(*cells, height=height)
+        table.display = bool(plan.changes)
+        notes = [f"• {n}" for n in plan.notes] + [f"• {c.ref}: {c.note}" for c in plan.changes if c.note]
+        self.query_one("#notes", Static).update("\n".join(notes))
+        if plan.command:
+            self.query_one("#command", Static).update(Text.assemble(("$ ", "dim"), (plan.command, "bold")))
+        summary = self.query_one("#summary", Static)
+        if plan.refusal:
+            self.state = "refused"
+            summary.update(Text(f"Refused, nothing would change: {plan.refusal}", style="bold red"))
+            self.query_one("#confirm", Button).display = False
+            self.query_one("#cancel", Button).label = "Close (esc)"
+            return
+        self.state = "ready"
+        changed = sum(1 for c in plan.changes if c.changed)
+        summary.update(f"{changed} of {len(plan.changes)} workloads change. Confirm to carry it out:")
+        button = self.query_one("#confirm", Button)
+        button.disabled = False
+        button.focus()
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "confirm":
+            return self.state == "ready"
+        if action == "cancel":
+            return self.state != "running"
+        return True
+
+    @on(Button.Pressed, "#confirm")
+    def _confirm_pressed(self) -> None:
+        self.action_confirm()
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel_pressed(self) -> None:
+        self.action_cancel()
+
+    def action_confirm(self) -> None:
+        if self.state != "ready":
+            return
+        self.state = "running"
+        self.query_one("#confirm", Button).display = False
+        self.query_one("#cancel", Button).display = False
+        self.query_one("#summary", Static).update(Text("Running… (progress below)", style="bold"))
+        self.query_one("#progress", RichLog).display = True
+        self.refresh_bindings()
+        self._execute()
+
+    @work(thread=True, exit_on_error=False, group="action")
+    def _execute(self) -> None:
+        try:
+            result = self.app.backend.execute(
+                self.action,
+                self.target,
+                lambda line: self.post_message(ProgressLine(line)),
+                self.cancel_event,
+            )
+        except Exception as exc:
+            result = ResultView("error", 3, describe_error(exc))
+        self.post_message(ActionFinished(result))
+
+    @on(ProgressLine)
+    def _progress(self, message: ProgressLine) -> None:
+        self.query_one("#progress", RichLog).write(message.line)
+
+    @on(ActionFinished)
+    def _finished(self, message: ActionFinished) -> None:
+        result = self.result = message.result
+        self.state = "done"
+        style = "bold green" if result.ok else "bold red"
+        text = Text.assemble((f"{result.status} (exit {result.exit_code}): ", style), result.summary)
+        for err in result.errors:
+            text.append(f"\n• {err}")
+        self.query_one("#summary", Static).update(text)
+        cancel = self.query_one("#cancel", Button)
+        cancel.label = "Close (esc)"
+        cancel.display = True
+        cancel.focus()
+        self.refresh_bindings()
+
+    def action_cancel(self) -> None:
+        if self.state == "running":
+            self.app.notify(
+                "the operation is still running; its result will be shown here", severity="warning"
+            )
+            return
+        self.dismiss(self.result)

@@ -1,0 +1,226 @@
+"""Enter on a workload: its conditions, revision history, pods, recent events and its group's journal."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Label, Static
+
+from tui.app import describe_error
+from tui.messages import DetailLoaded, Problem
+from tui.screens.base import ACTION_BINDINGS, ActionsMixin, Selection, group_selection, workload_selection
+from tui.views import DetailView, GroupView, Inventory, WorkloadRow, age, images_text
+from tui.widgets.badges import badges
+
+if TYPE_CHECKING:
+    from tui.app import RollguardApp
+
+ROLLING = ("New", "Pending", "Running")
+TABLES = {
+    "conditions": ("Type", "Status", "Reason", "Message"),
+    "revisions": ("Revision", "Phase", "Ready", "Images", "Age"),
+    "pods": ("Pod", "Status", "Ready", "Restarts", "Revision", "Node"),
+    "events": ("Last seen", "Type", "Reason", "Object", "Message"),
+}
+
+
+class DetailScreen(ActionsMixin, Screen[None]):
+    """One workload in depth; the same actions as the main screen, plus revert to a chosen revision."""
+
+    app: RollguardApp
+    SCOPES = ("selection", "group", "revision")
+    BINDINGS = [
+        Binding("escape,backspace", "back", "Back"),
+        Binding("t", "revert('revision')", "Revert to this revision"),
+        Binding("r", "reload", "Reload"),
+        *ACTION_BINDINGS,
+    ]
+
+    def __init__(self, row: WorkloadRow) -> None:
+        super().__init__()
+        self.row = row
+        self.detail: DetailView | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        with VerticalScroll(id="detail"):
+            yield Static(id="summary")
+            for name in TABLES:
+                yield Label(
+                    name.capitalize() if name != "revisions" else "Revision history", classes="section"
+                )
+                yield DataTable(
+                    id=name,
+                    cursor_type="row" if name == "revisions" else "none",
+                    show_cursor=name == "revisions",
+                )
+            yield Label("Journal", classes="section")
+            yield Static(id="journal")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for name, columns in TABLES.items():
+            table = self.query_one(f"#{name}", DataTable)
+            table.add_columns(*columns)
+            table.can_focus = name == "revisions"
+        self.query_one("#revisions", DataTable).focus()
+        self.show_header()
+        self.load()
+
+    # -- data ----------------------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        self._load(self.row)
+
+    @work(thread=True, exclusive=True, group="detail", exit_on_error=False)
+    def _load(self, row: WorkloadRow) -> None:
+        try:
+            self.post_message(DetailLoaded(self.app.backend.detail(row)))
+        except Exception as exc:
+            self.app.post_message(Problem(describe_error(exc)))
+
+    def inventory_changed(self, inventory: Inventory, *, live: bool) -> None:
+        fresh = next((r for r in inventory.rows if r.key == self.row.key), None)
+        if fresh is None:
+            self.app.notify(f"{self.row.ref} no longer exists", severity="warning")
+            return
+        self.row = fresh
+        self.show_header()
+        self.load()
+
+    @on(DetailLoaded)
+    def _loaded(self, message: DetailLoaded) -> None:
+        self.detail = message.detail
+        self.show(message.detail)
+
+    def show_header(self) -> None:
+        row = self.row
+        title = Text.assemble(
+            (row.ref, "bold"), f"  in {row.namespace}  ·  group ", (row.group or "(none)", "bold")
+        )
+        title.append("   ")
+        title.append_text(badges(row.findings))
+        self.query_one("#status", Static).update(title)
+
+    def show(self, detail: DetailView) -> None:
+        now = self.app.clock()
+        row = detail.row
+        lines = [f"[b]{f.code}[/]: {f.reason}" for f in row.findings if f.reason]
+        lines.append(f"[b]revision[/] {row.revision}   [b]ready[/] {row.ready}/{row.desired}   "
+                     f"[b]paused[/] {'yes' if row.paused else 'no'}   [b]images[/] {images_text(row.images)}")  # fmt: skip
+        if detail.triggers:
+            lines.append(f"[b]triggers[/] {'; '.join(detail.triggers)}")
+        self.query_one("#summary", Static).update("\n".join(lines))
+        self._fill("conditions", [(c.type, c.status, c.reason, c.message) for c in detail.conditions])
+        revisions = self.query_one("#revisions", DataTable)
+        keep = revisions.cursor_row
+        self._fill(
+            "revisions",
+            [
+                (
+                    Text(f"{r.name}{' ●' if r.active else ''}", style="bold" if r.active else ""),
+                    r.phase,
+                    r.replicas,
+                    images_text(r.images),
+                    age(r.created, now),
+                )
+                for r in detail.revisions
+            ],
+            keys=[str(r.number) for r in detail.revisions],
+        )
+        if detail.revisions:
+            revisions.move_cursor(row=min(keep, len(detail.revisions) - 1))
+        self._fill(
+            "pods", [(p.name, p.status, p.ready, str(p.restarts), p.revision, p.node) for p in detail.pods]
+        )
+        self._fill(
+            "events",
+            [
+                (
+                    age(e.last_seen, now),
+                    e.type,
+                    e.reason,
+                    e.object,
+                    e.message + (f" (x{e.count})" if e.count > 1 else ""),
+                )
+                for e in detail.events
+            ],
+        )
+        self.query_one("#journal", Static).update(journal_text(detail.group))
+        self.refresh_bindings()
+
+    def _fill(self, name: str, rows: list[tuple[object, ...]], keys: list[str] | None = None) -> None:
+        table = self.query_one(f"#{name}", DataTable)
+        table.clear()
+        if not rows:
+            table.add_row(*(["(none)"] + [""] * (len(TABLES[name]) - 1)))
+            return
+        for i, cells in enumerate(rows):
+            table.add_row(*cells, key=keys[i] if keys else None)
+
+    # -- selection and keys --------------------------------------------------------------------------------
+
+    def chosen_revision(self) -> int | None:
+        if self.detail is None or not self.detail.revisions:
+            return None
+        table = self.query_one("#revisions", DataTable)
+        if not 0 <= table.cursor_row < len(self.detail.revisions):
+            return None
+        return self.detail.revisions[table.cursor_row].number
+
+    def selection(self, scope: str) -> Selection | None:
+        if scope == "revision":
+            number = self.chosen_revision()
+            return workload_selection(self.row, to_revision=number) if number is not None else None
+        if scope == "group":
+            inventory = self.app.inventory
+            rows = inventory.group_rows(self.row.group_key) if inventory else [self.row]
+            return group_selection(rows)
+        return workload_selection(self.row)
+
+    def offers(self, action: str, scope: str) -> bool:
+        if scope == "revision" and self.detail is not None:
+            table = self.query_one("#revisions", DataTable)
+            revisions = self.detail.revisions
+            if 0 <= table.cursor_row < len(revisions) and revisions[table.cursor_row].phase in ROLLING:
+                return False  # like the console: no rollback to a revision still rolling out
+        return super().offers(action, scope)
+
+    @on(DataTable.RowHighlighted, "#revisions")
+    def _revision_highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self.refresh_bindings()
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_reload(self) -> None:
+        self.load()
+
+
+def journal_text(group: GroupView | None) -> str:
+    """Who ran what on the group, when, with what targets, and how it ended."""
+    if group is None or not group.journal:
+        return "[dim]no journal: rollguard has not run on this group yet[/]"
+    lines = [f"[b]journal[/] ConfigMap {group.journal}   [b]selector[/] {group.selector}"]
+    if group.lock_holder:
+        lines.append(f"[b]running now[/] {group.lock_holder}")
+    run = group.last_run
+    if run is not None:
+        lines.append(
+            f"[b]last run[/] {run.run_id}  {run.command or 'rollout'} by {run.actor or '?'}  "
+            f"started {run.started or '?'}  finished {run.finished or '-'}  [b]outcome[/] {run.state}"
+        )
+        if run.error:
+            lines.append(f"[b]error[/] {run.error}")
+        for key, images in sorted(run.targets.items()):
+            lines.append(f"  target {key}: {images_text(images)}")
+    earlier = [h for h in group.history if run is None or h.run_id != run.run_id][-4:]
+    for h in reversed(earlier):
+        lines.append(f"[dim]  earlier {h.run_id}  {h.command} by {h.actor}: {h.state} ({h.finished})[/]")
+    return "\n".join(lines)

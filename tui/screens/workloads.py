@@ -1,0 +1,213 @@
+"""The main screen: every DC and Deployment in view, grouped by rollout group, live."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from tui.screens.base import ACTION_BINDINGS, ActionsMixin, Selection, group_selection, workload_selection
+from tui.views import SORT_KEYS, Inventory
+from tui.widgets.workload_table import WorkloadTable, build_lines
+
+if TYPE_CHECKING:
+    from tui.app import RollguardApp
+
+
+class WorkloadsScreen(ActionsMixin, Screen[None]):
+    """Rollout groups and their workloads; the keys in the footer follow the selected row."""
+
+    app: RollguardApp
+    BINDINGS = [
+        Binding("enter", "details", "Details"),
+        Binding("slash", "filter", "Filter"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("s", "sort", "Sort"),
+        Binding("S", "reverse_sort", "Reverse sort", show=False),
+        Binding("n", "namespace", "Namespace"),
+        Binding("c", "context", "Context"),
+        Binding("r", "reload", "Reload"),
+        *ACTION_BINDINGS,
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text_filter = ""
+        self.sort = "name"
+        self.reverse = False
+
+    def compose(self) -> ComposeResult:
+        yield Static("connecting…", id="status")
+        yield Input(placeholder="filter: words in name, kind, group, finding or image", id="filter")
+        yield WorkloadTable(id="workloads")
+        yield Static("", id="reason")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        filter_box = self.query_one("#filter", Input)
+        filter_box.display = False
+        if self.app.static:
+            filter_box.cursor_blink = False
+        self.query_one(WorkloadTable).focus()
+
+    @property
+    def table(self) -> WorkloadTable:
+        return self.query_one(WorkloadTable)
+
+    # -- data ----------------------------------------------------------------------------------------
+
+    def inventory_changed(self, inventory: Inventory, *, live: bool) -> None:
+        self.redraw()
+
+    def connection_changed(self) -> None:
+        self.update_status()
+
+    def redraw(self) -> None:
+        inventory = self.app.inventory
+        if inventory is None:
+            return
+        lines = build_lines(
+            inventory,
+            text_filter=self.text_filter,
+            sort=self.sort,
+            reverse=self.reverse,
+            now=self.app.clock(),
+            show_namespace=self.app.backend.all_namespaces,
+        )
+        self.table.show(lines)
+        self.update_status()
+        self.update_reason()
+        self.refresh_bindings()
+
+    def update_status(self) -> None:
+        backend = self.app.backend
+        inv = self.app.inventory
+        where = "all namespaces" if backend.all_namespaces else (backend.namespace or "…")
+        parts = [f"[b]context[/] {backend.context or 'current'}", f"[b]namespace[/] {where}"]
+        if backend.options.selector:
+            parts.append(f"[b]selector[/] {backend.options.selector}")
+        if inv is not None:
+            shown = sum(1 for ln in self.table.lines if ln.row is not None)
+            parts.append(
+                f"{shown}/{len(inv.rows)} workloads" if self.text_filter else f"{len(inv.rows)} workloads"
+            )
+        parts.append(f"sort {self.sort}{' ↑' if self.reverse else ''}")
+        if self.text_filter:
+            parts.append(f"filter “{self.text_filter}”")
+        if self.app.read_only:
+            parts.append("[reverse] read-only [/]")
+        if self.app.live_enabled:
+            parts.append("[dim]live[/]" if backend.live else "[dim]…[/]")
+        self.query_one("#status", Static).update("  ·  ".join(parts))
+
+    def update_reason(self) -> None:
+        """The selected row's findings with their reasons, under the table."""
+        line = self.table.current
+        text = ""
+        if line is not None and line.row is not None:
+            text = "\n".join(f"[b]{f.code}[/]: {f.reason}" for f in line.row.findings if f.reason)
+        elif line is not None and self.app.inventory is not None:
+            group = self.app.inventory.groups.get(line.group)
+            run = group.last_run if group else None
+            if run is not None:
+                text = f"[b]last run[/] {run.run_id}: {run.command} {run.state} by {run.actor or '?'}"
+                text += f" ({run.finished or run.started})" + (f": {run.error}" if run.error else "")
+        self.query_one("#reason", Static).update(text)
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
+        self.update_reason()
+        self.refresh_bindings()
+
+    @on(DataTable.RowSelected)
+    def _selected(self, _event: DataTable.RowSelected) -> None:
+        self.action_details()
+
+    # -- selection -------------------------------------------------------------------------------------
+
+    def selection(self, scope: str) -> Selection | None:
+        line = self.table.current
+        inventory = self.app.inventory
+        if line is None or inventory is None:
+            return None
+        if line.row is not None and scope == "selection":
+            return workload_selection(line.row)
+        return group_selection(inventory.group_rows(line.group))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "details":
+            line = self.table.current
+            return line is not None and line.row is not None
+        if action == "clear_filter":
+            return bool(self.text_filter) or self.query_one("#filter", Input).display
+        return super().check_action(action, parameters)
+
+    # -- keys --------------------------------------------------------------------------------------------
+
+    def action_details(self) -> None:
+        from tui.screens.detail import DetailScreen
+
+        line = self.table.current
+        if line is not None and line.row is not None:
+            self.app.push_screen(DetailScreen(line.row))
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.display = True
+        box.value = self.text_filter
+        box.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.text_filter = event.value.strip()
+        self.redraw()
+
+    @on(Input.Submitted, "#filter")
+    def _filter_done(self, _event: Input.Submitted) -> None:
+        self.table.focus()
+        if not self.text_filter:
+            self.query_one("#filter", Input).display = False
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.display = False
+        self.text_filter = ""
+        self.table.focus()
+        self.redraw()
+
+    def action_sort(self) -> None:
+        self.sort = SORT_KEYS[(SORT_KEYS.index(self.sort) + 1) % len(SORT_KEYS)]
+        self.redraw()
+
+    def action_reverse_sort(self) -> None:
+        self.reverse = not self.reverse
+        self.redraw()
+
+    def action_reload(self) -> None:
+        self.app.refresh_now()
+        self.app.notify("reloading", timeout=2)
+
+    def action_namespace(self) -> None:
+        from tui.screens.pick import ALL_NAMESPACES, NamespacePicker
+
+        def chosen(value: str | None) -> None:
+            if value == ALL_NAMESPACES:
+                self.app.load(all_namespaces=True)
+            elif value:
+                self.app.load(namespace=value)
+
+        self.app.push_screen(NamespacePicker(), chosen)
+
+    def action_context(self) -> None:
+        from tui.screens.pick import ContextPicker
+
+        def chosen(value: str | None) -> None:
+            if value:
+                self.app.load(context=value)
+
+        self.app.push_screen(ContextPicker(), chosen)

@@ -1,0 +1,351 @@
+"""What the TUI shows, as plain frozen dataclasses, and pure formatting helpers.
+
+Screens and widgets only see these types; `tui.data` builds them from the task package's types.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+Obj = dict[str, Any]
+
+ACTIONS = ("resume", "revert", "redeploy")
+# Worst first: the order badges are shown in and the "findings" sort key.
+SEVERITY = (
+    "failed",
+    "half-rolled",
+    "stuck",
+    "paused",
+    "drifted",
+    "unavailable",
+    "progressing",
+    "mutable-image",
+    "healthy",
+)
+UNGROUPED = ""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding of the state model, with its one-line human reason."""
+
+    code: str
+    reason: str = ""
+
+    @property
+    def rank(self) -> int:
+        return SEVERITY.index(self.code) if self.code in SEVERITY else len(SEVERITY)
+
+
+@dataclass(frozen=True)
+class WorkloadRow:
+    """One line of the workloads table."""
+
+    namespace: str
+    kind: str  # DeploymentConfig | Deployment
+    name: str
+    group: str  # the rollout group's selector, UNGROUPED when none
+    findings: tuple[Finding, ...]
+    revision: int
+    ready: int
+    desired: int
+    images: Mapping[str, str]
+    created: dt.datetime | None = None
+    paused: bool = False
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def ref(self) -> str:
+        """How the CLI names it: ``dc/NAME`` or ``deployment/NAME``."""
+        return f"{'dc' if self.kind == 'DeploymentConfig' else 'deployment'}/{self.name}"
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.ref}"
+
+    @property
+    def group_key(self) -> str:
+        return group_key(self.namespace, self.group)
+
+    @property
+    def healthy(self) -> bool:
+        return all(f.code in ("healthy", "mutable-image") for f in self.findings)
+
+    @property
+    def worst(self) -> int:
+        return min((f.rank for f in self.findings), default=len(SEVERITY))
+
+
+def group_key(namespace: str, selector: str) -> str:
+    return f"group:{namespace}/{selector}"
+
+
+@dataclass(frozen=True)
+class RunView:
+    """One run of a group, as its journal records it."""
+
+    run_id: str
+    command: str
+    actor: str
+    state: str
+    started: str
+    finished: str
+    error: str = ""
+    targets: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """A rollout group and what its journal says."""
+
+    namespace: str
+    selector: str
+    journal: str = ""  # ConfigMap name, "" when the group has none
+    last_run: RunView | None = None
+    history: tuple[RunView, ...] = ()
+    lock_holder: str = ""
+
+    @property
+    def key(self) -> str:
+        return group_key(self.namespace, self.selector)
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """Everything the workloads screen shows, read at one moment."""
+
+    rows: tuple[WorkloadRow, ...]
+    groups: Mapping[str, GroupView]  # by group key
+    namespaces: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+
+    def group_rows(self, key: str) -> list[WorkloadRow]:
+        return [r for r in self.rows if r.group_key == key]
+
+
+@dataclass(frozen=True)
+class RevisionView:
+    name: str
+    number: int
+    phase: str
+    images: Mapping[str, str]
+    created: dt.datetime | None
+    replicas: str  # ready/desired
+    active: bool = False
+
+
+@dataclass(frozen=True)
+class PodView:
+    name: str
+    status: str
+    ready: str
+    restarts: int
+    revision: str
+    node: str
+
+
+@dataclass(frozen=True)
+class EventView:
+    type: str
+    reason: str
+    object: str
+    message: str
+    count: int
+    last_seen: dt.datetime | None
+
+
+@dataclass(frozen=True)
+class ConditionView:
+    type: str
+    status: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class DetailView:
+    """The detail screen of one workload."""
+
+    row: WorkloadRow
+    conditions: tuple[ConditionView, ...]
+    revisions: tuple[RevisionView, ...]
+    pods: tuple[PodView, ...]
+    events: tuple[EventView, ...]
+    group: GroupView | None
+    triggers: tuple[str, ...] = ()
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class Target:
+    """What an action acts on: some workloads of one namespace, or a whole group by its selector."""
+
+    namespace: str
+    refs: tuple[str, ...] = ()  # dc/NAME, deployment/NAME
+    selector: str = ""  # set: the whole rollout group
+    to_revision: int | None = None  # revert only
+
+    @property
+    def label(self) -> str:
+        if self.selector:
+            return f"group {self.selector}"
+        return ", ".join(self.refs)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One workload's before and after, as the confirmation dialog shows it."""
+
+    ref: str
+    images_before: Mapping[str, str]
+    images_after: Mapping[str, str]
+    paused_before: bool
+    paused_after: bool
+    revision_before: int = 0
+    revision_after: int | None = None  # the revision reverted to, when known
+    note: str = ""
+
+    @property
+    def changed(self) -> bool:
+        return dict(self.images_before) != dict(self.images_after) or self.paused_before != self.paused_after
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """What an action will do, from the repair module's dry run."""
+
+    action: str
+    target: Target
+    changes: tuple[Change, ...]
+    command: str
+    refusal: str = ""  # non-empty: the action would be refused (exit 2), nothing to confirm
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ResultView:
+    """How an action ended."""
+
+    status: str
+    exit_code: int
+    summary: str
+    errors: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+# -- formatting helpers, pure ---------------------------------------------------------------------
+
+
+def parse_time(text: str | None) -> dt.datetime | None:
+    if not text:
+        return None
+    for fmt in ("%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S.%fZ"):
+        try:
+            return dt.datetime.strptime(text, fmt).replace(tzinfo=dt.UTC)
+        except ValueError:
+            continue
+    return None
+
+
+def age(then: dt.datetime | None, now: dt.datetime) -> str:
+    """kubectl-style age: 45s, 12m, 3h, 5d."""
+    if then is None:
+        return "-"
+    seconds = max(int((now - then).total_seconds()), 0)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size * (2 if unit != "m" else 1):
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def short_image(image: str) -> str:
+    """``registry/ns/api:v1`` -> ``api:v1``; digests cut to 12 hex digits."""
+    if not image.strip():
+        return "(none)"
+    name = image.rsplit("/", 1)[-1]
+    if "@sha256:" in name:
+        repo, digest = name.split("@sha256:", 1)
+        return f"{repo}@{digest[:12]}"
+    return name
+
+
+def images_text(images: Mapping[str, str]) -> str:
+    if len(images) == 1:
+        return short_image(next(iter(images.values())))
+    return " ".join(f"{c}={short_image(i)}" for c, i in images.items())
+
+
+def command_line(
+    action: str,
+    target: Target,
+    *,
+    context: str | None = None,
+    kubeconfig: str | None = None,
+    dry_run: bool = False,
+) -> str:
+    """The equivalent `rollguard` command, shell-quoted."""
+    args = ["rollguard", action]
+    args += ["-l", target.selector] if target.selector else list(target.refs)
+    args += ["-n", target.namespace]
+    if action == "revert" and target.to_revision is not None:
+        args += ["--to-revision", str(target.to_revision)]
+    if context:
+        args += ["--context", context]
+    if kubeconfig:
+        args += ["--kubeconfig", kubeconfig]
+    if dry_run:
+        args.append("--dry-run")
+    return shlex.join(args)
+
+
+def matches(row: WorkloadRow, text: str) -> bool:
+    """The `/` filter: every word must appear in the name, kind, group, findings or images."""
+    hay = " ".join(
+        [
+            row.name,
+            row.kind,
+            row.ref,
+            row.namespace,
+            row.group,
+            *(f.code for f in row.findings),
+            *row.images.values(),
+        ]
+    ).lower()
+    return all(word in hay for word in text.lower().split())
+
+
+SORT_KEYS = ("name", "findings", "kind", "revision", "age")
+
+
+def sort_rows(rows: Iterable[WorkloadRow], key: str, *, reverse: bool = False) -> list[WorkloadRow]:
+    """Rows in display order for a sort key; ties broken by name so the order is stable."""
+    far_past = dt.datetime.min.replace(tzinfo=dt.UTC)
+    keys: dict[str, Any] = {
+        "name": lambda r: (r.name,),
+        "findings": lambda r: (r.worst, r.name),
+        "kind": lambda r: (r.kind, r.name),
+        "revision": lambda r: (r.revision, r.name),
+        # oldest first reads like the other columns (ascending age)
+        "age": lambda r: (-(r.created or far_past).timestamp(), r.name),
+    }
+    return sorted(rows, key=keys[key], reverse=reverse)
+
+
+def group_order(inventory: Inventory, rows: Sequence[WorkloadRow], sort: str) -> list[str]:
+    """Group keys in display order: worst group first when sorting by findings, else by name."""
+    keys = {r.group_key for r in rows}
+    if sort == "findings":
+        worst = {k: min(r.worst for r in rows if r.group_key == k) for k in keys}
+        return sorted(keys, key=lambda k: (worst[k], k == group_key_of_ungrouped(k), k))
+    return sorted(keys, key=lambda k: (group_key_of_ungrouped(k), k))
+
+
+def group_key_of_ungrouped(key: str) -> bool:
+    return key.endswith("/")

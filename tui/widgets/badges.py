@@ -1,0 +1,36 @@
+"""Findings as coloured badges (Rich Text), one colour per finding, worst first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.text import Text
+
+from tui.views import Finding
+
+# Colours chosen to read on dark and light themes and to stay distinct without colour (the word is shown).
+STYLES = {
+    "failed": "bold white on #b3261e",
+    "half-rolled": "bold black on #f28c28",
+    "stuck": "bold white on #8e24aa",
+    "paused": "bold black on #f9d71c",
+    "drifted": "bold white on #5e35b1",
+    "unavailable": "bold white on #c2185b",
+    "progressing": "bold black on #4fc3f7",
+    "mutable-image": "black on #90a4ae",
+    "healthy": "bold black on #43a047",
+}
+
+
+def badge(code: str) -> Text:
+    return Text(f" {code} ", style=STYLES.get(code, "reverse"))
+
+
+def badges(findings: Iterable[Finding]) -> Text:
+    """Badges separated by a space, worst first."""
+    out = Text()
+    for i, finding in enumerate(sorted(findings, key=lambda f: f.rank)):
+        if i:
+            out.append(" ")
+        out.append_text(badge(finding.code))
+    return out

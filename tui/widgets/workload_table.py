@@ -1,0 +1,195 @@
+"""The workloads table: rollout groups as header rows, their workloads below, findings as badges."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from tui.views import (
+    UNGROUPED,
+    Finding,
+    GroupView,
+    Inventory,
+    WorkloadRow,
+    age,
+    group_order,
+    images_text,
+    matches,
+    parse_time,
+    sort_rows,
+)
+from tui.widgets.badges import badges
+
+COLUMNS = (("workload", "Workload"), ("findings", "Findings"), ("rev", "Rev"), ("ready", "Ready"),
+           ("images", "Images"), ("age", "Age"))  # fmt: skip
+IMAGES_WIDTH = 44
+KIND_PREFIX = {"DeploymentConfig": "dc", "Deployment": "deploy"}
+
+
+@dataclass(frozen=True)
+class Line:
+    """One table line: a group header or a workload, with its cells."""
+
+    key: str
+    cells: tuple[Text | str, ...]
+    group: str  # group key
+    row: WorkloadRow | None = None  # None for a group header
+
+
+def _truncate(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def group_label(group: GroupView | None, selector: str, namespace: str, show_ns: bool) -> Text:
+    label = Text("▾ ", style="bold")
+    label.append(selector or "(no rollout group)", style="bold")
+    if show_ns:
+        label.append(f"  {namespace}", style="dim")
+    if group is not None and not group.journal and selector:
+        label.append("  (no journal)", style="dim italic")
+    return label
+
+
+def journal_text(group: GroupView | None) -> str:
+    if group is None or group.last_run is None:
+        return ""
+    run = group.last_run
+    who = f" by {run.actor}" if run.actor else ""
+    text = f"last run: {run.command or 'run'} {run.state}{who}"
+    if group.lock_holder:
+        text = f"running now: {group.lock_holder}"
+    return _truncate(text, IMAGES_WIDTH)
+
+
+def build_lines(
+    inventory: Inventory,
+    *,
+    text_filter: str,
+    sort: str,
+    reverse: bool,
+    now: dt.datetime,
+    show_namespace: bool,
+) -> list[Line]:
+    """The table's content, in order (pure: tested without a screen)."""
+    rows = [r for r in inventory.rows if not text_filter or matches(r, text_filter)]
+    lines: list[Line] = []
+    by_group: dict[str, list[WorkloadRow]] = {}
+    for row in rows:
+        by_group.setdefault(row.group_key, []).append(row)
+    for key in group_order(inventory, rows, sort):
+        members = sort_rows(by_group[key], sort, reverse=reverse)
+        group = inventory.groups.get(key)
+        first = members[0]
+        union = {f.code: f for r in members for f in r.findings}
+        if len(union) > 1:
+            union.pop("healthy", None)
+        last = group.last_run if group else None
+        when = parse_time(last.finished or last.started) if last else None
+        lines.append(
+            Line(
+                key=key,
+                group=key,
+                cells=(
+                    group_label(group, first.group, first.namespace, show_namespace),
+                    badges(Finding(c) for c in union),
+                    "",
+                    Text(f"{len(members)} wl", style="dim"),
+                    Text(journal_text(group), style="italic"),
+                    age(when, now) if when else "",
+                ),
+            )
+        )
+        for row in members:
+            name = Text("  ")
+            name.append(f"{KIND_PREFIX.get(row.kind, row.kind)}/", style="dim")
+            name.append(row.name)
+            ready = Text(f"{row.ready}/{row.desired}", style="" if row.ready >= row.desired else "bold red")
+            lines.append(
+                Line(
+                    key=row.key,
+                    group=key,
+                    row=row,
+                    cells=(
+                        name,
+                        badges(row.findings),
+                        str(row.revision),
+                        ready,
+                        _truncate(images_text(row.images), IMAGES_WIDTH),
+                        age(row.created, now),
+                    ),
+                )
+            )
+    return lines
+
+
+class WorkloadTable(DataTable[Text | str]):
+    """A DataTable that keeps its cursor on the same workload (or group) across refreshes."""
+
+    DEFAULT_CSS = """
+    WorkloadTable { height: 1fr; }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)  # type: ignore[arg-type]
+        self.lines: list[Line] = []
+        self._by_key: dict[str, Line] = {}
+
+    def on_mount(self) -> None:
+        for key, label in COLUMNS:
+            self.add_column(label, key=key)
+
+    @property
+    def current(self) -> Line | None:
+        if not self.lines or not 0 <= self.cursor_row < len(self.lines):
+            return None
+        return self.lines[self.cursor_row]
+
+    def line(self, key: str) -> Line | None:
+        return self._by_key.get(key)
+
+    def show(self, lines: Sequence[Line]) -> None:
+        """Replace the content; the cursor stays on its row's key (or its position if it went away)."""
+        old_keys = [ln.key for ln in self.lines]
+        new_keys = [ln.key for ln in lines]
+        current = self.current
+        if old_keys == new_keys:
+            # Same rows in the same order: update changed cells in place (cursor and scroll untouched).
+            for old, new in zip(self.lines, lines, strict=True):
+                if old.cells != new.cells:
+                    for (col, _label), before, after in zip(COLUMNS, old.cells, new.cells, strict=True):
+                        if before != after:
+                            self.update_cell(new.key, col, after)
+            self.lines = list(lines)
+            self._by_key = {ln.key: ln for ln in lines}
+            return
+        index = self.cursor_row
+        scroll_y = self.scroll_y
+        self.lines = list(lines)
+        self._by_key = {ln.key: ln for ln in lines}
+        self.clear()
+        for ln in lines:
+            self.add_row(*ln.cells, key=ln.key)
+        if current is not None and current.key in self._by_key:
+            index = new_keys.index(current.key)
+        elif current is not None and current.row is not None and current.group in self._by_key:
+            index = new_keys.index(current.group)  # the workload went away: stay in its group
+        index = max(0, min(index, len(lines) - 1))
+        self.move_cursor(row=index, scroll=False)
+        self.call_after_refresh(self._restore_scroll, scroll_y, index)
+
+    def _restore_scroll(self, scroll_y: float, index: int) -> None:
+        self.scroll_to(y=scroll_y, animate=False, immediate=True)
+        self.move_cursor(row=index, scroll=True)
+
+    def select_key(self, key: str) -> bool:
+        if key in self._by_key:
+            self.move_cursor(row=[ln.key for ln in self.lines].index(key))
+            return True
+        return False
+
+
+__all__ = ["UNGROUPED", "Line", "WorkloadTable", "build_lines"]
