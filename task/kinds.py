@@ -121,6 +121,23 @@ class Kind:
     def is_complete_revision(self, rev: Obj) -> bool:
         raise NotImplementedError
 
+    def was_complete(self, rev: Obj) -> bool:
+        """Whether a revision once ran complete, so a revert may return to it."""
+        return self.is_complete_revision(rev)
+
+    def revision_state(self, rev: Obj) -> VerifiedState | None:
+        """The state a revert to this revision restores (template, and a DC's triggers of then)."""
+        template = self.revision_template(rev)
+        if template is None:
+            return None
+        return VerifiedState(
+            template=copy.deepcopy(template),
+            triggers=None,
+            revision=self.revision_number(rev),
+            images=images_of(template),
+            paused=False,
+        )
+
     def rollout_blocker(self, obj: Obj) -> str | None:
         """Why a template change would not start a rollout by itself, or None."""
         return None
@@ -177,6 +194,20 @@ class DeploymentConfigKind(Kind):
     def is_complete_revision(self, rev: Obj) -> bool:
         return bool(
             rev.get("metadata", {}).get("annotations", {}).get(readiness.PHASE_ANNOTATION) == "Complete"
+        )
+
+    def revision_state(self, rev: Obj) -> VerifiedState | None:
+        state = super().revision_state(rev)
+        config = encoded_config(rev)
+        triggers = config.get("spec", {}).get("triggers") if isinstance(config, dict) else None
+        if state is None or triggers is None:
+            return state
+        return VerifiedState(
+            template=state.template,
+            triggers=copy.deepcopy(triggers),
+            revision=state.revision,
+            images=state.images,
+            paused=False,
         )
 
     def _latest(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
@@ -252,6 +283,10 @@ class DeploymentKind(Kind):
 
     def is_complete_revision(self, rev: Obj) -> bool:
         return int(rev.get("status", {}).get("availableReplicas", 0) or 0) > 0
+
+    def was_complete(self, rev: Obj) -> bool:
+        # A ReplicaSet keeps no record of having completed; `kubectl rollout undo` returns to any.
+        return True
 
     def progress(self, obj: Obj, revisions: list[Obj]) -> Progress:
         return readiness.deployment_progress(obj)

@@ -44,6 +44,7 @@ __all__ = [
     "read_groups",
     "selected",
     "template_changes",
+    "trigger_text",
 ]
 
 PAUSED = "paused"
@@ -510,7 +511,8 @@ def _pod_info(pod: Obj, revision: str) -> PodInfo:
     )
 
 
-def _trigger_text(trigger: Obj) -> str:
+def trigger_text(trigger: Obj) -> str:
+    """A DC trigger in a few words, e.g. ``ImageChange app <- api:v2 (auto)``."""
     if trigger.get("type") != "ImageChange":
         return str(trigger.get("type", "?"))
     params = trigger.get("imageChangeParams") or {}
@@ -567,7 +569,7 @@ def assess(
         phase=progress.phase.value,
         message=progress.message,
         labels=snap.labels,
-        triggers=tuple(_trigger_text(t) for t in snap.triggers or []),
+        triggers=tuple(trigger_text(t) for t in snap.triggers or []),
         revisions=tuple(_revision_info(k.kind, r, i == 0) for i, r in enumerate(mine)),
         pods=tuple(
             _pod_info(p, r["metadata"]["name"])

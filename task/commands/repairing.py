@@ -1,0 +1,77 @@
+"""What `resume`, `revert` and `redeploy` share on the command line (not a subcommand itself)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from typing import Any
+
+from task.commands.common import cluster_args, connect, install_sigterm, printer
+from task.errors import RefusedError
+
+
+def add(sub: Any, action: str, *, help: str, description: str) -> argparse.ArgumentParser:
+    """The subcommand's parser with every option the three repairs take."""
+    p: argparse.ArgumentParser = sub.add_parser(action, help=help, description=description)
+    p.add_argument("targets", nargs="*", metavar="TARGET", help="dc/NAME or deployment/NAME (or use -l)")
+    p.add_argument("-n", "--namespace", required=True, help="namespace of the workloads")
+    p.add_argument("-l", "--selector", help="act on this rollout group's workloads instead of TARGETs")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what would change (images, paused) as a diff; change nothing",
+    )
+    p.add_argument(
+        "--timeout", default="10m", metavar="DURATION", help="how long to wait for the result (10m)"
+    )
+    p.add_argument("--report", metavar="FILE", help="write a JSON report to FILE")
+    cluster_args(p)
+    p.set_defaults(handler=run, action=action)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from task.inputs import parse_duration
+    from task.repair import Repair, plan_repair
+    from task.report import Outcome, write_report
+
+    action = args.action
+    try:
+        timeout = parse_duration(args.timeout)
+        client = connect(args)
+        plan = plan_repair(
+            client,
+            action=action,
+            namespace=args.namespace,
+            targets=args.targets,
+            selector=args.selector,
+            to_revision=getattr(args, "to_revision", None),
+        )
+        if args.dry_run:
+            print("\n".join(plan.diff()))
+            changed = sum(c.changed for c in plan.changes)
+            print(f"dry run: {changed} of {len(plan.changes)} workloads would change; nothing was changed")
+            outcome = Outcome(
+                status="succeeded", command=action, namespace=plan.namespace, selector=plan.selector
+            )
+        else:
+            cancel = threading.Event()
+            job = Repair(client, plan, timeout=timeout, out=printer, cancel=cancel)
+            install_sigterm(cancel, lambda: job.cache.wake() if job.cache else None)
+            outcome = job.execute()
+    except RefusedError as exc:
+        outcome = Outcome(
+            status="refused",
+            command=action,
+            namespace=args.namespace,
+            selector=args.selector or "",
+            error=str(exc),
+        )
+    if outcome.status == "refused":
+        print(f"rollguard: refused: {outcome.error}", file=sys.stderr)
+    elif not args.dry_run:
+        print(outcome.summary())
+    if args.report:
+        write_report(outcome, args.report)
+    return outcome.exit_code
