@@ -19,7 +19,7 @@ from task.client import Client
 from task.engine import GroupRun, actor
 from task.errors import ApiError, RefusedError, RollguardError, RolloutFailed
 from task.journal import Journal, WorkloadEntry, now
-from task.repair_plan import ACTIONS, Change, RepairPlan, plan_repair
+from task.repair_plan import ACTIONS, Change, RepairPlan, permissions, plan_repair
 from task.report import Outcome
 from task.structs import Phase, WorkloadRef
 from task.watch import Watched, wait_for
@@ -30,6 +30,7 @@ __all__ = [
     "Repair",
     "RepairArgs",
     "RepairPlan",
+    "permissions",
     "plan_repair",
     "redeploy",
     "repair",
