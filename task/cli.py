@@ -16,7 +16,7 @@ from task import __version__
 from task.errors import EXIT_REFUSED, RefusedError
 
 # Subcommand modules under task.commands, in help order. Each defines register(subparsers).
-SUBCOMMANDS = ["rollout", "status", "resume", "revert", "redeploy", "drift_check"]
+SUBCOMMANDS = ["rollout", "status", "resume", "revert", "redeploy", "drift_check", "tui"]
 
 
 def build_parser() -> argparse.ArgumentParser:

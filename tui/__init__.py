@@ -1,0 +1,42 @@
+"""The repair TUI (`rollguard tui`): a Textual face over `task`'s state model and repair operations.
+
+`task` never imports this package; `task.commands.tui` imports it inside its handler.
+"""
+
+from __future__ import annotations
+
+import logging
+
+
+def main(
+    *,
+    namespace: str | None = None,
+    all_namespaces: bool = False,
+    selector: str = "",
+    context: str | None = None,
+    kubeconfig: str | None = None,
+    read_only: bool = False,
+) -> int:
+    """Run the TUI until the user quits; exit code 0 (2 when the kubeconfig is unusable)."""
+    from tui.app import RollguardApp
+    from tui.backend import Backend, Options
+
+    # Library warnings (urllib3 pool, kubernetes) must not scribble over the screen.
+    logging.getLogger().addHandler(logging.NullHandler())
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
+    options = Options(
+        namespace=namespace,
+        all_namespaces=all_namespaces,
+        selector=selector,
+        context=context,
+        kubeconfig=kubeconfig,
+        read_only=read_only,
+    )
+    backend = Backend(options)
+    backend.connect()  # reads the kubeconfig only: a bad one is refused (exit 2) before the screen opens
+    app = RollguardApp(backend)
+    try:
+        app.run()
+    finally:
+        backend.stop_live()
+    return app.return_code or 0

@@ -162,6 +162,10 @@ class RollguardApp(App[int]):
 
     @on(InventoryLoaded)
     def _inventory_loaded(self, message: InventoryLoaded) -> None:
+        old = self.inventory.errors if self.inventory else ()
+        for problem in message.inventory.errors:
+            if problem not in old:
+                self.notify(problem, title="rollguard", severity="warning", timeout=8)
         self.inventory = message.inventory
         self.timings.setdefault("first_arrived", message.arrived)
         self.timings["arrived"] = message.arrived

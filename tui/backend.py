@@ -6,6 +6,7 @@ by `tui.data`; this module only moves objects.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import queue
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from task.errors import Forbidden, NotFound
+from task.inventory import LISTS
 from task.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, EVENTS, NAMESPACES, Resource
 from task.structs import Obj
 from task.watcher import NamespaceCache
@@ -95,6 +97,7 @@ class Backend:
         self._changes: queue.Queue[tuple[str, str]] = queue.Queue()
         self._access: dict[tuple[str, str, str], bool] = {}
         self._objects: dict[Resource, list[Obj]] = {}
+        self._problems: list[str] = []
         self._states: dict[str, Any] = {}
         self.inventory: Inventory | None = None
 
@@ -124,27 +127,40 @@ class Backend:
 
     # -- reading ------------------------------------------------------------------------------------
 
-    def _list(self, res: Resource, namespace: str | None) -> list[Obj]:
+    def _list(self, res: Resource, namespace: str | None, selector: str | None = None) -> list[Obj]:
         try:
-            return list(self.client.list(res, namespace=namespace).get("items", []))
-        except (NotFound, Forbidden):
-            return []  # no OpenShift here, or not ours to read: nothing to show
+            return list(self.client.list(res, namespace=namespace, selector=selector).get("items", []))
+        except NotFound:
+            return []  # not OpenShift: no DCs
+        except Forbidden:
+            where = f"in {namespace}" if namespace else "cluster-wide"
+            self._problems.append(f"not allowed to list {res.label} {where}: findings may be incomplete")
+            return []
 
     def watched_namespaces(self) -> list[str]:
         if not self.all_namespaces:
             return [self.namespace or "default"]
         found: set[str] = set()
         for res in (DEPLOYMENT_CONFIGS, DEPLOYMENTS):
-            found |= {o["metadata"].get("namespace", "") for o in self._list(res, None)}
+            found |= {
+                o["metadata"].get("namespace", "")
+                for o in self._list(res, None, self.options.selector or None)
+            }
         return sorted(found)
 
     def read(self) -> Inventory:
-        """One read by listing (one call per resource): the first screen, and manual reloads."""
+        """One read by listing, one call per kind (the inventory's lists): first screen and reloads."""
         scope = None if self.all_namespaces else (self.namespace or "default")
-        return self._build({res: self._list(res, scope) for res in data.WATCHED})
+        self._problems = []
+        objects: dict[Resource, list[Obj]] = {}
+        for res, fixed, filtered in LISTS.values():
+            objects[res] = self._list(res, scope, (self.options.selector or None) if filtered else fixed)
+        return self._build(objects)
 
     def _build(self, objects: dict[Resource, list[Obj]]) -> Inventory:
         inventory, states = data.build_inventory(objects, selector=self.options.selector, now=self.now())
+        if self._problems:
+            inventory = dataclasses.replace(inventory, errors=tuple(dict.fromkeys(self._problems)))
         self._objects, self._states, self.inventory = objects, states, inventory
         return inventory
 
@@ -233,7 +249,7 @@ class Backend:
             self.client, action, target, context=self.context, kubeconfig=self.options.kubeconfig
         )
 
-    def execute(self, action: str, target: Target, out: Printer, cancel: threading.Event) -> ResultView:
+    def execute(self, plan: PlanView, out: Printer, cancel: threading.Event) -> ResultView:
         if self.options.read_only:
             return ResultView("refused", 2, "read-only mode: no action is performed")
-        return data.run_action(self.client, action, target, out=out, cancel=cancel)
+        return data.run_action(self.client, plan, out=out, cancel=cancel)

@@ -28,6 +28,7 @@ from task.resources import (
 from task.structs import Obj
 from tui.views import (
     UNGROUPED,
+    Change,
     ConditionView,
     DetailView,
     EventView,
@@ -296,16 +297,10 @@ def applicable(action: str, rows: Iterable[WorkloadRow], *, to_revision: int | N
 
 
 def needs(action: str, namespace: str, kinds: Iterable[str]) -> list[tuple[str, Resource, str]]:
-    """(verb, resource, namespace) an action needs, as the repair preflight checks them."""
-    repair = _repair()
-    if repair is not None and hasattr(repair, "permissions"):
-        return list(repair.permissions(action, namespace, set(kinds)))
-    out: list[tuple[str, Resource, str]] = []
-    for name in sorted(set(kinds)):
-        kind = kind_of(name)
-        out += [(v, kind.resource, namespace) for v in ("get", "list", "update")]
-        out += [("list", kind.revisions, namespace)]
-    return out
+    """(verb, resource, namespace) an action needs: what the repair preflight checks."""
+    from task.preflight import rollout_permissions
+
+    return rollout_permissions(namespace, set(kinds), promote_from=None)
 
 
 def may(client: Any, verb: str, res: Resource, namespace: str) -> bool:
@@ -320,30 +315,63 @@ def may(client: Any, verb: str, res: Resource, namespace: str) -> bool:
     return True
 
 
-def _repair() -> Any:
-    try:
-        from task import repair  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return repair
+def _change_view(change: Any) -> Change:
+    return Change(
+        ref=change.key,
+        images_before=dict(change.images_before),
+        images_after=dict(change.images_after),
+        paused_before=change.paused_before,
+        paused_after=change.paused_after,
+        revision_before=change.revision_before,
+        revision_after=change.target_revision,
+        note="; ".join(change.notes),
+        changed=change.changed,
+        running=dict(change.images_running),
+    )
 
 
 def plan_action(
     client: Any, action: str, target: Target, *, context: str | None, kubeconfig: str | None
 ) -> PlanView:
-    """The repair's dry run as the confirmation dialog shows it."""
+    """The repair's preflight and plan (read-only), as the confirmation dialog shows it."""
+    from task.errors import RefusedError
+    from task.repair_plan import plan_repair
+
     command = command_line(action, target, context=context, kubeconfig=kubeconfig)
-    repair = _repair()
-    if repair is None:
-        return PlanView(action, target, (), command, refusal="the repair operations are not available yet")
-    raise NotImplementedError
+    try:
+        plan = plan_repair(
+            client,
+            action=action,
+            namespace=target.namespace,
+            targets=target.refs,
+            selector=target.selector or None,
+            to_revision=target.to_revision,
+        )
+    except RefusedError as exc:
+        return PlanView(action, target, (), command, refusal=str(exc))
+    notes = []
+    if plan.selector and plan.group is None:
+        notes.append(f"group {plan.selector} has no journal yet: this repair starts one")
+    if plan.selector and not plan.whole_group:
+        notes.append(f"part of group {plan.selector}: the other workloads of the group are left as they are")
+    return PlanView(
+        action, target, tuple(_change_view(c) for c in plan.changes), command, notes=tuple(notes), handle=plan
+    )
 
 
 def run_action(
-    client: Any, action: str, target: Target, *, out: Printer, cancel: threading.Event
+    client: Any, plan: PlanView, *, out: Printer, cancel: threading.Event, timeout: int = 600
 ) -> ResultView:
-    """Carry the action out through the repair module, reporting progress lines to ``out``."""
-    repair = _repair()
-    if repair is None:
-        return ResultView("refused", 2, "the repair operations are not available yet")
-    raise NotImplementedError
+    """Carry out the plan the user confirmed (the very one shown: a workload changed by someone else
+    since is not overwritten), reporting progress lines to ``out``."""
+    from task.repair import Repair
+
+    if plan.handle is None or plan.refusal:
+        return ResultView("refused", 2, plan.refusal or "nothing to do")
+    outcome = Repair(client, plan.handle, timeout=timeout, out=out, cancel=cancel).execute()
+    return ResultView(
+        status=outcome.status,
+        exit_code=outcome.exit_code,
+        summary=outcome.summary(),
+        errors=tuple(outcome.errors),
+    )

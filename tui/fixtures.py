@@ -282,9 +282,23 @@ def neighbours(ns: str = "shop-dev") -> list[Obj]:
     return objs
 
 
+def namespace(name: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "creationTimestamp": ts(60 * 24 * 100)},
+    }
+
+
+def cluster_of(objects: list[Obj], *, allow: Allow = allow_all) -> FakeCluster:
+    """A FakeCluster holding ``objects`` and the namespaces they live in."""
+    names = sorted({o["metadata"]["namespace"] for o in objects if o["metadata"].get("namespace")})
+    return FakeCluster([*(namespace(n) for n in names), *objects], allow=allow)
+
+
 def demo_cluster(*, allow: Allow = allow_all) -> FakeCluster:
     """The snapshot scene: the reference case beside a healthy group."""
-    return FakeCluster(reference_case() + neighbours(), allow=allow)
+    return cluster_of(reference_case() + neighbours(), allow=allow)
 
 
 def many(workloads: int = 300, namespaces: int = 10) -> list[Obj]:

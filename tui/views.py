@@ -208,10 +208,8 @@ class Change:
     revision_before: int = 0
     revision_after: int | None = None  # the revision reverted to, when known
     note: str = ""
-
-    @property
-    def changed(self) -> bool:
-        return dict(self.images_before) != dict(self.images_after) or self.paused_before != self.paused_after
+    changed: bool = True  # False: already as wanted, nothing is written
+    running: Mapping[str, str] = field(default_factory=dict)  # what runs now, when not the template
 
 
 @dataclass(frozen=True)
@@ -224,6 +222,7 @@ class PlanView:
     command: str
     refusal: str = ""  # non-empty: the action would be refused (exit 2), nothing to confirm
     notes: tuple[str, ...] = ()
+    handle: Any = field(default=None, compare=False, repr=False)  # the repair's own plan, to carry out
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,9 @@ def _images(change: Change) -> tuple[Text, Text]:
             before.append("\n")
             after.append("\n")
         before.append(prefix + short_image(old))
+        running = change.running.get(c)
+        if running and running != old:
+            before.append(f" (runs {short_image(running)})", style="dim")
         after.append(prefix + short_image(new), style="bold yellow" if old != new else "")
     return before, after
 
