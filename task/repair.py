@@ -255,7 +255,7 @@ def repair(
             selector=selector,
             to_revision=to_revision,
         )
-    except RefusedError as exc:
+    except (RefusedError, ApiError) as exc:  # preflight only reads: nothing was changed
         return Outcome(
             status="refused", command=action, namespace=namespace, selector=selector or "", error=str(exc)
         )

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from task.client import Client
-from task.errors import ApiError, NotFound, RefusedError
+from task.errors import ApiError, Forbidden, NotFound, RefusedError
 from task.inputs import parse_namespace, parse_selector, parse_workload
 from task.journal import JOURNAL_LABEL, Journal, group_name
 from task.kinds import Kind, images_of, kind_of
@@ -155,24 +155,28 @@ def parse_targets(targets: Iterable[str | WorkloadRef]) -> list[WorkloadRef]:
 
 
 def _resolve(
-    client: Client, namespace: str, refs: list[WorkloadRef], selector: str | None
+    client: Client,
+    namespace: str,
+    refs: list[WorkloadRef],
+    selector: str | None,
+    listed: list[tuple[Kind, Obj]],
 ) -> tuple[list[tuple[Kind, Obj]], list[Group], Group | None, str, bool]:
     """(workloads, groups of the namespace, their group, its selector, whole group?) or RefusedError."""
-    groups = read_groups(
-        namespace,
-        client.list(CONFIG_MAPS, namespace=namespace, selector=f"{JOURNAL_LABEL}=true").get("items", []),
-        client.list(LEASES, namespace=namespace).get("items", []),
-        now=dt.datetime.now(dt.UTC),
-    )
+    try:
+        groups = read_groups(
+            namespace,
+            client.list(CONFIG_MAPS, namespace=namespace, selector=f"{JOURNAL_LABEL}=true").get("items", []),
+            client.list(LEASES, namespace=namespace).get("items", []),
+            now=dt.datetime.now(dt.UTC),
+        )
+    except Forbidden as exc:
+        raise RefusedError(
+            f"not allowed to list the rollout journals and leases in namespace {namespace!r}",
+            fix="grant 'list' on configmaps and leases.coordination.k8s.io (see tekton/rbac.yaml)",
+        ) from exc
     if selector is not None:
-        found = list_group(client, namespace, selector)
-        if not found:
-            raise RefusedError(
-                f"selector {selector!r} matches no DeploymentConfig or Deployment in namespace {namespace!r}",
-                fix="check the labels (kubectl get dc,deploy -n NS --show-labels) or the namespace",
-            )
         return (
-            found,
+            listed,
             groups,
             next((g for g in groups if g.name == group_name(selector)), None),
             selector,
@@ -331,11 +335,18 @@ def plan_repair(
         raise RefusedError(
             f"--to-revision {to_revision} is not valid here", fix="revert one workload to N >= 1"
         )
-    check_namespace(client, namespace)
-    found, groups, group, group_selector, whole = _resolve(client, namespace, refs, wanted)
-    if to_revision is not None and len(found) != 1:
+    if to_revision is not None and len(refs) != 1:
         raise RefusedError("--to-revision needs exactly one workload", fix="revert one TARGET at a time")
-    check_access(client, permissions(action, namespace, {k.kind for k, _ in found}))
+    check_namespace(client, namespace)
+    listed = list_group(client, namespace, wanted) if wanted is not None else []
+    if wanted is not None and not listed:
+        raise RefusedError(
+            f"selector {wanted!r} matches no DeploymentConfig or Deployment in namespace {namespace!r}",
+            fix="check the labels (kubectl get dc,deploy -n NS --show-labels) or the namespace",
+        )
+    kinds = {r.kind for r in refs} | {k.kind for k, _ in listed}
+    check_access(client, permissions(action, namespace, kinds))  # before reading journals and leases
+    found, groups, group, group_selector, whole = _resolve(client, namespace, refs, wanted, listed)
     if group_selector:
         GroupLock(client, namespace=namespace, name=group_name(group_selector), holder="").check()
     for kind, obj in found:  # a run on an overlapping group holds these workloads too

@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 from task.commands.common import cluster_args, connect, install_sigterm, printer
-from task.errors import RefusedError
+from task.errors import ApiError, RefusedError
 
 
 def add(sub: Any, action: str, *, help: str, description: str) -> argparse.ArgumentParser:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             job = Repair(client, plan, timeout=timeout, out=printer, cancel=cancel)
             install_sigterm(cancel, lambda: job.cache.wake() if job.cache else None)
             outcome = job.execute()
-    except RefusedError as exc:
+    except (RefusedError, ApiError) as exc:  # the preflight only reads: nothing was changed
         outcome = Outcome(
             status="refused",
             command=action,

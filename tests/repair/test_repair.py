@@ -1,0 +1,215 @@
+"""resume, revert and redeploy bring damaged groups back to healthy, on the live sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from task.client import Client
+from task.inputs import parse_selector
+from task.journal import DATA_KEY, group_name
+from task.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, LEASES
+from tests.scenarios import CRASH, NEW, OLD, events, killed_run, pause, reference_state, set_image, states
+from tests.support import (
+    DC,
+    DEPLOYMENT,
+    SELECTOR,
+    create_group,
+    dc_body,
+    deployment_body,
+    resource_versions,
+    rolled_out,
+    rollguard,
+    view,
+    wait_until,
+)
+
+JOURNAL = group_name(parse_selector(SELECTOR))
+
+
+@pytest.fixture
+def client(sandbox) -> Client:
+    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
+
+
+def journal(client: Client, namespace: str) -> dict:
+    return json.loads(client.get(CONFIG_MAPS, JOURNAL, namespace=namespace)["data"][DATA_KEY])
+
+
+def assert_healthy(client: Client, namespace: str) -> None:
+    found = states(client, namespace)
+    assert found and all(s.healthy for s in found.values()), {k: s.findings for k, s in found.items()}
+
+
+def test_revert_group_repairs_the_reference_case(sandbox, namespace, client, tmp_path: Path):
+    """Reference section 1 (dc1 new, dc2 failed/old, dc3 paused with new waiting): all old, none paused."""
+    reference_state(client, namespace)
+    ran = {n: states(client, namespace)[f"dc/{n}"].revisions[-1].images for n in ("dc1", "dc2", "dc3")}
+    result = rollguard(
+        sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "r.json"
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    for name in ("dc1", "dc2", "dc3"):
+        now = view(client, namespace, DC, name)
+        assert not now.paused and now.complete and now.latest_phase == "Complete", name
+        assert now.images == ran[name], name  # the old image revision 1 ran
+        dc = client.get(DEPLOYMENT_CONFIGS, name, namespace=namespace)
+        trigger = dc["spec"]["triggers"][1]["imageChangeParams"]
+        # the trigger is back as it was (on NAME:latest), but manual: the tag points at the new image now
+        assert trigger["from"]["name"] == f"{name}:latest" and trigger["automatic"] is False
+    assert result.report["status"] == "succeeded"
+    assert {w["outcome"] for w in result.report["workloads"]} == {"reverted"}
+    assert journal(client, namespace)["run"]["state"] == "repaired"
+    assert len(events(client, namespace, "RollguardRevert")) == 3
+    assert_healthy(client, namespace)
+
+
+def test_resume_rolls_out_what_piled_up(sandbox, namespace, client):
+    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
+    pause(client, namespace, "dc2")
+    set_image(client, namespace, DC, "dc2", NEW)
+    client.patch(DEPLOYMENTS, "web", {"spec": {"paused": True}}, namespace=namespace)
+    result = rollguard(sandbox.kubeconfig, "resume", "-n", namespace, "-l", SELECTOR)
+    assert result.code == 0, result.stdout + result.stderr
+    assert view(client, namespace, DC, "dc2").images == {"app": NEW}
+    for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
+        state = view(client, namespace, kind, name)
+        assert not state.paused and state.complete, name
+    assert len(events(client, namespace, "RollguardResume")) == 2  # dc1 was not paused: untouched
+    assert journal(client, namespace)["run"]["state"] == "repaired"
+    assert_healthy(client, namespace)
+
+
+def test_resume_of_a_crashing_pending_change_reverts_it(sandbox, namespace, client, tmp_path: Path):
+    create_group(client, namespace, [dc_body("dc1", OLD)])
+    pause(client, namespace, "dc1")
+    set_image(client, namespace, DC, "dc1", CRASH)
+    result = rollguard(sandbox.kubeconfig, "resume", "dc/dc1", "-n", namespace, report=tmp_path / "r.json")
+    assert result.code == 1, result.stdout + result.stderr
+    assert "CrashLoopBackOff" in result.report["error"]
+    now = view(client, namespace, DC, "dc1")
+    assert now.images == {"app": OLD} and not now.paused and now.complete
+
+
+def test_redeploy_after_a_killed_run(sandbox, namespace, client):
+    create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
+    killed_run(client, namespace)
+    # the killed run had changed dc1 already
+    set_image(client, namespace, DC, "dc1", NEW)
+    rolled_out(client, DC, namespace, "dc1")
+    assert all(s.has("half-rolled") for s in states(client, namespace).values())
+    revisions = {k: s.revision for k, s in states(client, namespace).items()}
+    result = rollguard(sandbox.kubeconfig, "redeploy", "-n", namespace, "-l", SELECTOR)
+    assert result.code == 0, result.stdout + result.stderr
+    after = states(client, namespace)
+    assert all(after[k].revision == revisions[k] + 1 for k in revisions), (revisions, after)
+    for kind, name in ((DC, "dc1"), (DEPLOYMENT, "web")):
+        obj = client.get(DEPLOYMENT_CONFIGS if kind == DC else DEPLOYMENTS, name, namespace=namespace)
+        assert "rollguard.io/redeployed-at" in obj["spec"]["template"]["metadata"]["annotations"]
+    data = journal(client, namespace)
+    assert data["run"]["state"] == "repaired" and data["history"][-1]["command"] == "redeploy"
+    assert not client.list(LEASES, namespace=namespace)["items"]  # the lock was taken over, then released
+    assert_healthy(client, namespace)
+
+
+def test_revert_after_a_killed_run_returns_to_the_journal_state(sandbox, namespace, client):
+    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
+    killed_run(client, namespace)
+    set_image(client, namespace, DC, "dc1", NEW)
+    rolled_out(client, DC, namespace, "dc1")
+    result = rollguard(sandbox.kubeconfig, "revert", "dc/dc1", "dc/dc2", "-n", namespace)
+    assert result.code == 0, result.stdout + result.stderr
+    assert view(client, namespace, DC, "dc1").images == {"app": OLD}
+    assert (
+        "unchanged" in result.stdout or "nothing to revert" in result.stdout
+    )  # dc2 was on its verified state
+    assert journal(client, namespace)["run"]["state"] == "repaired"  # both targets = the whole group
+    assert_healthy(client, namespace)
+
+
+def test_revert_of_a_failed_deployment_and_to_revision(sandbox, namespace, client):
+    create_group(client, namespace, [deployment_body("web", OLD, deadline=10)])
+    client.patch(DEPLOYMENTS, "web", {"spec": {"template": {"spec": {"containers": [
+        {"name": "app", "image": CRASH}]}}}}, namespace=namespace)  # fmt: skip
+    wait_until(
+        client,
+        DEPLOYMENTS,
+        namespace,
+        "web",
+        lambda d: any(
+            c.get("reason") == "ProgressDeadlineExceeded" for c in d.get("status", {}).get("conditions", [])
+        ),
+        timeout=90,
+    )
+    assert states(client, namespace)["deployment/web"].has("failed")
+    result = rollguard(sandbox.kubeconfig, "revert", "deploy/web", "-n", namespace)
+    assert result.code == 0, result.stdout + result.stderr
+    assert view(client, namespace, DEPLOYMENT, "web").images == {"app": OLD}
+    assert_healthy(client, namespace)
+    # revision 2 is the crash: going there on purpose fails and comes back to the verified state
+    result = rollguard(sandbox.kubeconfig, "revert", "deploy/web", "--to-revision", "2", "-n", namespace)
+    assert result.code == 1, result.stdout + result.stderr
+    now = view(client, namespace, DEPLOYMENT, "web")
+    assert now.images == {"app": OLD} and now.complete
+
+
+def test_dry_run_prints_the_diff_and_changes_nothing(sandbox, namespace, client):
+    reference_state(client, namespace)
+    before = resource_versions(client, namespace)
+    for action in ("revert", "resume", "redeploy"):
+        result = rollguard(sandbox.kubeconfig, action, "-n", namespace, "-l", SELECTOR, "--dry-run")
+        assert result.code == 0, result.stdout + result.stderr
+        assert "nothing was changed" in result.stdout
+    result = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, "--dry-run")
+    dc3 = result.stdout.split(f"{namespace}/dc/dc3: revert")[1]
+    assert "- paused: true" in dc3 and "+ paused: false" in dc3
+    assert "- image app: registry.local/shop/api@sha256:" in dc3 and "(running: " in dc3
+    assert "+ image app: registry.local/shop/api@sha256:" in dc3
+    assert "trigger of app set to manual" in dc3
+    assert resource_versions(client, namespace) == before
+    assert not events(client, namespace, "RollguardRevert")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["revert", "dc/nope"], "dc/nope does not exist"),
+        (["revert", "-l", "app="], "matches no DeploymentConfig"),
+        (["revert", "-l", "app in (("], "malformed"),
+        (["resume", "dc/dc1", "-l", "app=shop-api"], "not both"),
+        (["resume"], "name the workloads"),
+        (["revert", "dc/dc1", "--to-revision", "9"], "has no revision 9"),
+        (["revert", "dc/dc1", "dc/dc2", "--to-revision", "1"], "exactly one workload"),
+        (["redeploy", "dc/dc1/app"], "names a container"),
+        (["resume", "pod/x"], "unknown kind"),
+        (["resume", "dc/dc1", "--timeout", "0s"], "out of range"),
+    ],
+)
+def test_bad_input_is_refused_without_change(sandbox, namespace, client, args, words):
+    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
+    pause(client, namespace, "dc1")
+    before = resource_versions(client, namespace)
+    result = rollguard(sandbox.kubeconfig, *args, "-n", namespace)
+    assert result.code == 2, result.stdout + result.stderr
+    assert words in result.stderr
+    assert resource_versions(client, namespace) == before
+
+
+def test_lock_held_and_missing_permission_are_refused(sandbox, namespace, client):
+    create_group(client, namespace, [dc_body("dc1", OLD)])
+    pause(client, namespace, "dc1")
+    before = resource_versions(client, namespace)
+    denied = rollguard(sandbox.user_kubeconfig("alice"), "resume", "dc/dc1", "-n", namespace)
+    assert denied.code == 2 and "not allowed to" in denied.stderr, denied.stderr
+    from task.lock import GroupLock
+
+    lock = GroupLock(client, namespace=namespace, name=JOURNAL, holder="pipeline-7 run y")
+    lock.acquire()
+    try:
+        held = rollguard(sandbox.kubeconfig, "resume", "-n", namespace, "-l", SELECTOR)
+    finally:
+        lock.release()
+    assert held.code == 2 and "locked by pipeline-7 run y" in held.stderr, held.stderr
+    assert resource_versions(client, namespace) == before

@@ -1,0 +1,155 @@
+"""Damaged states built on the live sandbox the way real tools leave them, for the state and repair tests.
+
+Everything goes through the API (rollguard's Client) and waits on watch events (tests.support.wait_until).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from task.client import Client
+from task.errors import Conflict
+from task.inputs import parse_selector
+from task.inventory import read_namespace
+from task.journal import Journal, JournalStore, WorkloadEntry
+from task.kinds import KINDS
+from task.resources import DEPLOYMENT_CONFIGS, EVENTS, IMAGE_STREAMS, LEASES, REPLICATION_CONTROLLERS
+from task.state import WorkloadState
+from task.structs import DC, Obj
+from tests.support import SELECTOR, create_group, dc_body, rolled_out, wait_until
+
+OLD = "registry.local/shop/api:v1"
+NEW = "registry.local/shop/api:v2"
+CRASH = "registry.local/shop/api:v2-crash"
+PHASE = "openshift.io/deployment.phase"
+
+
+def states(client: Client, namespace: str, selector: str | None = None) -> dict[str, WorkloadState]:
+    """The state model's verdict on the namespace, by ``dc/NAME`` / ``deployment/NAME``."""
+    return {w.key: w for w in read_namespace(client, namespace, selector=selector).workloads}
+
+
+def image_stream(client: Client, namespace: str, name: str, tags: dict[str, str]) -> None:
+    """An ImageStream whose tags import the given references (the sandbox pins them to digests)."""
+    spec_tags = [{"name": t, "from": {"kind": "DockerImage", "name": ref}} for t, ref in tags.items()]
+    client.create(
+        IMAGE_STREAMS,
+        {
+            "apiVersion": "image.openshift.io/v1",
+            "kind": "ImageStream",
+            "metadata": {"name": name},
+            "spec": {"tags": spec_tags},
+        },
+        namespace=namespace,
+    )
+
+
+def move_tag(client: Client, namespace: str, stream: str, tag: str, ref: str) -> None:
+    """`oc tag REF stream:tag`: point the tag at another image."""
+    obj = client.get(IMAGE_STREAMS, stream, namespace=namespace)
+    obj["spec"]["tags"] = [t for t in obj["spec"].get("tags", []) if t["name"] != tag] + [
+        {"name": tag, "from": {"kind": "DockerImage", "name": ref}}
+    ]
+    client.replace(IMAGE_STREAMS, obj, namespace=namespace)
+
+
+def latest_dc(name: str, *, timeout: int = 600) -> Obj:
+    """A DC fed by an automatic ImageChange trigger on ``NAME:latest`` (the old Jenkins setup)."""
+    body = dc_body(name, " ", timeout=timeout, triggers=[
+        {"type": "ConfigChange"},
+        {"type": "ImageChange", "imageChangeParams": {
+            "automatic": True, "containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": f"{name}:latest"}}},
+    ])  # fmt: skip
+    return body
+
+
+def rc_phase(client: Client, namespace: str, name: str, phase: str, *, timeout: float = 90) -> Obj:
+    return wait_until(
+        client, REPLICATION_CONTROLLERS, namespace, name,
+        lambda rc: rc["metadata"].get("annotations", {}).get(PHASE) == phase, timeout=timeout, what=f"phase {phase}",
+    )  # fmt: skip
+
+
+def set_image(client: Client, namespace: str, kind: str, name: str, image: str) -> Obj:
+    """Edit the container image by hand (get, change, PUT; again on a conflict with a controller)."""
+    res = KINDS[kind].resource
+    for _ in range(10):
+        obj = client.get(res, name, namespace=namespace)
+        obj["spec"]["template"]["spec"]["containers"][0]["image"] = image
+        try:
+            return client.replace(res, obj, namespace=namespace)
+        except Conflict:
+            continue
+    raise AssertionError(f"{name}: too many conflicts")
+
+
+def pause(client: Client, namespace: str, name: str, paused: bool = True) -> None:
+    client.patch(DEPLOYMENT_CONFIGS, name, {"spec": {"paused": paused}}, namespace=namespace)
+
+
+def reference_state(client: Client, namespace: str) -> None:
+    """Reference section 1, as the old Jenkins stage leaves it: dc1 new, dc2 failed (back on old), dc3
+    paused with the new image waiting in its template (its `:latest` trigger fired while paused)."""
+    for i in (1, 2, 3):
+        image_stream(client, namespace, f"dc{i}", {"latest": OLD})
+    create_group(client, namespace, [latest_dc(f"dc{i}", timeout=20) for i in (1, 2, 3)])
+    for i in (1, 2, 3):  # bulkPause
+        pause(client, namespace, f"dc{i}")
+    move_tag(client, namespace, "dc1", "latest", NEW)
+    pause(client, namespace, "dc1", False)
+    rc_phase(client, namespace, "dc1-2", "Complete")
+    move_tag(client, namespace, "dc2", "latest", CRASH)
+    pause(client, namespace, "dc2", False)
+    rc_phase(client, namespace, "dc2-2", "Failed", timeout=120)  # the rollout failed; dc2 rolled back
+    move_tag(client, namespace, "dc3", "latest", NEW)  # tagged, but the stage died before resuming dc3
+    wait_until(
+        client, DEPLOYMENT_CONFIGS, namespace, "dc3",
+        lambda dc: "@sha256:" in dc["spec"]["template"]["spec"]["containers"][0]["image"]
+        and dc["spec"]["template"]["spec"]["containers"][0]["image"] != _running_image(client, namespace, "dc3"),
+        what="to hold the new image while paused",
+    )  # fmt: skip
+
+
+def _running_image(client: Client, namespace: str, name: str) -> str:
+    rc = client.get(REPLICATION_CONTROLLERS, f"{name}-1", namespace=namespace)
+    image: str = rc["spec"]["template"]["spec"]["containers"][0]["image"]
+    return image
+
+
+def killed_run(client: Client, namespace: str, *, selector: str = SELECTOR) -> None:
+    """What a rollout killed mid-way leaves: a journal in state 'watching' and a Lease nobody renews."""
+    normalized = parse_selector(selector)
+    store = JournalStore(client, namespace=namespace, selector=normalized)
+    journal = Journal(namespace=namespace, selector=normalized, run_id="20240502-090000-dead01",
+                      command="rollout", actor="tekton@killed-pod", state="watching")  # fmt: skip
+    for key, obj, kind in _group(client, namespace, normalized):
+        revisions = kind.owned(obj, client.list(kind.revisions, namespace=namespace)["items"])
+        journal.workloads[key] = WorkloadEntry(
+            kind=kind.kind, name=obj["metadata"]["name"], verified=kind.verified_state(obj, revisions),
+            target_images={"app": NEW}, phase="applied",
+        )  # fmt: skip
+    store.save(journal)
+    stale = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    client.create(LEASES, {
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": store.name, "labels": {"app.kubernetes.io/managed-by": "rollguard"}},
+        "spec": {"holderIdentity": "tekton@killed-pod run 20240502-090000-dead01", "leaseDurationSeconds": 30,
+                 "acquireTime": stale, "renewTime": stale},
+    }, namespace=namespace)  # fmt: skip
+
+
+def _group(client: Client, namespace: str, selector: str) -> list[tuple[str, Obj, Any]]:
+    out = []
+    for kind in KINDS.values():
+        for obj in client.list(kind.resource, namespace=namespace, selector=selector)["items"]:
+            out.append((f"{'dc' if kind.kind == DC else 'deployment'}/{obj['metadata']['name']}", obj, kind))
+    return out
+
+
+def events(client: Client, namespace: str, reason: str) -> list[Obj]:
+    items: list[Obj] = client.list(EVENTS, namespace=namespace)["items"]
+    return [e for e in items if e.get("reason") == reason]
+
+
+__all__ = ["rolled_out"]
