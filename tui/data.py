@@ -285,9 +285,9 @@ def applicable(action: str, rows: Iterable[WorkloadRow], *, to_revision: int | N
         return any(r.paused for r in rows)
     if action == "revert":
         if to_revision is not None:
-            # another revision, or the current one when the template moved away from it (paused, drifted)
+            # another revision, or the current one when un-rolled changes sit on top of it (paused)
             row = rows[0]
-            pending = any(f.code in ("stuck", "paused", "drifted") for f in row.findings)
+            pending = any(f.code == "stuck" for f in row.findings)
             return len(rows) == 1 and (to_revision != row.revision or pending)
         return any(not r.healthy or r.revision > 1 for r in rows)
     if action == "redeploy":
@@ -298,9 +298,9 @@ def applicable(action: str, rows: Iterable[WorkloadRow], *, to_revision: int | N
 
 def needs(action: str, namespace: str, kinds: Iterable[str]) -> list[tuple[str, Resource, str]]:
     """(verb, resource, namespace) an action needs: what the repair preflight checks."""
-    from task.preflight import rollout_permissions
+    from task.repair_plan import permissions
 
-    return rollout_permissions(namespace, set(kinds), promote_from=None)
+    return permissions(action, namespace, set(kinds))
 
 
 def may(client: Any, verb: str, res: Resource, namespace: str) -> bool:

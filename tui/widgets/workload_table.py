@@ -179,11 +179,12 @@ class WorkloadTable(DataTable[Text | str]):
             index = new_keys.index(current.group)  # the workload went away: stay in its group
         index = max(0, min(index, len(lines) - 1))
         self.move_cursor(row=index, scroll=False)
-        self.call_after_refresh(self._restore_scroll, scroll_y, index)
+        self.call_after_refresh(self._restore_scroll, scroll_y)
 
-    def _restore_scroll(self, scroll_y: float, index: int) -> None:
+    def _restore_scroll(self, scroll_y: float) -> None:
+        # after the refresh the new rows have their heights; the cursor may have moved meanwhile
         self.scroll_to(y=scroll_y, animate=False, immediate=True)
-        self.move_cursor(row=index, scroll=True)
+        self.move_cursor(row=self.cursor_row, scroll=True)
 
     def select_key(self, key: str) -> bool:
         if key in self._by_key:

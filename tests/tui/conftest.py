@@ -1,0 +1,65 @@
+"""Helpers for the TUI tests: an app on fixed data (an in-memory cluster) or on the sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tui.app import RollguardApp
+from tui.backend import Backend, Options
+from tui.fakecluster import FakeCluster
+from tui.fixtures import NOW, demo_cluster
+
+SIZE = (130, 36)
+
+
+def make_app(
+    cluster: Any,
+    *,
+    namespace: str | None = "shop-dev",
+    all_namespaces: bool = False,
+    read_only: bool = False,
+    live: bool = False,
+    selector: str = "",
+) -> RollguardApp:
+    """An app whose backend talks to ``cluster`` (a FakeCluster or a task.client.Client), at a fixed now."""
+    options = Options(
+        namespace=namespace, all_namespaces=all_namespaces, read_only=read_only, selector=selector
+    )
+    backend = Backend(options, factory=lambda _kubeconfig, _context: cluster, now=lambda: NOW)
+    return RollguardApp(backend, now=lambda: NOW, live=live, static=True)
+
+
+async def settle(app: RollguardApp, pilot: Any, rounds: int = 3) -> None:
+    """Let thread workers finish and their messages land (pilot.pause() does not wait for workers)."""
+    for _ in range(rounds):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+async def until(pilot: Any, predicate: Callable[[], bool], *, timeout: float = 10.0, what: str = "") -> None:
+    """Poll ``predicate`` while the app runs (live workers never complete, so no wait_for_complete)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what or predicate}")
+        await pilot.pause(0.05)
+        await asyncio.sleep(0)
+
+
+def footer_keys(app: RollguardApp) -> set[str]:
+    """The keys the footer offers now (bindings whose check_action says visible)."""
+    return {
+        key for key, active in app.screen.active_bindings.items() if active.binding.show and active.enabled
+    }
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeCluster]:
+    cluster = demo_cluster()
+    yield cluster
+    cluster.close()

@@ -1,0 +1,227 @@
+"""The TUI driven by Pilot on fixed data (an in-memory cluster): screens, keys, live refresh, errors."""
+
+from __future__ import annotations
+
+import copy
+
+from task.errors import ServerError
+from tests.tui.conftest import SIZE, footer_keys, make_app, settle, until
+from tui.fakecluster import read_only
+from tui.fixtures import cluster_of, demo_cluster, neighbours, reference_case
+from tui.screens.confirm import ConfirmScreen
+from tui.screens.detail import DetailScreen
+from tui.screens.help import HelpScreen, _key, key_rows
+from tui.screens.workloads import WorkloadsScreen
+from tui.widgets.workload_table import WorkloadTable
+
+ACTION_KEYS = {"u", "U", "v", "V", "d", "D"}
+
+
+def table(app) -> WorkloadTable:
+    return app.screen.query_one(WorkloadTable)
+
+
+async def test_main_screen_groups_workloads_with_badges(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        keys = [ln.key for ln in table(app).lines]
+        assert keys[0] == "group:shop-dev/app=shop-api"
+        assert len([k for k in keys if not k.startswith("group:")]) == 6
+        assert "failed" in str(table(app).get_row_at(2)[1])
+
+
+async def test_keys_follow_the_selected_row(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        # the group row: resume (dc3 is paused) and revert act on the group; no redeploy of a paused one
+        assert footer_keys(app) & ACTION_KEYS == {"u", "v"}
+        await pilot.press("down")  # dc1: new and healthy, drifted from the verified state
+        assert footer_keys(app) & ACTION_KEYS == {"v", "d", "U", "V"}
+        await pilot.press("down", "down")  # dc3: paused
+        assert footer_keys(app) & ACTION_KEYS == {"u", "v", "U", "V"}
+        assert "enter" not in footer_keys(app) or isinstance(app.screen, WorkloadsScreen)
+
+
+async def test_read_only_offers_no_action(fake):
+    app = make_app(fake, read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        for _ in table(app).lines:
+            assert not footer_keys(app) & ACTION_KEYS
+            await pilot.press("down")
+        await pilot.press("home", "v", "V", "u")
+        await settle(app, pilot)
+        assert isinstance(app.screen, WorkloadsScreen)
+        assert not [
+            c
+            for c in app.get_system_commands(app.screen)
+            if c.title.split()[0] in ("Resume", "Revert", "Redeploy")
+        ]
+
+
+async def test_actions_the_role_forbids_are_not_offered():
+    cluster = demo_cluster(allow=read_only)
+    app = make_app(cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.permissions_known and app.allowed == {"shop-dev": frozenset()}
+        for _ in table(app).lines:
+            assert not footer_keys(app) & ACTION_KEYS
+            await pilot.press("down")
+    cluster.close()
+
+
+async def test_filter_and_sort_keep_the_groups(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("slash", *"worker", "enter")
+        assert [ln.key for ln in table(app).lines] == [
+            "group:shop-dev/app=shop-web",
+            "shop-dev/deployment/web-worker",
+        ]
+        await pilot.press("escape")
+        assert len(table(app).lines) == 9
+        await pilot.press("s")  # by findings: the failed group first, its failed workload first
+        assert table(app).lines[1].key == "shop-dev/dc/dc2"
+
+
+async def test_cursor_stays_on_its_row_across_live_refreshes(fake):
+    app = make_app(fake, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.backend.live and bool(table(app).lines), what="the live view")
+        await pilot.press("down", "down", "down")
+        assert table(app).current.key == "shop-dev/dc/dc3"
+        # a new workload sorts before dc3 in its group: the rows move, the cursor must not leave dc3
+        extra = copy.deepcopy(next(o for o in reference_case() if o["metadata"]["name"] == "dc1"))
+        extra["metadata"]["name"] = "dc0"
+        fake.apply(extra)
+        await until(pilot, lambda: any(ln.key == "shop-dev/dc/dc0" for ln in table(app).lines), what="dc0")
+        assert table(app).current.key == "shop-dev/dc/dc3"
+        assert table(app).cursor_row == 4
+
+
+async def test_refresh_pauses_while_a_dialog_is_open(fake):
+    app = make_app(fake, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.backend.live and bool(table(app).lines), what="the live view")
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen) and app.refresh_paused
+        extra = copy.deepcopy(next(o for o in neighbours() if o["metadata"]["name"] == "redis"))
+        extra["metadata"]["name"] = "redis-2"
+        fake.apply(extra)
+        await pilot.pause(1.5)
+        assert not any(r.name == "redis-2" for r in app.inventory.rows)
+        await pilot.press("escape")
+        await until(
+            pilot, lambda: any(r.name == "redis-2" for r in app.inventory.rows), what="redis-2 after close"
+        )
+
+
+async def test_detail_screen_shows_history_pods_events_and_journal(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "down", "enter")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, DetailScreen) and screen.row.name == "dc2"
+        detail = screen.detail
+        assert [(r.name, r.phase) for r in detail.revisions] == [("dc2-2", "Failed"), ("dc2-1", "Complete")]
+        assert len(detail.pods) == 2 and {e.reason for e in detail.events} >= {"RolloutFailed"}
+        assert detail.group.last_run.actor == "alice@ci"
+        # the failed revision is the current one: no revert to it; the previous one may be chosen
+        assert "t" not in footer_keys(app)
+        await pilot.press("down")
+        assert "t" in footer_keys(app)
+        titles = [c.title for c in app.get_system_commands(screen)]
+        assert "Revert dc/dc2 to revision 1" in titles and "Revert group app=shop-api" in titles
+        await pilot.press("escape")
+        assert isinstance(app.screen, WorkloadsScreen)
+
+
+async def test_confirmation_dialog_shows_the_plan_and_the_command(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("v")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.state == "ready"
+        changes = {c.ref: c for c in dialog.plan.changes}
+        assert set(changes) == {"dc/dc1", "dc/dc2", "dc/dc3"}
+        assert changes["dc/dc3"].paused_before and not changes["dc/dc3"].paused_after
+        assert all(c.images_after["app"].endswith("api:v1") for c in changes.values())
+        assert dialog.plan.command == "rollguard revert -l app=shop-api -n shop-dev"
+        await pilot.press("escape")
+        assert isinstance(app.screen, WorkloadsScreen) and not app.refresh_paused
+
+
+async def test_help_lists_every_key(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        listed = {(keys, d) for _section, rows in key_rows() for keys, d in rows}
+        for screen_cls in (WorkloadsScreen, DetailScreen, ConfirmScreen, type(app)):
+            for binding in screen_cls.BINDINGS:
+                assert (_key(binding), binding.description) in listed, binding
+
+
+async def test_command_palette_has_an_entry_per_action(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down")  # dc1
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for title in (
+            "Revert dc/dc1",
+            "Redeploy dc/dc1",
+            "Revert group app=shop-api",
+            "Resume group app=shop-api",
+        ):
+            assert title in titles
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Redeploy dc")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen) and app.screen.action == "redeploy"
+
+
+async def test_api_errors_are_notifications_not_crashes():
+    class Broken:
+        def list(self, *args, **kwargs):
+            raise ServerError("GET /api/v1/pods: 500 etcdserver: request timed out", status=500)
+
+        def create(self, *args, **kwargs):
+            raise ServerError("500", status=500)
+
+    app = make_app(Broken())
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        messages = [n.message for n in app._notifications]
+        assert any("request timed out" in m for m in messages), messages
+        assert isinstance(app.screen, WorkloadsScreen) and app.is_running
+
+
+async def test_namespace_switch(fake):
+    cluster = cluster_of(reference_case("shop-dev") + neighbours("other"))
+    app = make_app(cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert {r.namespace for r in app.inventory.rows} == {"shop-dev"}
+        await pilot.press("n")
+        await settle(app, pilot)
+        await pilot.press("home", "down", "enter")  # (all namespaces), other, shop-dev
+        await settle(app, pilot)
+        assert {r.namespace for r in app.inventory.rows} == {"other"}
+        await pilot.press("n")
+        await settle(app, pilot)
+        await pilot.press("home", "enter")  # all namespaces
+        await settle(app, pilot)
+        assert {r.namespace for r in app.inventory.rows} == {"shop-dev", "other"}
+    cluster.close()
