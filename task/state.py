@@ -354,6 +354,10 @@ def _progress_findings(
     if blocker and revisions and rolled is None and _int(obj.get("status", {}).get("latestVersion")) > 0:
         found.append(Finding(STUCK, f"template changed but the DC {blocker}"))
         return found
+    if progress.phase is Phase.PENDING and rolled is None:
+        # the controller has yet to start this rollout: its deadline has not begun
+        found.append(Finding(PROGRESSING, progress.message))
+        return found
     deadline = kind.deadline(obj)
     elapsed = _since(_rollout_start(kind_name, obj, revisions), now)
     message = progress.message

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from task.client import Client
@@ -181,3 +183,30 @@ def test_reference_case_state(namespace, client):
     assert names(found["dc/dc1"]) == {"mutable-image"}
     assert names(found["dc/dc2"]) == {"failed", "mutable-image"}
     assert names(found["dc/dc3"]) == {"paused", "stuck", "mutable-image"}
+
+
+def test_status_command_table_and_json(sandbox, namespace, client):
+    create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
+    result = rollguard(
+        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}"
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    pause(client, namespace, "dc1")
+    table = rollguard(sandbox.kubeconfig, "status", "-n", namespace)
+    assert table.code == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[0].startswith(f"{namespace}: group 'app=shop-api' (journal rollguard-app-shop-api-")
+    assert "succeeded, run " in lines[0]
+    assert lines[1].split() == ["KIND", "NAME", "STATE", "REVISION", "READY", "IMAGES"]
+    assert lines[2].split()[:5] == ["dc", "dc1", "paused", "2", "1/1"] and "app=api:v2" in lines[2]
+    assert lines[3].strip() == "paused: DeploymentConfig is paused: no rollout happens until it is resumed"
+    assert lines[4].split()[:5] == ["deployment", "web", "healthy", "1", "1/1"]
+    data = json.loads(rollguard(sandbox.kubeconfig, "status", "-n", namespace, "-o", "json").stdout)
+    (ns,) = data
+    assert ns["namespace"] == namespace and ns["groups"][0]["state"] == "succeeded"
+    by_name = {w["name"]: w for w in ns["workloads"]}
+    assert by_name["dc1"]["state"] == ["paused"] and by_name["web"]["state"] == ["healthy"]
+    only = json.loads(
+        rollguard(sandbox.kubeconfig, "status", "-n", namespace, "-l", "name=web", "-o", "json").stdout
+    )
+    assert [w["name"] for w in only[0]["workloads"]] == ["web"]

@@ -193,3 +193,14 @@ def test_parse_findings_and_helpers() -> None:
     before = {"spec": {"containers": [{"name": "app", "image": "a:1", "env": [{"name": "X", "value": "1"}]}]}}
     after = {"spec": {"containers": [{"name": "app", "image": "a:2", "env": [{"name": "X", "value": "2"}]}]}}
     assert template_changes(before, after) == ["app: a:1 -> a:2", "spec.containers[app].env[X].value changed"]
+
+
+def test_a_change_the_controller_has_not_picked_up_is_not_stuck() -> None:
+    lists = load("healthy_group.yaml")
+    dc = next(o for o in lists["dcs"] if o["metadata"]["name"] == "api")
+    dc["spec"]["template"]["spec"]["containers"][0]["image"] = "quay.io/shop/api@sha256:" + "e" * 64
+    dc["metadata"]["generation"] += 1  # just written: not yet observed, no RC for it yet
+    late = dt.datetime(2024, 6, 1, tzinfo=dt.UTC)
+    found = by_key(assess_namespace("shop-dev", now=late, **lists))["dc/api"]
+    assert found.names == ("drifted", "progressing")
+    assert found.findings[1].reason == "waiting for the controller to observe the change"
