@@ -1,7 +1,7 @@
 """The deployer, emulated in-process: phases of a rollout's RC and the Rolling/Recreate strategies.
 
 On OpenShift a deployer controller starts a deployer pod for each new RC (phase New -> Pending ->
-Running) and the pod runs the strategy, scaling RCs until done (Complete) or out of time (Failed).
+Running; here New -> Running, as the emulated pod starts at once) and the pod runs the strategy, scaling RCs until done (Complete) or out of time (Failed).
 Here the same state machine advances one step per reconcile of the DC, driven by RC watch events
 (kube-controller-manager reports the RCs' ready/available pods) and by a timer for the deadline; the
 deployer pod's name is recorded on the RC but no pod runs. Failure rollback is not done here: the DC
@@ -36,28 +36,35 @@ class Deployer:
         self.kube, self.rcs, self.recorder = kube, rcs, recorder
         self._last_progress: dict[str, float] = {}  # RC uid -> wall time of the last scale made
         self._lock = threading.Lock()
+        # per worker thread: annotations that start the rollout (Pending -> Running), to be sent along
+        # with the first write to the RC instead of in a write of their own
+        self._local = threading.local()
 
     def step(self, dc: JSON, rcs: list[JSON], rc: JSON) -> float | None:
         """Advance the rollout of `rc`; return seconds until its deadline, None when it has ended."""
         phase = u.phase_of(rc)
-        if phase in (u.NEW, "") and not u.is_cancelled(rc):
-            rc = self._transition(rc, u.PENDING, {u.DEPLOYER_POD: u.deployer_pod_name(rc["metadata"]["name"]),
-                                                  u.DEPLOYER_CREATED_AT: u.now()})  # fmt: skip
-            phase = u.PENDING
-        if phase in (u.NEW, u.PENDING, u.RUNNING, "") and u.is_cancelled(rc):
-            self._transition(rc, u.FAILED, {u.DEPLOYER_COMPLETED_AT: u.now()})
+        if u.is_cancelled(rc) and phase in (u.NEW, u.PENDING, u.RUNNING, ""):
+            self._transition(rc, u.FAILED, {u.DEPLOYER_COMPLETED_AT: u.now()}, guard=True)
             self.forget(rc)
             name = f"{rc['metadata']['namespace']}/{rc['metadata']['name']}"
             self.recorder.event(dc, "Normal", "RolloutCancelled", f'Rollout for "{name}" cancelled')
             return None
-        if phase == u.PENDING:
-            rc = self._transition(rc, u.RUNNING, {u.DEPLOYER_STARTED_AT: u.now()})
+        starting = None
+        if phase in (u.NEW, u.PENDING, ""):
+            # the deployer "pod" is created and starts at once: New goes straight to Running, and that
+            # change rides on the strategy's first write to the RC rather than costing a write of its own
+            ts = u.now()
+            starting = {u.PHASE: u.RUNNING, u.DEPLOYER_STARTED_AT: ts}
+            if phase != u.PENDING:
+                starting |= {
+                    u.DEPLOYER_POD: u.deployer_pod_name(rc["metadata"]["name"]),
+                    u.DEPLOYER_CREATED_AT: ts,
+                }
             with self._lock:
                 self._last_progress[rc["metadata"]["uid"]] = time.time()
-            phase = u.RUNNING
-        if phase != u.RUNNING:
+        elif phase != u.RUNNING:
             return None
-        return self._run_strategy(dc, rcs, rc)
+        return self._run_strategy(dc, rcs, rc, starting)
 
     def forget(self, rc: JSON) -> None:
         with self._lock:
@@ -65,7 +72,20 @@ class Deployer:
 
     # -- strategies -------------------------------------------------------------------------------------
 
-    def _run_strategy(self, dc: JSON, rcs: list[JSON], to: JSON) -> float | None:
+    def _run_strategy(
+        self, dc: JSON, rcs: list[JSON], to: JSON, starting: dict[str, str] | None
+    ) -> float | None:
+        self._local.starting, self._local.to = starting, to["metadata"]["name"]
+        try:
+            result = self._strategy(dc, rcs, to)
+            if self._local.starting is not None:  # the strategy did not write the RC: start it on its own
+                current = self.rcs.get(to["metadata"]["namespace"], to["metadata"]["name"]) or to
+                self._transition(current, u.RUNNING, {})
+            return result
+        finally:
+            self._local.starting = None
+
+    def _strategy(self, dc: JSON, rcs: list[JSON], to: JSON) -> float | None:
         config = u.decode_config(to) or dc
         try:
             desired = int(u.annotations(to).get(u.DESIRED_REPLICAS, ""))
@@ -91,7 +111,7 @@ class Deployer:
             last = self._last_progress[uid]
         if done:
             self._transition(to, u.COMPLETE, {u.DEPLOYMENT_REPLICAS: str(desired), u.DESIRED_REPLICAS: None,
-                                              u.DEPLOYER_COMPLETED_AT: u.now()})  # fmt: skip
+                                              u.DEPLOYER_COMPLETED_AT: u.now()}, guard=True)  # fmt: skip
             self.forget(to)
             return None
         timeout = u.timeout_of(config)
@@ -101,7 +121,9 @@ class Deployer:
         ns, name = to["metadata"]["namespace"], to["metadata"]["name"]
         reason = f'pods for rc "{ns}/{name}" took longer than {timeout} seconds to become ready'
         log.info("rollout of %s/%s failed: %s", ns, name, reason)
-        self._transition(to, u.FAILED, {u.STATUS_REASON: reason, u.DEPLOYER_COMPLETED_AT: u.now()})
+        self._transition(
+            to, u.FAILED, {u.STATUS_REASON: reason, u.DEPLOYER_COMPLETED_AT: u.now()}, guard=True
+        )
         self.forget(to)
         return None
 
@@ -162,34 +184,48 @@ class Deployer:
 
     def _scale(self, rc: JSON, replicas: int) -> JSON:
         m = rc["metadata"]
+        body: JSON = {"spec": {"replicas": replicas}}
+        starting = getattr(self._local, "starting", None)
+        if starting is not None and m["name"] == self._local.to:
+            body["metadata"] = {"annotations": starting}
         try:
-            updated = self.kube.request(
-                "PATCH",
-                f"/api/v1/namespaces/{m['namespace']}/replicationcontrollers/{m['name']}",
-                {"spec": {"replicas": replicas}},
-                content_type=MERGE_PATCH,
-            )
+            updated = self.kube.request("PATCH", f"/api/v1/namespaces/{m['namespace']}/replicationcontrollers/"
+                                        f"{m['name']}", body, content_type=MERGE_PATCH)  # fmt: skip
         except ApiError as e:
             if e.status == 404:
                 return rc
             raise
+        if "metadata" in body:
+            self._local.starting = None
+            log.info("%s/%s: New -> Running", m["namespace"], m["name"])
         self.rcs.store(updated)
         return updated
 
-    def _transition(self, rc: JSON, phase: str, extra: dict[str, str | None]) -> JSON:
-        """Set the phase annotation (and others) unless someone changed the RC since we read it."""
+    def _transition(self, rc: JSON, phase: str, extra: dict[str, str | None], guard: bool = False) -> JSON:
+        """Set the phase annotation (and others); with `guard`, only on the RC as we read it."""
         m = rc["metadata"]
-        patch = {
-            "metadata": {"resourceVersion": m["resourceVersion"], "annotations": {u.PHASE: phase, **extra}}
-        }
         path = f"/api/v1/namespaces/{m['namespace']}/replicationcontrollers/{m['name']}"
-        try:
-            updated = self.kube.request("PATCH", path, patch, content_type=MERGE_PATCH)
-        except ApiError as e:
-            if e.status == 409:  # e.g. a client just cancelled it: look again
-                self.rcs.store(self.kube.get(path))
-                raise Requeue(f"{m['name']} changed while moving it to {phase}") from e
-            raise
+        starting = getattr(self._local, "starting", None)
+        if starting is not None and m["name"] == self._local.to:  # Pending straight to the next phase
+            extra = {**starting, **extra}
+            self._local.starting = None
+        patch: JSON = {"metadata": {"annotations": {**extra, u.PHASE: phase}}}
+        for attempt in range(3):
+            if guard:
+                patch["metadata"]["resourceVersion"] = rc["metadata"]["resourceVersion"]
+            try:
+                updated = self.kube.request("PATCH", path, patch, content_type=MERGE_PATCH)
+                break
+            except ApiError as e:
+                if e.status != 409 or attempt == 2:
+                    raise
+                # kube-controller-manager updates RC status all the time: re-read, and go on only if
+                # nothing that matters here (phase, cancellation) changed meanwhile
+                fresh = self.kube.get(path)
+                self.rcs.store(fresh)
+                if u.phase_of(fresh) != u.phase_of(rc) or u.is_cancelled(fresh) != u.is_cancelled(rc):
+                    raise Requeue(f"{m['name']} changed while moving it to {phase}") from e
+                rc = fresh
         self.rcs.store(updated)
         log.info("%s/%s: %s -> %s", m["namespace"], m["name"], u.phase_of(rc) or "?", phase)
         return updated

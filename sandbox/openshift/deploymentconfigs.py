@@ -405,7 +405,9 @@ def make_deployment(dc: JSON) -> JSON:
                       u.DC_NAME_LABEL: name}  # fmt: skip
     meta["annotations"] = {**(meta.get("annotations") or {}), u.DEPLOYMENT_NAME: rc_name, u.DC_NAME: name,
                            u.LATEST_VERSION: str(version)}  # fmt: skip
-    encoded = {**dc, "kind": "DeploymentConfig", "apiVersion": u.GROUP_VERSION}
+    # managedFields are the API server's bookkeeping, not configuration: leave them out of every RC
+    dc_meta = {k: v for k, v in dc["metadata"].items() if k != "managedFields"}
+    encoded = {**dc, "kind": "DeploymentConfig", "apiVersion": u.GROUP_VERSION, "metadata": dc_meta}
     annotations = {
         u.DC_NAME: name,
         u.ENCODED_CONFIG: json.dumps(encoded, separators=(",", ":")) + "\n",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlencode
@@ -54,6 +56,9 @@ class Kube:
             key_file=cfg.key_file,
             socket_options=keepalive,
         )
+        self.requests = 0  # count and total seconds of requests, for the periodic stats line
+        self.request_seconds = 0.0
+        self._stats_lock = threading.Lock()
 
     def url(self, path: str, query: dict[str, Any] | None = None) -> str:
         q = {k: v for k, v in (query or {}).items() if v is not None}
@@ -74,10 +79,16 @@ class Kube:
         if body is not None:
             headers["Content-Type"] = content_type
             data = json.dumps(body).encode()
-        resp = self.pool.request(
-            method, self.url(path, query), body=data, headers=headers,
-            timeout=urllib3.Timeout(connect=10.0, read=timeout), retries=False,
-        )  # fmt: skip
+        t0 = time.monotonic()
+        try:
+            resp = self.pool.request(
+                method, self.url(path, query), body=data, headers=headers,
+                timeout=urllib3.Timeout(connect=10.0, read=timeout), retries=False,
+            )  # fmt: skip
+        finally:
+            with self._stats_lock:
+                self.requests += 1
+                self.request_seconds += time.monotonic() - t0
         payload = json.loads(resp.data) if resp.data else {}
         if not 200 <= resp.status < 300:
             raise ApiError(resp.status, payload if isinstance(payload, dict) else None, method, path)

@@ -30,10 +30,24 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--registry", required=True, type=Path, help="the sandbox registry directory (digest pins)"
     )
     p.add_argument("--ready-file", type=Path, help="touched once everything runs")
-    p.add_argument("--workers", type=int, default=4, help="DeploymentConfig worker threads (default 4)")
+    p.add_argument("--workers", type=int, default=8, help="DeploymentConfig worker threads (default 8)")
     p.add_argument("--no-webhook", action="store_true", help="default objects from the controller only")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     return p.parse_args(argv)
+
+
+def _stats(
+    kube: Kube, images: ImageStreamController, dcs: DeploymentConfigController, stop: threading.Event
+) -> None:
+    """Every 10 s while busy: queue depths and API request rate, to see where time goes under load."""
+    last_n, last_s = 0, 0.0
+    while not stop.wait(10):
+        n, s = kube.requests, kube.request_seconds
+        if n != last_n or len(dcs.queue) or len(images.queue):
+            avg = (s - last_s) / (n - last_n) * 1000 if n != last_n else 0.0
+            log.info("queues: deploymentconfigs %d, imagestreams %d; API requests %.1f/s, %.0f ms average",
+                     len(dcs.queue), len(images.queue), (n - last_n) / 10, avg)  # fmt: skip
+        last_n, last_s = n, s
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         args.ready_file.touch()
     log.info("OpenShift emulation ready in %.1fs (webhook %s)", time.monotonic() - t0,
              f"on 127.0.0.1:{webhook.port}" if webhook else "off")  # fmt: skip
+    threading.Thread(target=_stats, args=(kube, images, dcs, stop), name="stats", daemon=True).start()
     stop.wait()
     log.info("stopping")
     if webhook:
