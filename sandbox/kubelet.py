@@ -23,7 +23,7 @@ import os
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,7 +48,7 @@ class _Timer:
     at: float
     seq: int
     shard: int = field(compare=False)
-    uid: str = field(compare=False)
+    task: tuple[str, Any] = field(compare=False)
 
 
 class Kubelet:
@@ -86,7 +86,7 @@ class Kubelet:
 
     def _relist(self) -> str:
         resp = self.core.list_pod_for_all_namespaces(_preload_content=False, _request_timeout=60)
-        pods = json.loads(resp.data)
+        pods = json.loads(resp.data)  # plain JSON: much cheaper than the client's models for many pods
         present: list[set[str]] = [set() for _ in range(WORKERS)]
         for pod in pods["items"]:
             present[self._shard(pod["metadata"]["uid"])].add(pod["metadata"]["uid"])
@@ -135,15 +135,25 @@ class Kubelet:
             try:
                 if kind == "pod":
                     self._on_pod(i, arg)
-                elif kind == "sync" and arg in runs:
-                    self._sync(i, runs[arg])
+                elif kind == "sync":
+                    run = runs.get(arg)
+                    if run is not None and run.next_at is not None and run.next_at <= time.time():
+                        self._sync(i, run)  # else forgotten, or an outdated timer
                 elif kind == "forget":
                     runs.pop(arg, None)
                 elif kind == "forget-except":
                     for uid in set(runs) - arg:
                         del runs[uid]
-            except Exception as e:  # one pod's trouble must not stop the others
-                log.warning("%s %s: %r", kind, arg if isinstance(arg, str) else "", e)
+            except Exception as e:  # one pod's trouble must not stop the others: retry it later
+                if kind not in ("pod", "sync"):
+                    log.exception("%s", kind)
+                    continue
+                pod_uid = arg["metadata"]["uid"] if kind == "pod" else arg
+                log.warning("%s %s: %r; retrying", kind, pod_uid, e)
+                if pod_uid in runs:
+                    self._schedule(i, runs[pod_uid], time.time() + RETRY)
+                elif kind == "pod":
+                    self._later(i, time.time() + RETRY, (kind, arg))
 
     def _timer_loop(self) -> None:
         while True:
@@ -151,16 +161,18 @@ class Kubelet:
                 while not self.timers or self.timers[0].at > time.time():
                     self.timer_cv.wait(self.timers[0].at - time.time() if self.timers else None)
                 t = heapq.heappop(self.timers)
-            run = self.runs[t.shard].get(t.uid)
-            if run is not None and run.next_at == t.at:  # else superseded or forgotten
-                self.queues[t.shard].put(("sync", t.uid))
+            self.queues[t.shard].put(t.task)
+
+    def _later(self, shard: int, at: float, task: tuple[str, Any]) -> None:
+        with self.timer_cv:
+            heapq.heappush(self.timers, _Timer(at, next(self.seq), shard, task))
+            self.timer_cv.notify()
 
     def _schedule(self, shard: int, run: PodRun, at: float | None) -> None:
+        """Sync `run` again at `at` (wall clock), instead of any time set before."""
         run.next_at = at
         if at is not None:
-            with self.timer_cv:
-                heapq.heappush(self.timers, _Timer(at, next(self.seq), shard, run.uid))
-                self.timer_cv.notify()
+            self._later(shard, at, ("sync", run.uid))
 
     # -- pods -----------------------------------------------------------------------------------------
 
@@ -211,17 +223,9 @@ class Kubelet:
     def _sync(self, shard: int, run: PodRun) -> None:
         status, next_at = run.status(time.time())
         if status != run.sent:
-            try:
-                self.core.patch_namespaced_pod_status(
-                    run.name, run.namespace, {"metadata": {"uid": run.uid}, "status": status},
-                    _preload_content=False,  # a dict body goes as a strategic merge patch
-                )  # fmt: skip
-            except ApiException as e:
-                if e.status in (404, 409):  # gone, or replaced by a pod of the same name
-                    self.runs[shard].pop(run.uid, None)
-                    return
-                log.warning("status of %s/%s: %s %s; retrying", run.namespace, run.name, e.status, e.reason)
-                self._schedule(shard, run, time.time() + RETRY)
+            body = {"metadata": {"uid": run.uid}, "status": status}  # a dict goes as a strategic merge patch
+            if not self._send(self.core.patch_namespaced_pod_status, run.name, run.namespace, body):
+                self.runs[shard].pop(run.uid, None)  # gone, or replaced by a pod of the same name
                 return
             run.sent = status
         self._schedule(shard, run, next_at)
@@ -229,45 +233,24 @@ class Kubelet:
     def _bind(self, ns: str, name: str, uid: str) -> None:
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "uid": uid},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": NODE}}  # fmt: skip
-        try:
-            self.core.create_namespaced_binding(ns, body, _preload_content=False)
-        except ApiException as e:
-            if e.status not in (404, 409):  # gone, or bound already
-                raise
+        self._send(self.core.create_namespaced_binding, ns, body)  # 404, 409: gone, or bound already
 
     def _finalize(self, ns: str, name: str, uid: str) -> None:
         body = {"gracePeriodSeconds": 0, "preconditions": {"uid": uid}}
-        try:
-            self.core.delete_namespaced_pod(
-                name, ns, body=body, grace_period_seconds=0, _preload_content=False
-            )
-        except ApiException as e:
-            if e.status not in (404, 409):
-                raise
+        self._send(self.core.delete_namespaced_pod, name, ns, body=body, grace_period_seconds=0)
 
     def _register_node(self) -> None:
         now = ts(time.time())
         conditions = [
-            {
-                "type": t,
-                "status": s,
-                "reason": r,
-                "message": m,
-                "lastHeartbeatTime": now,
-                "lastTransitionTime": now,
-            }
-            for t, s, r, m in (
-                (
-                    "MemoryPressure",
-                    "False",
-                    "KubeletHasSufficientMemory",
-                    "kubelet has sufficient memory available",
-                ),
-                ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-                ("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-                ("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+            {"type": t, "status": "False" if t != "Ready" else "True", "reason": r, "message": m,
+             "lastHeartbeatTime": now, "lastTransitionTime": now}
+            for t, r, m in (
+                ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+                ("Ready", "KubeletReady", "kubelet is posting ready status"),
             )
-        ]
+        ]  # fmt: skip
         resources = {"cpu": "64", "memory": "256Gi", "pods": "20000"}
         status = {
             "conditions": conditions, "capacity": resources, "allocatable": resources,
@@ -280,12 +263,24 @@ class Kubelet:
         }  # fmt: skip
         labels = {"kubernetes.io/hostname": NODE, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
                   "node-role.kubernetes.io/worker": ""}  # fmt: skip
+        self._send(
+            self.core.create_node, {"metadata": {"name": NODE, "labels": labels}}
+        )  # 409: there already
+        self._send(self.core.patch_node_status, NODE, {"status": status})
+
+    @staticmethod
+    def _send(request: Callable[..., Any], *args: Any, **kwargs: Any) -> bool:
+        """Make a request whose answer is not needed; False if it failed with 404 or 409 Conflict."""
         try:
-            self.core.create_node({"metadata": {"name": NODE, "labels": labels}}, _preload_content=False)
+            resp = request(*args, _preload_content=False, **kwargs)
         except ApiException as e:
-            if e.status != 409:
-                raise
-        self.core.patch_node_status(NODE, {"status": status}, _preload_content=False)
+            if e.status in (404, 409):
+                return False
+            raise
+        # Unread, the response would keep its connection out of the pool: a new TLS handshake per request.
+        resp.read()
+        resp.release_conn()
+        return True
 
 
 def _lines(resp: Any) -> Iterator[dict[str, Any]]:
