@@ -316,6 +316,11 @@ def may(client: Any, verb: str, res: Resource, namespace: str) -> bool:
 
 
 def _change_view(change: Any) -> Change:
+    notes = list(change.notes)
+    if tuple(change.triggers_before) != tuple(change.triggers_after):
+        notes.append(
+            f"triggers: {', '.join(change.triggers_before) or 'none'} -> {', '.join(change.triggers_after) or 'none'}"
+        )
     return Change(
         ref=change.key,
         images_before=dict(change.images_before),
@@ -324,7 +329,7 @@ def _change_view(change: Any) -> Change:
         paused_after=change.paused_after,
         revision_before=change.revision_before,
         revision_after=change.target_revision,
-        note="; ".join(change.notes),
+        note="; ".join(notes),
         changed=change.changed,
         running=dict(change.images_running),
     )

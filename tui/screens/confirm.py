@@ -53,6 +53,20 @@ def change_cells(change: Change) -> tuple[Text | str, ...]:
     return (change.ref, before, after, paused, revision)
 
 
+def folded_notes(changes: tuple[Change, ...]) -> list[str]:
+    """Per-workload notes, one line per distinct note: ``dc/a, dc/b: target: ...``."""
+    by_note: dict[str, list[str]] = {}
+    for change in changes:
+        for note in filter(None, change.note.split("; ")):
+            by_note.setdefault(note, []).append(change.ref)
+    if len(changes) > 1:
+        return [
+            f"{'all' if len(refs) == len(changes) else ', '.join(refs)}: {note}"
+            for note, refs in by_note.items()
+        ]
+    return list(by_note)
+
+
 class ConfirmScreen(Dialog):
     """States: planning -> ready (or refused) -> running -> done. Dismisses with the result or None."""
 
@@ -111,7 +125,7 @@ class ConfirmScreen(Dialog):
             height = max(len(change.images_before), len(change.images_after), 1)
             table.add_row(*cells, height=height)
         table.display = bool(plan.changes)
-        notes = [f"• {n}" for n in plan.notes] + [f"• {c.ref}: {c.note}" for c in plan.changes if c.note]
+        notes = [f"• {n}" for n in plan.notes] + [f"• {n}" for n in folded_notes(plan.changes)]
         self.query_one("#notes", Static).update("\n".join(notes))
         if plan.command:
             self.query_one("#command", Static).update(Text.assemble(("$ ", "dim"), (plan.command, "bold")))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
@@ -23,14 +23,14 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
 
     app: RollguardApp
     BINDINGS = [
-        Binding("enter", "details", "Details"),
+        Binding("enter", "details", "Details", show=False),
         Binding("slash", "filter", "Filter"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
-        Binding("s", "sort", "Sort"),
+        Binding("s", "sort", "Sort", show=False),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
-        Binding("n", "namespace", "Namespace"),
-        Binding("c", "context", "Context"),
-        Binding("r", "reload", "Reload"),
+        Binding("n", "namespace", "Namespace", show=False),
+        Binding("c", "context", "Context", show=False),
+        Binding("r", "reload", "Reload", show=False),
         *ACTION_BINDINGS,
     ]
 
@@ -145,6 +145,16 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         if action == "clear_filter":
             return bool(self.text_filter) or self.query_one("#filter", Input).display
         return super().check_action(action, parameters)
+
+    def palette_commands(self) -> list[tuple[str, str, Any]]:
+        general = [
+            ("Switch namespace", "n: pick a namespace, or all of them", self.action_namespace),
+            ("Switch context", "c: pick a kubeconfig context", self.action_context),
+            ("Filter", "/: show only rows matching words", self.action_filter),
+            ("Sort by next column", f"s: {', '.join(SORT_KEYS)}", self.action_sort),
+            ("Reload", "r: list everything again from the API", self.action_reload),
+        ]
+        return super().palette_commands() + general
 
     # -- keys --------------------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rich.text import Text
+from textual.binding import Binding
 from textual.widgets import DataTable
 
 from tui.views import (
@@ -44,9 +45,10 @@ def _truncate(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def group_label(group: GroupView | None, selector: str, namespace: str, show_ns: bool) -> Text:
+def group_label(group: GroupView | None, selector: str, namespace: str, show_ns: bool, count: int) -> Text:
     label = Text("▾ ", style="bold")
     label.append(selector or "(no rollout group)", style="bold")
+    label.append(f" ({count})", style="dim")
     if show_ns:
         label.append(f"  {namespace}", style="dim")
     if group is not None and not group.journal and selector:
@@ -94,10 +96,10 @@ def build_lines(
                 key=key,
                 group=key,
                 cells=(
-                    group_label(group, first.group, first.namespace, show_namespace),
+                    group_label(group, first.group, first.namespace, show_namespace, len(members)),
                     badges(Finding(c) for c in union),
                     "",
-                    Text(f"{len(members)} wl", style="dim"),
+                    "",
                     Text(journal_text(group), style="italic"),
                     age(when, now) if when else "",
                 ),
@@ -132,6 +134,8 @@ class WorkloadTable(DataTable[Text | str]):
     DEFAULT_CSS = """
     WorkloadTable { height: 1fr; }
     """
+    # DataTable's own Enter is hidden from the footer; here it opens the detail, so say so
+    BINDINGS = [Binding("enter", "select_cursor", "Details")]
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)  # type: ignore[arg-type]
@@ -147,6 +151,11 @@ class WorkloadTable(DataTable[Text | str]):
         if not self.lines or not 0 <= self.cursor_row < len(self.lines):
             return None
         return self.lines[self.cursor_row]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "select_cursor":
+            return self.current is not None and self.current.row is not None
+        return True
 
     def line(self, key: str) -> Line | None:
         return self._by_key.get(key)
