@@ -1,0 +1,365 @@
+"""tekton/rbac.yaml on the real API server: enough for a rollout, its revert and a repair, and no more.
+
+The file is applied as written (its placeholder namespaces replaced) into two namespaces of the
+sandbox: `<ns>-cd`, where the `rollguard` ServiceAccount lives and the built images are, and `<ns>`,
+the target. rollguard then runs with that ServiceAccount's own token.
+
+Least privilege, measured: for every verb of every rule, the Role is rewritten without it and the
+command that needs it runs: rollguard must refuse (exit 2) in its read-only preflight, naming the
+verb and the resource, with nothing changed on the cluster.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import io
+import json
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sandbox import cluster
+from task.client import Client
+from task.errors import ApiError, NotFound
+from task.resources import (
+    DEPLOYMENT_CONFIGS,
+    DEPLOYMENTS,
+    IMAGE_STREAMS,
+    NAMESPACES,
+    SELF_SUBJECT_ACCESS_REVIEWS,
+    Resource,
+)
+from tests.support import (
+    DC,
+    DEPLOYMENT,
+    SELECTOR,
+    dc_body,
+    deployment_body,
+    resource_versions,
+    rolled_out,
+    rollguard,
+    view,
+    wait_until,
+)
+from tests.tekton.manifests import RBAC_FILE, Obj, subparsers
+
+SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
+SECRETS = Resource("", "v1", "secrets", "Secret")
+ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
+ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
+KINDS = {"ServiceAccount": SERVICE_ACCOUNTS, "Role": ROLES, "RoleBinding": ROLE_BINDINGS}
+
+IMAGE = "registry.local/shop/api"
+OLD = f"{IMAGE}:v1"
+# Tags of the CD namespace's ImageStream `api`: what --promote-from --tag copies into the target.
+CD_TAGS = {"t2": f"{IMAGE}:v2", "t3": f"{IMAGE}:v3"}
+
+# Rules rollguard's preflight cannot see and the sandbox does not enforce: OpenShift's own API server
+# checks `get imagestreams/layers` in the source namespace when a cross-namespace tag is written.
+NOT_MEASURABLE_HERE = {("rollguard-promote-source", "image.openshift.io", "imagestreams/layers", "get")}
+
+
+# -- the manifests ---------------------------------------------------------------------------------
+
+
+def rbac_docs(target: str, cd: str) -> list[Obj]:
+    text = RBAC_FILE.read_text().replace("example-dev", target).replace("example-cd", cd)
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+def roles() -> dict[str, Obj]:
+    return {d["metadata"]["name"]: d for d in rbac_docs("t", "c") if d["kind"] == "Role"}
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One verb of one rule of one Role of rbac.yaml."""
+
+    role: str
+    group: str
+    resource: str
+    verb: str
+
+    @property
+    def label(self) -> str:
+        """How rollguard names the resource: ``deploymentconfigs.apps.openshift.io``, ``pods``."""
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+    @property
+    def id(self) -> str:
+        return f"{self.role.removeprefix('rollguard-')}:{self.verb}-{self.label}"
+
+
+def grants() -> list[Grant]:
+    found = []
+    for name, role in roles().items():
+        for rule in role["rules"]:
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    found += [Grant(name, group, resource, verb) for verb in rule["verbs"]]
+    return found
+
+
+def without(role: Obj, grant: Grant) -> list[Obj]:
+    """The role's rules minus one verb (a rule left without verbs is dropped)."""
+    rules = []
+    for rule in role["rules"]:
+        rule = json.loads(json.dumps(rule))
+        if grant.group in rule["apiGroups"] and grant.resource in rule["resources"]:
+            assert rule["apiGroups"] == [grant.group] and rule["resources"] == [grant.resource], (
+                "one resource per rule keeps every grant measurable on its own"
+            )
+            rule["verbs"] = [v for v in rule["verbs"] if v != grant.verb]
+        if rule["verbs"]:
+            rules.append(rule)
+    return rules
+
+
+# -- static checks of the file ----------------------------------------------------------------------
+
+
+def test_rbac_grants_no_secrets_no_wildcards_nothing_cluster_wide() -> None:
+    docs = rbac_docs("t", "c")
+    assert {d["kind"] for d in docs} == {"ServiceAccount", "Role", "RoleBinding"}
+    for d in docs:
+        assert d["metadata"].get("namespace"), f"{d['kind']} {d['metadata']['name']} must name its namespace"
+    for g in grants():
+        assert "*" not in (g.group, g.resource, g.verb)
+        assert g.resource not in ("secrets", "serviceaccounts", "roles", "rolebindings", "pods/exec")
+        assert g.verb not in ("escalate", "bind", "impersonate", "deletecollection")
+    for d in docs:
+        if d["kind"] == "RoleBinding":
+            assert d["roleRef"]["kind"] == "Role"
+            assert d["subjects"] == [{"kind": "ServiceAccount", "name": "rollguard", "namespace": "c"}]
+
+
+def test_rollout_role_is_exactly_what_the_preflight_checks() -> None:
+    """rollguard-rollout + rollguard-promote-source == task.preflight.rollout_permissions for a group of
+    both kinds that promotes: nothing the tool does not ask for, nothing it asks for missing."""
+    from task.preflight import rollout_permissions
+
+    needs = rollout_permissions("t", {DC, DEPLOYMENT}, promote_from="c")
+    wanted = {(ns, res.group, res.plural, verb) for verb, res, ns in needs}
+    granted = {
+        ("t" if g.role == "rollguard-rollout" else "c", g.group, g.resource, g.verb)
+        for g in grants()
+        if g.role in ("rollguard-rollout", "rollguard-promote-source")
+    }
+    granted -= {("c", *x[1:]) for x in NOT_MEASURABLE_HERE}
+    assert granted == wanted
+
+
+def test_every_grant_is_measured_or_explained() -> None:
+    assert {(g.role, g.group, g.resource, g.verb) for g in grants()} >= NOT_MEASURABLE_HERE
+    assert len(MEASURED) + len(NOT_MEASURABLE_HERE) == len(grants())
+
+
+# -- the sandbox set-up: namespaces, rbac.yaml, the ServiceAccount's token, one group -----------------
+
+
+@dataclass
+class Setup:
+    admin: Client
+    target: str
+    cd: str
+    kubeconfig: Path  # the rollguard ServiceAccount's
+
+
+def sa_token(admin: Client, namespace: str, name: str, timeout: float = 60.0) -> str:
+    """The ServiceAccount's token, once the token controller has made its Secret."""
+    sa = wait_until(admin, SERVICE_ACCOUNTS, namespace, name, lambda o: bool(o.get("secrets")),
+                    timeout=timeout, what="to get a token Secret")  # fmt: skip
+    secret = admin.get(SECRETS, sa["secrets"][0]["name"], namespace=namespace)
+    return base64.b64decode(secret["data"]["token"]).decode()
+
+
+def image_stream(name: str, tags: dict[str, str]) -> Obj:
+    return {
+        "apiVersion": "image.openshift.io/v1",
+        "kind": "ImageStream",
+        "metadata": {"name": name},
+        "spec": {"tags": [{"name": t, "from": {"kind": "DockerImage", "name": ref}} for t, ref in tags.items()]},
+    }
+
+
+@pytest.fixture(scope="module")
+def setup(sandbox: cluster.Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    admin = Client.connect(kubeconfig=str(sandbox.kubeconfig))
+    target = f"rbac-{secrets.token_hex(3)}"
+    cd = f"{target}-cd"
+    for ns in (target, cd):
+        admin.create(NAMESPACES, {"metadata": {"name": ns}})
+    try:
+        for doc in rbac_docs(target, cd):
+            admin.create(KINDS[doc["kind"]], doc, namespace=doc["metadata"]["namespace"])
+        token = sa_token(admin, cd, "rollguard")
+        sa_token(admin, target, "default")  # pods are refused until the namespace's default SA has one
+        kubeconfig = cluster.write_kubeconfig(
+            tmp_path_factory.mktemp("rbac") / "kubeconfig", sandbox, token, "rollguard", target
+        )
+        # The group: a DC fed by the image trigger of ImageStream api:latest, and a plain Deployment.
+        admin.create(IMAGE_STREAMS, image_stream("api", {"latest": OLD}), namespace=target)
+        admin.create(IMAGE_STREAMS, image_stream("api", CD_TAGS), namespace=cd)
+        trigger = [{"type": "ConfigChange"}, {"type": "ImageChange", "imageChangeParams": {
+            "automatic": True, "containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": "api:latest"}}}]  # fmt: skip
+        admin.create(DEPLOYMENT_CONFIGS, dc_body("api", " ", triggers=trigger), namespace=target)
+        admin.create(DEPLOYMENTS, deployment_body("web", OLD), namespace=target)
+        wait_until(admin, DEPLOYMENT_CONFIGS, target, "api",
+                   lambda o: "@sha256:" in o["spec"]["template"]["spec"]["containers"][0]["image"],
+                   what="image trigger to fill the image")  # fmt: skip
+        rolled_out(admin, DC, target, "api")
+        rolled_out(admin, DEPLOYMENT, target, "web")
+        yield Setup(admin=admin, target=target, cd=cd, kubeconfig=kubeconfig)
+    finally:
+        for ns in (target, cd):
+            with contextlib.suppress(NotFound):
+                admin.delete(NAMESPACES, ns)
+
+
+def everything(s: Setup) -> dict[str, str]:
+    """resourceVersions of every object rollguard could touch, in both namespaces."""
+    found = resource_versions(s.admin, s.target)
+    for ns in (s.target, s.cd):
+        for obj in s.admin.list(IMAGE_STREAMS, namespace=ns)["items"]:
+            found[f"{ns}/imagestreams/{obj['metadata']['name']}"] = obj["metadata"]["resourceVersion"]
+    return found
+
+
+def state(s: Setup) -> dict[str, Any]:
+    return {name: view(s.admin, s.target, kind, name) for kind, name in ((DC, "api"), (DEPLOYMENT, "web"))}
+
+
+def rollout_args(s: Setup, tag: str, web: str) -> list[str]:
+    """The Task's command line shape: a promoted DC and a Deployment given its image."""
+    return ["rollout", "--namespace", s.target, "--selector", SELECTOR, "--promote-from", s.cd, "--tag", tag,
+            "--image", f"deployment/web={web}", "--timeout", "2m"]  # fmt: skip
+
+
+# -- the ServiceAccount can do the whole job --------------------------------------------------------
+
+
+def test_rollout_as_the_service_account(setup: Setup, tmp_path: Path) -> None:
+    result = rollguard(setup.kubeconfig, *rollout_args(setup, "t2", f"{IMAGE}:v2"), report=tmp_path / "r.json")
+    assert result.code == 0, result.stdout + result.stderr
+    after = state(setup)
+    assert after["web"].images == {"app": f"{IMAGE}:v2"} and after["web"].complete
+    assert after["api"].complete and "@sha256:" in after["api"].images["app"]
+    dc = setup.admin.get(DEPLOYMENT_CONFIGS, "api", namespace=setup.target)
+    assert dc["spec"]["triggers"][1]["imageChangeParams"]["from"]["name"] == "api:t2"
+    assert result.report["status"] == "succeeded"
+
+
+def test_failing_rollout_and_its_revert_as_the_service_account(setup: Setup, tmp_path: Path) -> None:
+    before = state(setup)
+    result = rollguard(setup.kubeconfig, *rollout_args(setup, "t3", f"{IMAGE}:v3-crash"), report=tmp_path / "r.json")
+    assert result.code == 1, result.stdout + result.stderr
+    assert result.report["status"] == "reverted"
+    assert "deployment/web" in result.report["error"]
+    after = state(setup)
+    for name in ("api", "web"):
+        assert after[name].images == before[name].images and after[name].complete and not after[name].paused
+
+
+REPAIRS = [c for c in ("resume", "revert", "redeploy") if c in subparsers()]
+
+
+@pytest.mark.skipif(not REPAIRS, reason="the repair commands are not there yet")
+def test_repair_as_the_service_account(setup: Setup, tmp_path: Path) -> None:
+    """A DC left paused by an old pause/resume stage, resumed with the ServiceAccount's rights only."""
+    setup.admin.patch(DEPLOYMENT_CONFIGS, "api", {"spec": {"paused": True}}, namespace=setup.target)
+    try:
+        result = rollguard(setup.kubeconfig, "resume", "--namespace", setup.target, "dc/api",
+                           "--timeout", "2m", report=tmp_path / "r.json")  # fmt: skip
+        assert result.code == 0, result.stdout + result.stderr
+        assert not view(setup.admin, setup.target, DC, "api").paused
+        assert "could not record an Event" not in json.dumps(result.report)
+    finally:
+        setup.admin.patch(DEPLOYMENT_CONFIGS, "api", {"spec": {"paused": False}}, namespace=setup.target)
+
+
+# -- least privilege: each grant taken away in turn ---------------------------------------------------
+
+MEASURED = [g for g in grants() if (g.role, g.group, g.resource, g.verb) not in NOT_MEASURABLE_HERE]
+
+
+def allowed(client: Client, grant: Grant, namespace: str) -> bool:
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"namespace": namespace, "verb": grant.verb, "group": grant.group,
+                                        "resource": grant.resource}},
+    }  # fmt: skip
+    return bool(client.create(SELF_SUBJECT_ACCESS_REVIEWS, review).get("status", {}).get("allowed"))
+
+
+def set_rules(s: Setup, sa: Client, role: str, rules: list[Obj], expect: dict[Grant, bool]) -> None:
+    """Rewrite a Role, then wait until the API server's authorizer answers as ``expect`` says."""
+    ns = s.cd if role == "rollguard-promote-source" else s.target
+    for _ in range(5):
+        current = s.admin.get(ROLES, role, namespace=ns)
+        current["rules"] = rules
+        try:
+            s.admin.replace(ROLES, current, namespace=ns)
+            break
+        except ApiError:
+            continue
+    deadline = time.monotonic() + 15
+    while any(allowed(sa, g, s.cd if g.role == "rollguard-promote-source" else s.target) != v for g, v in expect.items()):
+        assert time.monotonic() < deadline, f"RBAC did not settle on {expect}"
+        time.sleep(0.05)  # the authorizer's informer catches up within milliseconds; nothing to watch
+
+
+def run_in_process(*argv: str) -> tuple[int, str]:
+    """The CLI's main() in this process: a refused run never gets past its read-only preflight."""
+    from task.cli import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(list(argv))
+    return code, err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def sa_client(setup: Setup) -> Client:
+    return Client.connect(kubeconfig=str(setup.kubeconfig))
+
+
+@pytest.fixture(scope="module")
+def full_roles(setup: Setup, sa_client: Client) -> Iterator[dict[str, Obj]]:
+    """Puts every Role back as rbac.yaml has it once the matrix is done."""
+    original = {d["metadata"]["name"]: d for d in rbac_docs(setup.target, setup.cd) if d["kind"] == "Role"}
+    yield original
+    for name, role in original.items():
+        set_rules(setup, sa_client, name, role["rules"], {})
+
+
+@pytest.mark.parametrize("grant", MEASURED, ids=[g.id for g in MEASURED])
+def test_without_this_grant_the_preflight_refuses_and_changes_nothing(
+    setup: Setup, sa_client: Client, full_roles: dict[str, Obj], grant: Grant
+) -> None:
+    namespace = setup.cd if grant.role == "rollguard-promote-source" else setup.target
+    role = full_roles[grant.role]
+    set_rules(setup, sa_client, grant.role, without(role, grant), {grant: False})
+    try:
+        before = everything(setup)
+        kubeconfig = str(setup.kubeconfig)
+        if grant.role == "rollguard-repair":
+            code, err = run_in_process("resume", "--namespace", setup.target, "--selector", SELECTOR,
+                                       "--kubeconfig", kubeconfig)  # fmt: skip
+            assert code == 2, err
+            assert f"'{grant.verb}'" in err and grant.label in err, err
+        else:
+            code, err = run_in_process(*rollout_args(setup, "t2", f"{IMAGE}:v2"), "--kubeconfig", kubeconfig)
+            assert code == 2, err
+            assert f"not allowed to {grant.verb} {grant.label} in namespace '{namespace}'" in err, err
+        assert "Traceback" not in err
+        assert everything(setup) == before
+    finally:  # every other case runs with only its own grant missing
+        set_rules(setup, sa_client, grant.role, role["rules"], {grant: True})
