@@ -25,7 +25,7 @@ def run_of(behaviour: Any, restart_policy: str = "Always") -> PodRun:
 
 def container(status: dict[str, Any]) -> dict[str, Any]:
     (st,) = status["containerStatuses"]
-    return st
+    return dict(st)
 
 
 def condition(status: dict[str, Any], kind: str) -> dict[str, Any]:
@@ -122,7 +122,7 @@ class FakeCore:
 
 def kubelet_with(result: FakeResponse | Exception, tmp_path: Path) -> Kubelet:
     k = Kubelet(client.ApiClient(), tmp_path)
-    k.core = FakeCore(result)  # type: ignore[assignment]
+    k.core = FakeCore(result)
     return k
 
 
