@@ -51,11 +51,19 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def go_time() -> str:
+    """Now as Go's time.String() prints it, the format of the deployer pod annotations on RCs."""
+    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+
+
 def parse_time(s: str | None) -> float | None:
+    """Seconds since the epoch of an RFC 3339 or Go time.String() timestamp (UTC), None if unparsable."""
     if not s:
         return None
     try:
-        return datetime.strptime(s[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC).timestamp()
+        return (
+            datetime.strptime(s[:19].replace("T", " "), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
+        )
     except ValueError:
         return None
 

@@ -44,7 +44,7 @@ class Deployer:
         """Advance the rollout of `rc`; return seconds until its deadline, None when it has ended."""
         phase = u.phase_of(rc)
         if u.is_cancelled(rc) and phase in (u.NEW, u.PENDING, u.RUNNING, ""):
-            self._transition(rc, u.FAILED, {u.DEPLOYER_COMPLETED_AT: u.now()}, guard=True)
+            self._transition(rc, u.FAILED, {u.DEPLOYER_COMPLETED_AT: u.go_time()}, guard=True)
             self.forget(rc)
             name = f"{rc['metadata']['namespace']}/{rc['metadata']['name']}"
             self.recorder.event(dc, "Normal", "RolloutCancelled", f'Rollout for "{name}" cancelled')
@@ -53,7 +53,7 @@ class Deployer:
         if phase in (u.NEW, u.PENDING, ""):
             # the deployer "pod" is created and starts at once: New goes straight to Running, and that
             # change rides on the strategy's first write to the RC rather than costing a write of its own
-            ts = u.now()
+            ts = u.go_time()
             starting = {u.PHASE: u.RUNNING, u.DEPLOYER_STARTED_AT: ts}
             if phase != u.PENDING:
                 starting |= {
@@ -111,7 +111,7 @@ class Deployer:
             last = self._last_progress[uid]
         if done:
             self._transition(to, u.COMPLETE, {u.DEPLOYMENT_REPLICAS: str(desired), u.DESIRED_REPLICAS: None,
-                                              u.DEPLOYER_COMPLETED_AT: u.now()}, guard=True)  # fmt: skip
+                                              u.DEPLOYER_COMPLETED_AT: u.go_time()}, guard=True)  # fmt: skip
             self.forget(to)
             return None
         timeout = u.timeout_of(config)
@@ -122,7 +122,7 @@ class Deployer:
         reason = f'pods for rc "{ns}/{name}" took longer than {timeout} seconds to become ready'
         log.info("rollout of %s/%s failed: %s", ns, name, reason)
         self._transition(
-            to, u.FAILED, {u.STATUS_REASON: reason, u.DEPLOYER_COMPLETED_AT: u.now()}, guard=True
+            to, u.FAILED, {u.STATUS_REASON: reason, u.DEPLOYER_COMPLETED_AT: u.go_time()}, guard=True
         )
         self.forget(to)
         return None

@@ -11,6 +11,7 @@ import copy
 import json
 import logging
 import threading
+import time
 from typing import Any
 
 from sandbox.openshift import appsutil as u
@@ -52,6 +53,14 @@ class DeploymentConfigController:
         self.rcs.synced.wait()
         self.dcs.synced.wait()
         run_workers(self.queue, self.sync, self.workers)
+        threading.Thread(target=self._resync, name="dc-resync", daemon=True).start()
+
+    def _resync(self, every: float = 300.0) -> None:
+        """Look at every DC now and then, as an informer's resync would: a safety net, not a driver."""
+        while True:
+            time.sleep(every)
+            for dc in self.dcs.list():
+                self.queue.add(key_of(dc))
 
     # -- events -----------------------------------------------------------------------------------------
 
