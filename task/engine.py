@@ -160,6 +160,7 @@ class GroupRun:
             expected_images=images_of(written["spec"]["template"]),
             deadline=time.monotonic() + min(timeout, own + SETTLE_SECONDS),
             deadline_reason=reason,
+            since=now(),
         )
 
     # -- revert -----------------------------------------------------------------------------------------
@@ -195,6 +196,7 @@ class GroupRun:
                     expected_images=wp.baseline.images,
                     deadline=time.monotonic() + timeout + SETTLE_SECONDS,
                     deadline_reason=f"revert not complete within {timeout}s",
+                    since=now(),
                 )
             )
         self._try_save()

@@ -89,7 +89,8 @@ class Kind:
     def revision_template(self, rev: Obj) -> Obj | None:
         raise NotImplementedError
 
-    def progress(self, obj: Obj, revisions: list[Obj]) -> Progress:
+    def progress(self, obj: Obj, revisions: list[Obj], *, since: str = "") -> Progress:
+        """Where its current template's rollout stands; ``since``: when we wrote it (if we did)."""
         raise NotImplementedError
 
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
@@ -214,7 +215,7 @@ class DeploymentConfigKind(Kind):
         wanted = f"{obj['metadata']['name']}-{self.revision(obj)}"
         return next((r for r in revisions if r["metadata"]["name"] == wanted), None)
 
-    def progress(self, obj: Obj, revisions: list[Obj]) -> Progress:
+    def progress(self, obj: Obj, revisions: list[Obj], *, since: str = "") -> Progress:
         return readiness.dc_progress(obj, self._latest(obj, revisions))
 
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
@@ -288,8 +289,8 @@ class DeploymentKind(Kind):
         # A ReplicaSet keeps no record of having completed; `kubectl rollout undo` returns to any.
         return True
 
-    def progress(self, obj: Obj, revisions: list[Obj]) -> Progress:
-        return readiness.deployment_progress(obj)
+    def progress(self, obj: Obj, revisions: list[Obj], *, since: str = "") -> Progress:
+        return readiness.deployment_progress(obj, since=since)
 
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         template = obj.get("spec", {}).get("template")

@@ -94,8 +94,12 @@ def dc_progress(dc: Obj, latest_rc: Obj | None) -> Progress:
     )
 
 
-def deployment_progress(deploy: Obj) -> Progress:
-    """Deployment: the `kubectl rollout status` algorithm (reference section 3)."""
+def deployment_progress(deploy: Obj, *, since: str = "") -> Progress:
+    """Deployment: the `kubectl rollout status` algorithm (reference section 3).
+
+    ``since`` (RFC 3339, when our change was written): a ProgressDeadlineExceeded condition not updated
+    after it is the previous rollout's, which the controller keeps for a sync or two after a new one.
+    """
     name = _get(deploy, "metadata", "name", default="?")
     revision = int(_get(deploy, "metadata", "annotations", RS_REVISION_ANNOTATION, default=0) or 0)
     if not _observed(deploy):
@@ -103,7 +107,8 @@ def deployment_progress(deploy: Obj) -> Progress:
     if _get(deploy, "spec", "paused", default=False):
         return Progress(Phase.PAUSED, f'deployment "{name}" is paused', revision)
     progressing = condition(deploy, "Progressing")
-    if progressing and progressing.get("reason") == "ProgressDeadlineExceeded":
+    stale = bool(since) and str((progressing or {}).get("lastUpdateTime") or "") <= since
+    if progressing and progressing.get("reason") == "ProgressDeadlineExceeded" and not stale:
         return Progress(Phase.FAILED, f'deployment "{name}" exceeded its progress deadline', revision)
     want = int(_get(deploy, "spec", "replicas", default=1))
     updated = int(_get(deploy, "status", "updatedReplicas", default=0))

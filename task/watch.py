@@ -28,6 +28,7 @@ class Watched:
     deadline_reason: str
     verdict: Progress | None = None
     last_message: str = ""
+    since: str = ""  # RFC 3339 second of our write: older failure conditions are not this rollout's
 
 
 def judge(
@@ -45,7 +46,7 @@ def judge(
         return Progress(Phase.FAILED, f"{item.ref.key} was deleted")
     kind = kind_of(item.ref)
     mine = kind.owned(obj, revisions)
-    progress = kind.progress(obj, mine)
+    progress = kind.progress(obj, mine, since=item.since)
     if progress.phase is Phase.COMPLETE:
         running = images_of(obj.get("spec", {}).get("template", {}))
         if running != item.expected_images:

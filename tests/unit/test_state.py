@@ -204,3 +204,13 @@ def test_a_change_the_controller_has_not_picked_up_is_not_stuck() -> None:
     found = by_key(assess_namespace("shop-dev", now=late, **lists))["dc/api"]
     assert found.names == ("drifted", "progressing")
     assert found.findings[1].reason == "waiting for the controller to observe the change"
+
+
+def test_a_deadline_exceeded_before_our_write_does_not_fail_our_rollout() -> None:
+    """After an undo of a timed-out Deployment the controller keeps the old condition for a sync."""
+    from task.readiness import deployment_progress
+
+    broken = next(o for o in load("deployments.yaml")["deployments"] if o["metadata"]["name"] == "broken")
+    assert deployment_progress(broken).phase.value == "failed"
+    assert deployment_progress(broken, since="2024-05-02T09:05:00Z").phase.value == "progressing"
+    assert deployment_progress(broken, since="2024-05-02T08:00:00Z").phase.value == "failed"
