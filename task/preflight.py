@@ -27,6 +27,9 @@ from task.resources import (
 from task.structs import DC, ImageTarget, Obj, Snapshot, VerifiedState, WorkloadRef
 
 INTEGRATED_REGISTRY = "image-registry.openshift-image-registry.svc:5000"
+# The subresource as RBAC names it ("imagestreams/layers"): a SelfSubjectAccessReview for this resource
+# string matches the same rules as resource imagestreams + subresource layers.
+IMAGE_STREAM_LAYERS = Resource("image.openshift.io", "v1", "imagestreams/layers", "ImageStream")
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,9 @@ def rollout_permissions(
     if promote_from:
         needs += [(v, IMAGE_STREAMS, namespace) for v in ("get", "list", "watch", "update")]
         needs += [("get", IMAGE_STREAMS, promote_from)]
+        # OpenShift's API server asks this itself when a tag from another namespace is written into an
+        # ImageStream (its tag verifier): missing, the promotion would fail mid-run instead of here.
+        needs += [("get", IMAGE_STREAM_LAYERS, promote_from)]
     return needs
 
 
