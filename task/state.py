@@ -637,7 +637,7 @@ def assess_namespace(
         states.append(
             assess(kind_name, obj, candidates, pods=own_pods, groups=groups, members=members, now=at)
         )
-    states.sort(key=lambda s: (s.group or "~", s.ref.kind, s.ref.name))
+    states.sort(key=lambda s: (s.group or "~", s.kind, s.ref.name))  # dc before deployment
     return NamespaceState(namespace=namespace, workloads=tuple(states), groups=tuple(groups))
 
 

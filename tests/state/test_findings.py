@@ -186,7 +186,9 @@ def test_reference_case_state(namespace, client):
 
 
 def test_status_command_table_and_json(sandbox, namespace, client):
-    create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
+    create_group(
+        client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD, labels={"tier": "web"})]
+    )
     result = rollguard(
         sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}"
     )
@@ -207,6 +209,6 @@ def test_status_command_table_and_json(sandbox, namespace, client):
     by_name = {w["name"]: w for w in ns["workloads"]}
     assert by_name["dc1"]["state"] == ["paused"] and by_name["web"]["state"] == ["healthy"]
     only = json.loads(
-        rollguard(sandbox.kubeconfig, "status", "-n", namespace, "-l", "name=web", "-o", "json").stdout
+        rollguard(sandbox.kubeconfig, "status", "-n", namespace, "-l", "tier=web", "-o", "json").stdout
     )
     assert [w["name"] for w in only[0]["workloads"]] == ["web"]
