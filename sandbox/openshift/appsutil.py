@@ -68,19 +68,19 @@ def parse_time(s: str | None) -> float | None:
         return None
 
 
-def annotations(obj: JSON) -> dict[str, str]:
+def annotations_of(obj: JSON) -> dict[str, str]:
     return obj.get("metadata", {}).get("annotations") or {}
 
 
 def version_of(rc: JSON) -> int:
     try:
-        return int(annotations(rc).get(LATEST_VERSION, ""))
+        return int(annotations_of(rc).get(LATEST_VERSION, ""))
     except ValueError:
         return -1
 
 
 def phase_of(rc: JSON) -> str:
-    return annotations(rc).get(PHASE, "")
+    return annotations_of(rc).get(PHASE, "")
 
 
 def is_terminated(rc: JSON) -> bool:
@@ -88,7 +88,7 @@ def is_terminated(rc: JSON) -> bool:
 
 
 def is_cancelled(rc: JSON) -> bool:
-    return annotations(rc).get(CANCELLED, "").lower() == "true"
+    return annotations_of(rc).get(CANCELLED, "").lower() == "true"
 
 
 def spec_replicas(rc: JSON) -> int:
@@ -98,6 +98,12 @@ def spec_replicas(rc: JSON) -> int:
 
 def status_int(obj: JSON, field: str) -> int:
     return int(obj.get("status", {}).get(field) or 0)
+
+
+def rc_path(rc: JSON) -> str:
+    """The API path of an RC (or of any object with namespace and name in its metadata)."""
+    m = rc["metadata"]
+    return f"/api/v1/namespaces/{m['namespace']}/replicationcontrollers/{m['name']}"
 
 
 def rc_name(dc_name: str, version: int) -> str:
@@ -128,13 +134,14 @@ def active_deployment(rcs: list[JSON]) -> JSON | None:
 
 
 def decode_config(rc: JSON) -> JSON | None:
-    raw = annotations(rc).get(ENCODED_CONFIG)
+    raw = annotations_of(rc).get(ENCODED_CONFIG)
     if not raw:
         return None
     try:
-        return json.loads(raw)
+        config = json.loads(raw)
     except ValueError:
         return None
+    return config if isinstance(config, dict) else None
 
 
 def has_trigger(dc: JSON, kind: str) -> bool:
@@ -142,8 +149,11 @@ def has_trigger(dc: JSON, kind: str) -> bool:
 
 
 def image_triggers(dc: JSON) -> list[JSON]:
-    return [t["imageChangeParams"] for t in dc.get("spec", {}).get("triggers") or []
-            if t.get("type") == "ImageChange" and isinstance(t.get("imageChangeParams"), dict)]  # fmt: skip
+    return [
+        t["imageChangeParams"]
+        for t in dc.get("spec", {}).get("triggers") or []
+        if t.get("type") == "ImageChange" and isinstance(t.get("imageChangeParams"), dict)
+    ]
 
 
 def containers(dc_or_rc: JSON) -> list[JSON]:

@@ -131,8 +131,10 @@ def validate_dc(dc: JSON) -> str | None:
     labels = (template.get("metadata") or {}).get("labels") or {}
     selector = spec.get("selector") or {}
     if selector and any(labels.get(k) != v for k, v in selector.items()):
-        return (f"spec.template.metadata.labels: Invalid value: {json.dumps(labels)}: "
-                "`selector` does not match template `labels`")  # fmt: skip
+        return (
+            f"spec.template.metadata.labels: Invalid value: {json.dumps(labels)}: "
+            "`selector` does not match template `labels`"
+        )
     names = {
         c.get("name") for c in (template.get("spec") or {}).get("containers") or [] if isinstance(c, dict)
     }
@@ -145,12 +147,16 @@ def validate_dc(dc: JSON) -> str | None:
             if src.get("kind", "ImageStreamTag") == "ImageStreamTag" and not re.fullmatch(
                 r"[^:@]+:[^:@]+", src.get("name") or ""
             ):
-                return (f"spec.triggers[{i}].imageChangeParams.from.name: Invalid value: "
-                        f"{json.dumps(src.get('name', ''))}: must be of the form <stream_name>:<tag>")  # fmt: skip
+                return (
+                    f"spec.triggers[{i}].imageChangeParams.from.name: Invalid value: "
+                    f"{json.dumps(src.get('name', ''))}: must be of the form <stream_name>:<tag>"
+                )
             for n in params.get("containerNames") or []:
                 if n not in names:
-                    return (f"spec.triggers[{i}].imageChangeParams.containerNames: Invalid value: "
-                            f"{json.dumps(n)}: there is no container with this name in the pod template")  # fmt: skip
+                    return (
+                        f"spec.triggers[{i}].imageChangeParams.containerNames: Invalid value: "
+                        f"{json.dumps(n)}: there is no container with this name in the pod template"
+                    )
     return None
 
 

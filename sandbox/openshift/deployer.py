@@ -1,10 +1,11 @@
 """The deployer, emulated in-process: phases of a rollout's RC and the Rolling/Recreate strategies.
 
 On OpenShift a deployer controller starts a deployer pod for each new RC (phase New -> Pending ->
-Running; here New -> Running, as the emulated pod starts at once) and the pod runs the strategy, scaling RCs until done (Complete) or out of time (Failed).
-Here the same state machine advances one step per reconcile of the DC, driven by RC watch events
-(kube-controller-manager reports the RCs' ready/available pods) and by a timer for the deadline; the
-deployer pod's name is recorded on the RC but no pod runs. Failure rollback is not done here: the DC
+Running; here New -> Running, as the emulated pod starts at once) and the pod runs the strategy,
+scaling RCs until done (Complete) or out of time (Failed). Here the same state machine advances one
+step per reconcile of the DC, driven by RC watch events (kube-controller-manager reports the RCs'
+ready/available pods) and by a timer for the deadline; the deployer pod's name is recorded on the RC
+but no pod runs. Failure rollback is not done here: the DC
 controller scales the last complete RC back up once the latest RC is Failed, as on OpenShift.
 """
 
@@ -88,7 +89,7 @@ class Deployer:
     def _strategy(self, dc: JSON, rcs: list[JSON], to: JSON) -> float | None:
         config = u.decode_config(to) or dc
         try:
-            desired = int(u.annotations(to).get(u.DESIRED_REPLICAS, ""))
+            desired = int(u.annotations_of(to).get(u.DESIRED_REPLICAS, ""))
         except ValueError:
             desired = int(config.get("spec", {}).get("replicas") or 0)
         older = [rc for rc in rcs if u.version_of(rc) < u.version_of(to)]
@@ -106,12 +107,20 @@ class Deployer:
         now = time.time()
         with self._lock:
             if progressed or uid not in self._last_progress:
-                started = u.parse_time(u.annotations(to).get(u.DEPLOYER_STARTED_AT))
+                started = u.parse_time(u.annotations_of(to).get(u.DEPLOYER_STARTED_AT))
                 self._last_progress[uid] = now if progressed or started is None else started
             last = self._last_progress[uid]
         if done:
-            self._transition(to, u.COMPLETE, {u.DEPLOYMENT_REPLICAS: str(desired), u.DESIRED_REPLICAS: None,
-                                              u.DEPLOYER_COMPLETED_AT: u.go_time()}, guard=True)  # fmt: skip
+            self._transition(
+                to,
+                u.COMPLETE,
+                {
+                    u.DEPLOYMENT_REPLICAS: str(desired),
+                    u.DESIRED_REPLICAS: None,
+                    u.DEPLOYER_COMPLETED_AT: u.go_time(),
+                },
+                guard=True,
+            )
             self.forget(to)
             return None
         timeout = u.timeout_of(config)
@@ -189,8 +198,7 @@ class Deployer:
         if starting is not None and m["name"] == self._local.to:
             body["metadata"] = {"annotations": starting}
         try:
-            updated = self.kube.request("PATCH", f"/api/v1/namespaces/{m['namespace']}/replicationcontrollers/"
-                                        f"{m['name']}", body, content_type=MERGE_PATCH)  # fmt: skip
+            updated = self.kube.request("PATCH", u.rc_path(rc), body, content_type=MERGE_PATCH)
         except ApiError as e:
             if e.status == 404:
                 return rc
@@ -204,7 +212,7 @@ class Deployer:
     def _transition(self, rc: JSON, phase: str, extra: dict[str, str | None], guard: bool = False) -> JSON:
         """Set the phase annotation (and others); with `guard`, only on the RC as we read it."""
         m = rc["metadata"]
-        path = f"/api/v1/namespaces/{m['namespace']}/replicationcontrollers/{m['name']}"
+        path = u.rc_path(rc)
         starting = getattr(self._local, "starting", None)
         if starting is not None and m["name"] == self._local.to:  # Pending straight to the next phase
             extra = {**starting, **extra}

@@ -37,8 +37,13 @@ class DeploymentConfigController:
         self.kube, self.images, self.workers = kube, images, workers
         self.recorder = Recorder(kube, "deploymentconfig-controller")
         self.dcs = Informer(kube, f"{u.DC_PATH}/deploymentconfigs", self._on_dc)
-        self.rcs = Informer(kube, "/api/v1/replicationcontrollers", self._on_rc, label_selector=u.DC_NAME,
-                            index=lambda rc: (rc["metadata"].get("labels") or {}).get(u.DC_NAME))  # fmt: skip
+        self.rcs = Informer(
+            kube,
+            "/api/v1/replicationcontrollers",
+            self._on_rc,
+            label_selector=u.DC_NAME,
+            index=lambda rc: (rc["metadata"].get("labels") or {}).get(u.DC_NAME),
+        )
         self.deployer = Deployer(kube, self.rcs, self.recorder)
         self.queue = WorkQueue("deploymentconfigs")
         self._lock = threading.Lock()
@@ -59,7 +64,7 @@ class DeploymentConfigController:
         """Look at every DC now and then, as an informer's resync would: a safety net, not a driver."""
         while True:
             time.sleep(every)
-            for dc in self.dcs.list():
+            for dc in self.dcs.objects():
                 self.queue.add(key_of(dc))
 
     # -- events -----------------------------------------------------------------------------------------
@@ -142,7 +147,7 @@ class DeploymentConfigController:
             return self._update_status(dc, rcs, True)
         if details:
             return self._write_status(dc, {**status, "latestVersion": version + 1, "details": details})
-        if latest_exists:
+        if latest_exists and latest is not None:
             if not u.is_terminated(latest):
                 return self._update_status(dc, rcs, False)
             return self._reconcile_deployments(dc, rcs)
@@ -175,8 +180,10 @@ class DeploymentConfigController:
             rc_images = {c.get("image") for c in u.containers(latest)}
             new = [c.get("image") for c in u.containers(dc) if c.get("image") not in rc_images]
             if new:
-                causes = [{"type": "ImageChange", "imageTrigger": {"from": {"kind": "DockerImage", "name": i}}}
-                          for i in new]  # fmt: skip
+                causes = [
+                    {"type": "ImageChange", "imageTrigger": {"from": {"kind": "DockerImage", "name": i}}}
+                    for i in new
+                ]
                 return {"message": "image change", "causes": causes}
         if config_trigger:
             encoded = u.decode_config(latest)
@@ -199,15 +206,18 @@ class DeploymentConfigController:
                     "metadata": {"annotations": {u.CANCELLED: "true", u.STATUS_REASON: u.CANCELLED_BY_NEWER}}
                 }
                 try:
-                    rc = self.kube.request("PATCH", f"/api/v1/namespaces/{m['namespace']}/replicationcontrollers/"
-                                           f"{m['name']}", patch, content_type=MERGE_PATCH)  # fmt: skip
+                    rc = self.kube.request("PATCH", u.rc_path(rc), patch, content_type=MERGE_PATCH)
                 except ApiError as e:
                     if e.status == 404:
                         continue
                     raise
                 self.rcs.store(rc)
-                self.recorder.event(dc, "Normal", "DeploymentCancelled",
-                                    f'Cancelled deployment "{m["name"]}" superceded by version {version}')  # fmt: skip
+                self.recorder.event(
+                    dc,
+                    "Normal",
+                    "DeploymentCancelled",
+                    f'Cancelled deployment "{m["name"]}" superceded by version {version}',
+                )
             self._deploy_step(dc, rcs, rc)  # the deployer ends it now, as a deleted deployer pod would
             current = self.rcs.get(rc["metadata"]["namespace"], rc["metadata"]["name"])
             if current is not None and not u.is_terminated(current):
@@ -245,11 +255,14 @@ class DeploymentConfigController:
 
     def _adopt(self, dc: JSON, rc: JSON) -> JSON | None:
         m = rc["metadata"]
-        patch = {"metadata": {"resourceVersion": m["resourceVersion"],
-                              "ownerReferences": [*(m.get("ownerReferences") or []), _controller_ref(dc)]}}  # fmt: skip
+        patch = {
+            "metadata": {
+                "resourceVersion": m["resourceVersion"],
+                "ownerReferences": [*(m.get("ownerReferences") or []), _controller_ref(dc)],
+            }
+        }
         try:
-            adopted = self.kube.request("PATCH", f"/api/v1/namespaces/{m['namespace']}/replicationcontrollers/"
-                                        f"{m['name']}", patch, content_type=MERGE_PATCH)  # fmt: skip
+            adopted = self.kube.request("PATCH", u.rc_path(rc), patch, content_type=MERGE_PATCH)
         except ApiError as e:
             if e.status in (404, 409):
                 return None
@@ -304,15 +317,24 @@ class DeploymentConfigController:
             if want != have:
                 m = rc["metadata"]
                 try:
-                    rc = self.kube.request("PATCH", f"/api/v1/namespaces/{m['namespace']}/replicationcontrollers/"
-                                           f"{m['name']}", {"spec": {"replicas": want}}, content_type=MERGE_PATCH)  # fmt: skip
+                    rc = self.kube.request(
+                        "PATCH", u.rc_path(rc), {"spec": {"replicas": want}}, content_type=MERGE_PATCH
+                    )
                 except ApiError as e:
-                    self.recorder.event(dc, "Warning", "ReplicationControllerScaleFailed",
-                                        f'Failed to scale replication controler "{m["name"]}" from {have} to {want}: {e}')  # fmt: skip
+                    self.recorder.event(
+                        dc,
+                        "Warning",
+                        "ReplicationControllerScaleFailed",
+                        f'Failed to scale replication controler "{m["name"]}" from {have} to {want}: {e}',
+                    )
                     raise
                 self.rcs.store(rc)
-                self.recorder.event(dc, "Normal", "ReplicationControllerScaled",
-                                    f'Scaled replication controller "{m["name"]}" from {have} to {want}')  # fmt: skip
+                self.recorder.event(
+                    dc,
+                    "Normal",
+                    "ReplicationControllerScaled",
+                    f'Scaled replication controller "{m["name"]}" from {have} to {want}',
+                )
             updated.append(rc)
         self._cleanup(dc, updated)
         return self._update_status(dc, updated, True)
@@ -332,10 +354,8 @@ class DeploymentConfigController:
         for rc in candidates[: max(0, len(candidates) - int(limit))]:
             if u.spec_replicas(rc) != 0:
                 continue  # counts against the limit, pruned once scaled down
-            m = rc["metadata"]
             try:
-                self.kube.request("DELETE", f"/api/v1/namespaces/{m['namespace']}/replicationcontrollers/{m['name']}",
-                                  {"propagationPolicy": "Background"})  # fmt: skip
+                self.kube.request("DELETE", u.rc_path(rc), {"propagationPolicy": "Background"})
             except ApiError as e:
                 if e.status != 404:
                     self.recorder.event(
@@ -362,7 +382,9 @@ class DeploymentConfigController:
         self.dcs.store(updated)
         return updated
 
-    def _update_status(self, dc: JSON, rcs: list[JSON], update_observed: bool, *additional: JSON) -> None:
+    def _update_status(
+        self, dc: JSON, rcs: list[JSON], update_observed: bool, *additional: JSON
+    ) -> JSON | None:
         new = st.calculate(dc, rcs, update_observed, *additional)
         if new != dc.get("status"):
             self._write_status(dc, new)
@@ -394,12 +416,18 @@ class DeploymentConfigController:
 
 
 def _controller_ref(dc: JSON) -> JSON:
-    return {"apiVersion": u.GROUP_VERSION, "kind": "DeploymentConfig", "name": dc["metadata"]["name"],
-            "uid": dc["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}  # fmt: skip
+    return {
+        "apiVersion": u.GROUP_VERSION,
+        "kind": "DeploymentConfig",
+        "name": dc["metadata"]["name"],
+        "uid": dc["metadata"]["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
 def make_deployment(dc: JSON) -> JSON:
-    """The RC `<dc>-<latestVersion>` for the DC as it is now (OpenShift's MakeDeployment), at zero replicas."""
+    """The RC `<dc>-<latestVersion>` for the DC as it is now (OpenShift's MakeDeployment), at 0 replicas."""
     ns, name = key_of(dc)
     version = int(dc["status"]["latestVersion"])
     rc_name = u.rc_name(name, version)
@@ -410,10 +438,18 @@ def make_deployment(dc: JSON) -> JSON:
     for key in ("initContainers", "containers"):
         for c in pod_spec.get(key) or []:
             c["image"] = (c.get("image") or "").strip()
-    meta["labels"] = {**(meta.get("labels") or {}), u.DC_LABEL: name, u.DEPLOYMENT_LABEL: rc_name,
-                      u.DC_NAME_LABEL: name}  # fmt: skip
-    meta["annotations"] = {**(meta.get("annotations") or {}), u.DEPLOYMENT_NAME: rc_name, u.DC_NAME: name,
-                           u.LATEST_VERSION: str(version)}  # fmt: skip
+    meta["labels"] = {
+        **(meta.get("labels") or {}),
+        u.DC_LABEL: name,
+        u.DEPLOYMENT_LABEL: rc_name,
+        u.DC_NAME_LABEL: name,
+    }
+    meta["annotations"] = {
+        **(meta.get("annotations") or {}),
+        u.DEPLOYMENT_NAME: rc_name,
+        u.DC_NAME: name,
+        u.LATEST_VERSION: str(version),
+    }
     # managedFields are the API server's bookkeeping, not configuration: leave them out of every RC
     dc_meta = {k: v for k, v in dc["metadata"].items() if k != "managedFields"}
     encoded = {**dc, "kind": "DeploymentConfig", "apiVersion": u.GROUP_VERSION, "metadata": dc_meta}

@@ -79,7 +79,8 @@ class ImageStreamController:
         obj = self.informer.get(namespace, stream)
         for t in (obj or {}).get("status", {}).get("tags") or []:
             if t.get("tag") == tag and t.get("items"):
-                return t["items"][0].get("dockerImageReference")
+                ref = t["items"][0].get("dockerImageReference")
+                return str(ref) if ref else None
         return None
 
     # -- events -----------------------------------------------------------------------------------------
@@ -188,8 +189,14 @@ class ImageStreamController:
                         out.append(tag)
                     continue
             except Unresolved as u:
-                cond = {"type": "ImportSuccess", "status": "False", "lastTransitionTime": now(),
-                        "reason": u.reason, "message": u.message, "generation": tgen}  # fmt: skip
+                cond = {
+                    "type": "ImportSuccess",
+                    "status": "False",
+                    "lastTransitionTime": now(),
+                    "reason": u.reason,
+                    "message": u.message,
+                    "generation": tgen,
+                }
                 old = (tag.get("conditions") or [{}])[0]
                 if {**old, "lastTransitionTime": None} != {**cond, "lastTransitionTime": None}:
                     tag["conditions"] = [cond]

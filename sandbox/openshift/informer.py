@@ -36,8 +36,14 @@ def key_of(obj: JSON) -> tuple[str, str]:
 class Informer:
     """An in-memory, watch-fed copy of all objects at `path` (a cluster-wide list path)."""
 
-    def __init__(self, kube: Kube, path: str, handler: Handler, label_selector: str | None = None,
-                 index: Callable[[JSON], str | None] | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        kube: Kube,
+        path: str,
+        handler: Handler,
+        label_selector: str | None = None,
+        index: Callable[[JSON], str | None] | None = None,
+    ) -> None:
         self.kube, self.path, self.handler, self.selector = kube, path, handler, label_selector
         self._index_fn = index
         self._objects: dict[tuple[str, str], JSON] = {}
@@ -53,7 +59,7 @@ class Informer:
         with self._lock:
             return self._objects.get((namespace, name))
 
-    def list(self, namespace: str | None = None) -> list[JSON]:
+    def objects(self, namespace: str | None = None) -> list[JSON]:
         with self._lock:
             return [o for (ns, _), o in self._objects.items() if namespace is None or ns == namespace]
 
@@ -159,13 +165,13 @@ class Informer:
             self._dispatch("DELETED", o)
         for o in changed:
             self._dispatch("ADDED", o)
-        return page.get("metadata", {}).get("resourceVersion", "")
+        return str(page.get("metadata", {}).get("resourceVersion", ""))
 
     def _watch(self, rv: str) -> str:
         for ev in self.kube.watch(self.path, rv, labelSelector=self.selector):
             if self._stop.is_set():
                 break
-            etype, obj = ev.get("type"), ev.get("object") or {}
+            etype, obj = str(ev.get("type")), ev.get("object") or {}
             if etype == "ERROR":
                 raise ApiError(int(obj.get("code", 500)), obj, "WATCH", self.path)
             new_rv = obj.get("metadata", {}).get("resourceVersion")

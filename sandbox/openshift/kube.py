@@ -39,13 +39,15 @@ class Kube:
     def __init__(self, kubeconfig: str, pool_size: int = 48) -> None:
         cfg = client.Configuration()
         config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
-        self.host = cfg.host.rstrip("/")
+        self.host = str(cfg.host).rstrip("/")
         self.headers = {"Accept": "application/json", "User-Agent": "rollguard-openshift-emulation"}
         token = cfg.api_key.get("authorization") or cfg.api_key.get("BearerToken")
         if token:
             self.headers["Authorization"] = token if token.startswith("Bearer ") else f"Bearer {token}"
-        keepalive = [*urllib3.connection.HTTPConnection.default_socket_options,
-                     (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)]  # fmt: skip
+        keepalive = [
+            *urllib3.connection.HTTPConnection.default_socket_options,
+            (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1),
+        ]
         self.pool = urllib3.PoolManager(
             num_pools=4,
             maxsize=pool_size,
@@ -82,9 +84,13 @@ class Kube:
         t0 = time.monotonic()
         try:
             resp = self.pool.request(
-                method, self.url(path, query), body=data, headers=headers,
-                timeout=urllib3.Timeout(connect=10.0, read=timeout), retries=False,
-            )  # fmt: skip
+                method,
+                self.url(path, query),
+                body=data,
+                headers=headers,
+                timeout=urllib3.Timeout(connect=10.0, read=timeout),
+                retries=False,
+            )
         finally:
             with self._stats_lock:
                 self.requests += 1
@@ -101,12 +107,21 @@ class Kube:
         self, path: str, resource_version: str, timeout_seconds: int = 290, **query: Any
     ) -> Iterator[JSON]:
         """Yield watch events ({type, object}) from `resource_version` until the server ends the stream."""
-        q = {**query, "watch": "true", "resourceVersion": resource_version, "allowWatchBookmarks": "true",
-             "timeoutSeconds": timeout_seconds}  # fmt: skip
+        q = {
+            **query,
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": timeout_seconds,
+        }
         resp = self.pool.request(
-            "GET", self.url(path, q), headers=self.headers, preload_content=False, retries=False,
+            "GET",
+            self.url(path, q),
+            headers=self.headers,
+            preload_content=False,
+            retries=False,
             timeout=urllib3.Timeout(connect=10.0, read=timeout_seconds + 30),
-        )  # fmt: skip
+        )
         try:
             if resp.status != 200:
                 body = resp.read()

@@ -45,8 +45,13 @@ def _stats(
         n, s = kube.requests, kube.request_seconds
         if n != last_n or len(dcs.queue) or len(images.queue):
             avg = (s - last_s) / (n - last_n) * 1000 if n != last_n else 0.0
-            log.info("queues: deploymentconfigs %d, imagestreams %d; API requests %.1f/s, %.0f ms average",
-                     len(dcs.queue), len(images.queue), (n - last_n) / 10, avg)  # fmt: skip
+            log.info(
+                "queues: deploymentconfigs %d, imagestreams %d; API requests %.1f/s, %.0f ms average",
+                len(dcs.queue),
+                len(images.queue),
+                (n - last_n) / 10,
+                avg,
+            )
         last_n, last_s = n, s
 
 
@@ -77,8 +82,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.ready_file:
         args.ready_file.parent.mkdir(parents=True, exist_ok=True)
         args.ready_file.touch()
-    log.info("OpenShift emulation ready in %.1fs (webhook %s)", time.monotonic() - t0,
-             f"on 127.0.0.1:{webhook.port}" if webhook else "off")  # fmt: skip
+    log.info(
+        "OpenShift emulation ready in %.1fs (webhook %s)",
+        time.monotonic() - t0,
+        f"on 127.0.0.1:{webhook.port}" if webhook else "off",
+    )
     threading.Thread(target=_stats, args=(kube, images, dcs, stop), name="stats", daemon=True).start()
     stop.wait()
     log.info("stopping")

@@ -64,8 +64,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         try:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-            answer = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                      "response": review(body.get("request") or {})}  # fmt: skip
+            answer = {
+                "apiVersion": "admission.k8s.io/v1",
+                "kind": "AdmissionReview",
+                "response": review(body.get("request") or {}),
+            }
             data, code = json.dumps(answer).encode(), 200
         except Exception as e:
             log.exception("admission review failed")
@@ -87,11 +90,29 @@ class Webhook:
         self._dir = Path(tempfile.mkdtemp(prefix="rollguard-openshift-webhook-"))
         cert, key = self._dir / "tls.crt", self._dir / "tls.key"
         subprocess.run(
-            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-             "-keyout", str(key), "-out", str(cert), "-days", "3650", "-subj", "/CN=rollguard-openshift-webhook",
-             "-addext", "subjectAltName=IP:127.0.0.1"],
-            check=True, capture_output=True,
-        )  # fmt: skip
+            [
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:prime256v1",
+                "-nodes",
+                "-keyout",
+                str(key),
+                "-out",
+                str(cert),
+                "-days",
+                "3650",
+                "-subj",
+                "/CN=rollguard-openshift-webhook",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1",
+            ],
+            check=True,
+            capture_output=True,
+        )
         self.ca_bundle = base64.b64encode(cert.read_bytes()).decode()
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(cert, key)
@@ -110,16 +131,23 @@ class Webhook:
             return {
                 "name": name,
                 "clientConfig": {"url": f"https://127.0.0.1:{self.port}/mutate", "caBundle": self.ca_bundle},
-                "rules": [{"apiGroups": [group], "apiVersions": ["v1"], "resources": [resource],
-                           "operations": ["CREATE", "UPDATE"], "scope": "Namespaced"}],
+                "rules": [
+                    {
+                        "apiGroups": [group],
+                        "apiVersions": ["v1"],
+                        "resources": [resource],
+                        "operations": ["CREATE", "UPDATE"],
+                        "scope": "Namespaced",
+                    }
+                ],
                 "admissionReviewVersions": ["v1"],
                 "sideEffects": "None",
                 "failurePolicy": "Ignore",
                 "timeoutSeconds": 5,
                 "reinvocationPolicy": "IfNeeded",
-            }  # fmt: skip
+            }
 
-        body = {
+        body: JSON = {
             "apiVersion": "admissionregistration.k8s.io/v1",
             "kind": "MutatingWebhookConfiguration",
             "metadata": {"name": CONFIG_NAME},

@@ -13,6 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Hashable
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +97,7 @@ class WorkQueue:
             return len(self._queue)
 
 
-def run_workers(queue: WorkQueue, sync: Callable[[Hashable], None], workers: int) -> list[threading.Thread]:
+def run_workers(queue: WorkQueue, sync: Callable[[Any], None], workers: int) -> list[threading.Thread]:
     """Start `workers` threads that call `sync(key)`; an exception requeues the key with backoff."""
 
     def loop() -> None:

@@ -132,9 +132,12 @@ def test_dc_rolls_out_like_openshift(kube: Kube, namespace: str) -> None:
     assert spec["revisionHistoryLimit"] == 10
     assert spec["strategy"]["type"] == "Rolling"
     assert spec["strategy"]["rollingParams"] == {
-        "updatePeriodSeconds": 1, "intervalSeconds": 1, "timeoutSeconds": 600,
-        "maxSurge": "25%", "maxUnavailable": "25%",
-    }  # fmt: skip
+        "updatePeriodSeconds": 1,
+        "intervalSeconds": 1,
+        "timeoutSeconds": 600,
+        "maxSurge": "25%",
+        "maxUnavailable": "25%",
+    }
     assert created["metadata"]["generation"] == 1
 
     rc = wait_rc(kube, namespace, "web-1", "Complete")
@@ -149,26 +152,42 @@ def test_dc_rolls_out_like_openshift(kube: Kube, namespace: str) -> None:
     assert rc["metadata"]["labels"] == {"app": "shop", "openshift.io/deployment-config.name": "web"}
     owner = rc["metadata"]["ownerReferences"][0]
     assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
-        "DeploymentConfig", "web", created["metadata"]["uid"], True,
-    )  # fmt: skip
+        "DeploymentConfig",
+        "web",
+        created["metadata"]["uid"],
+        True,
+    )
     assert rc["spec"]["selector"] == {"name": "web", "deployment": "web-1", "deploymentconfig": "web"}
     pod_meta = rc["spec"]["template"]["metadata"]
-    assert pod_meta["labels"] == {"name": "web", "deployment": "web-1", "deploymentconfig": "web",
-                                  "deployment-config.name": "web"}  # fmt: skip
-    assert pod_meta["annotations"] == {"openshift.io/deployment.name": "web-1",
-                                       "openshift.io/deployment-config.name": "web",
-                                       "openshift.io/deployment-config.latest-version": "1"}  # fmt: skip
+    assert pod_meta["labels"] == {
+        "name": "web",
+        "deployment": "web-1",
+        "deploymentconfig": "web",
+        "deployment-config.name": "web",
+    }
+    assert pod_meta["annotations"] == {
+        "openshift.io/deployment.name": "web-1",
+        "openshift.io/deployment-config.name": "web",
+        "openshift.io/deployment-config.latest-version": "1",
+    }
 
     dc = wait_for(kube, DCS.format(ns=namespace), "web", lambda d: d["status"].get("readyReplicas") == 1)
     status = dc["status"]
     assert {k: v for k, v in status.items() if k != "conditions"} == {
-        "latestVersion": 1, "observedGeneration": 1, "replicas": 1, "updatedReplicas": 1,
-        "availableReplicas": 1, "unavailableReplicas": 0, "readyReplicas": 1,
+        "latestVersion": 1,
+        "observedGeneration": 1,
+        "replicas": 1,
+        "updatedReplicas": 1,
+        "availableReplicas": 1,
+        "unavailableReplicas": 0,
+        "readyReplicas": 1,
         "details": {"message": "config change", "causes": [{"type": "ConfigChange"}]},
-    }  # fmt: skip
+    }
     conds = {c["type"]: c for c in status["conditions"]}
     assert (conds["Available"]["status"], conds["Available"]["message"]) == (
-        "True", "Deployment config has minimum availability.")  # fmt: skip
+        "True",
+        "Deployment config has minimum availability.",
+    )
     assert "reason" not in conds["Available"]
     progressing = conds["Progressing"]
     assert (progressing["status"], progressing["reason"], progressing["message"]) == (
@@ -197,8 +216,12 @@ def test_template_change_rolls_out_next_version(kube: Kube, namespace: str) -> N
     elapsed = time.monotonic() - t0
     assert rc2["spec"]["template"]["spec"]["containers"][0]["image"] == f"{APP}:v2"
     assert rc_replicas(kube, namespace) == {"web-1": 0, "web-2": 2}
-    dc = wait_for(kube, DCS.format(ns=namespace), "web",
-                  lambda d: d["status"].get("updatedReplicas") == 2 and d["status"]["replicas"] == 2)  # fmt: skip
+    dc = wait_for(
+        kube,
+        DCS.format(ns=namespace),
+        "web",
+        lambda d: d["status"].get("updatedReplicas") == 2 and d["status"]["replicas"] == 2,
+    )
     assert dc["status"]["latestVersion"] == 2 and settled(dc)
     assert condition(dc, "Progressing")["message"] == 'replication controller "web-2" successfully rolled out'
     assert elapsed < 10, f"a 2-replica rollout took {elapsed:.1f}s"
@@ -220,10 +243,17 @@ def test_paused_dc_makes_no_rc_and_rolls_out_on_resume(kube: Kube, namespace: st
     wait_rc(kube, namespace, "web-1", "Complete")
     patch(kube, f"{DCS.format(ns=namespace)}/web", {"spec": {"paused": True}})
     set_image(kube, namespace, "web", f"{APP}:v2")
-    changed = patch(kube, f"{DCS.format(ns=namespace)}/web",
-                    {"spec": {"template": {"metadata": {"labels": {"name": "web", "tier": "api"}}}}})  # fmt: skip
-    dc = wait_for(kube, DCS.format(ns=namespace), "web",
-                  lambda d: d["status"].get("observedGeneration") == changed["metadata"]["generation"])  # fmt: skip
+    changed = patch(
+        kube,
+        f"{DCS.format(ns=namespace)}/web",
+        {"spec": {"template": {"metadata": {"labels": {"name": "web", "tier": "api"}}}}},
+    )
+    dc = wait_for(
+        kube,
+        DCS.format(ns=namespace),
+        "web",
+        lambda d: d["status"].get("observedGeneration") == changed["metadata"]["generation"],
+    )
     assert dc["status"]["latestVersion"] == 1
     progressing = condition(dc, "Progressing")
     assert (progressing["status"], progressing["reason"], progressing["message"]) == (
@@ -239,8 +269,12 @@ def test_paused_dc_makes_no_rc_and_rolls_out_on_resume(kube: Kube, namespace: st
     assert template["spec"]["containers"][0]["image"] == f"{APP}:v2"  # both piled-up changes, one rollout
     assert template["metadata"]["labels"]["tier"] == "api"
     assert set(rc_replicas(kube, namespace)) == {"web-1", "web-2"}
-    dc = wait_for(kube, DCS.format(ns=namespace), "web",
-                  lambda d: condition(d, "Progressing")["reason"] == "NewReplicationControllerAvailable")  # fmt: skip
+    dc = wait_for(
+        kube,
+        DCS.format(ns=namespace),
+        "web",
+        lambda d: condition(d, "Progressing")["reason"] == "NewReplicationControllerAvailable",
+    )
     assert dc["status"]["latestVersion"] == 2
 
 
@@ -255,8 +289,9 @@ def test_crash_fails_and_rolls_back(kube: Kube, namespace: str) -> None:
     wait_for(kube, RCS.format(ns=namespace), "web-2", lambda rc: rc["spec"]["replicas"] == 0)
     rc1 = wait_for(kube, RCS.format(ns=namespace), "web-1", lambda rc: rc["status"].get("readyReplicas") == 1)
     assert rc1["spec"]["replicas"] == 1
-    dc = wait_for(kube, DCS.format(ns=namespace), "web",
-                  lambda d: condition(d, "Progressing")["status"] == "False")  # fmt: skip
+    dc = wait_for(
+        kube, DCS.format(ns=namespace), "web", lambda d: condition(d, "Progressing")["status"] == "False"
+    )
     progressing = condition(dc, "Progressing")
     assert (progressing["reason"], progressing["message"]) == (
         "ProgressDeadlineExceeded",
@@ -285,8 +320,12 @@ def test_cancellation_rolls_back(kube: Kube, namespace: str) -> None:
     )
     rc2 = wait_rc(kube, namespace, "web-2", "Failed")
     assert rc2["metadata"]["annotations"]["openshift.io/deployment.status-reason"] == "cancelled by the user"
-    dc = wait_for(kube, DCS.format(ns=namespace), "web",
-                  lambda d: condition(d, "Progressing")["reason"] == "RolloutCancelled")  # fmt: skip
+    dc = wait_for(
+        kube,
+        DCS.format(ns=namespace),
+        "web",
+        lambda d: condition(d, "Progressing")["reason"] == "RolloutCancelled",
+    )
     assert (
         condition(dc, "Progressing")["message"] == 'rollout of replication controller "web-2" was cancelled'
     )
@@ -314,12 +353,19 @@ def test_no_config_change_trigger_no_rollout_on_template_change(kube: Kube, name
     dc = wait_for(kube, DCS.format(ns=namespace), "web", settled)
     assert created["spec"]["triggers"] == [] and dc["status"]["latestVersion"] == 0
     changed = set_image(kube, namespace, "web", f"{APP}:v2")
-    dc = wait_for(kube, DCS.format(ns=namespace), "web",
-                  lambda d: d["status"].get("observedGeneration") == changed["metadata"]["generation"])  # fmt: skip
+    dc = wait_for(
+        kube,
+        DCS.format(ns=namespace),
+        "web",
+        lambda d: d["status"].get("observedGeneration") == changed["metadata"]["generation"],
+    )
     assert dc["status"]["latestVersion"] == 0 and rc_replicas(kube, namespace) == {}
     # a client-side "rollout latest" that works without the instantiate subresource: bump latestVersion
-    kube.request("PUT", f"{DCS.format(ns=namespace)}/web/status",
-                 {**dc, "status": {**dc["status"], "latestVersion": 1}})  # fmt: skip
+    kube.request(
+        "PUT",
+        f"{DCS.format(ns=namespace)}/web/status",
+        {**dc, "status": {**dc["status"], "latestVersion": 1}},
+    )
     rc = wait_rc(kube, namespace, "web-1", "Complete")
     assert rc["spec"]["template"]["spec"]["containers"][0]["image"] == f"{APP}:v2"
 
@@ -343,8 +389,12 @@ def test_revision_history_limit_prunes_scaled_down_rcs(kube: Kube, namespace: st
 
 
 def image_stream(name: str, tags: dict[str, JSON]) -> JSON:
-    return {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": name},
-            "spec": {"tags": [{"name": t, "from": src} for t, src in tags.items()]}}  # fmt: skip
+    return {
+        "apiVersion": "image.openshift.io/v1",
+        "kind": "ImageStream",
+        "metadata": {"name": name},
+        "spec": {"tags": [{"name": t, "from": src} for t, src in tags.items()]},
+    }
 
 
 def status_tag(stream: JSON, tag: str) -> JSON | None:
@@ -356,11 +406,21 @@ def has_items(tag: str, n: int = 1) -> Callable[[JSON], bool]:
 
 
 def trigger_dc(name: str, tag: str) -> JSON:
-    return dc_body(name, " ", triggers=[
-        {"type": "ConfigChange"},
-        {"type": "ImageChange", "imageChangeParams": {"automatic": True, "containerNames": ["app"],
-                                                      "from": {"kind": "ImageStreamTag", "name": tag}}},
-    ])  # fmt: skip
+    return dc_body(
+        name,
+        " ",
+        triggers=[
+            {"type": "ConfigChange"},
+            {
+                "type": "ImageChange",
+                "imageChangeParams": {
+                    "automatic": True,
+                    "containerNames": ["app"],
+                    "from": {"kind": "ImageStreamTag", "name": tag},
+                },
+            },
+        ],
+    )
 
 
 def test_image_trigger_fires_on_tag_move(kube: Kube, sandbox: Sandbox, namespace: str) -> None:
@@ -375,8 +435,19 @@ def test_image_trigger_fires_on_tag_move(kube: Kube, sandbox: Sandbox, namespace
     )
     # `oc tag app:v1 app:latest` writes the image the source tag points at now
     digest1 = v1.split("@")[1]
-    kube.request("PUT", f"{iss}/app", {**stream, "spec": {"tags": [*stream["spec"]["tags"],
-                 {"name": "latest", "from": {"kind": "ImageStreamImage", "name": f"app@{digest1}"}}]}})  # fmt: skip
+    kube.request(
+        "PUT",
+        f"{iss}/app",
+        {
+            **stream,
+            "spec": {
+                "tags": [
+                    *stream["spec"]["tags"],
+                    {"name": "latest", "from": {"kind": "ImageStreamImage", "name": f"app@{digest1}"}},
+                ]
+            },
+        },
+    )
 
     create_dc(kube, namespace, trigger_dc("web", "app:latest"))
     rc1 = wait_rc(kube, namespace, "web-1", "Complete")
@@ -388,16 +459,38 @@ def test_image_trigger_fires_on_tag_move(kube: Kube, sandbox: Sandbox, namespace
     assert dc["spec"]["triggers"][1]["imageChangeParams"]["lastTriggeredImage"] == v1
 
     # a new build, then the tag moves: new item first, DC image rewritten to the digest, rollout 2
-    stream = patch(kube, f"{iss}/app", {"spec": {"tags": [
-        {"name": "v1", "from": {"kind": "DockerImage", "name": f"{APP}:v1"}},
-        {"name": "v2", "from": {"kind": "DockerImage", "name": f"{APP}:v2"}},
-        {"name": "latest", "from": {"kind": "ImageStreamImage", "name": f"app@{digest1}"}}]}})  # fmt: skip
+    stream = patch(
+        kube,
+        f"{iss}/app",
+        {
+            "spec": {
+                "tags": [
+                    {"name": "v1", "from": {"kind": "DockerImage", "name": f"{APP}:v1"}},
+                    {"name": "v2", "from": {"kind": "DockerImage", "name": f"{APP}:v2"}},
+                    {"name": "latest", "from": {"kind": "ImageStreamImage", "name": f"app@{digest1}"}},
+                ]
+            }
+        },
+    )
     stream = wait_for(kube, iss, "app", has_items("v2"))
     v2 = status_tag(stream, "v2")["items"][0]["dockerImageReference"]
     assert v2 == sandbox.pin(f"{APP}:v2")
     tags = [t for t in stream["spec"]["tags"] if t["name"] != "latest"]
-    patch(kube, f"{iss}/app", {"spec": {"tags": [*tags,
-          {"name": "latest", "from": {"kind": "ImageStreamImage", "name": f"app@{v2.split('@')[1]}"}}]}})  # fmt: skip
+    patch(
+        kube,
+        f"{iss}/app",
+        {
+            "spec": {
+                "tags": [
+                    *tags,
+                    {
+                        "name": "latest",
+                        "from": {"kind": "ImageStreamImage", "name": f"app@{v2.split('@')[1]}"},
+                    },
+                ]
+            }
+        },
+    )
     stream = wait_for(kube, iss, "app", has_items("latest", 2))
     assert [i["dockerImageReference"] for i in status_tag(stream, "latest")["items"]] == [v2, v1]
 
@@ -405,23 +498,31 @@ def test_image_trigger_fires_on_tag_move(kube: Kube, sandbox: Sandbox, namespace
     assert rc2["spec"]["template"]["spec"]["containers"][0]["image"] == v2
     dc = kube.get(f"{DCS.format(ns=namespace)}/web")
     assert dc["spec"]["template"]["spec"]["containers"][0]["image"] == v2
-    assert dc["status"]["details"] == {"message": "image change", "causes": [
-        {"type": "ImageChange", "imageTrigger": {"from": {"kind": "DockerImage", "name": v2}}}]}  # fmt: skip
+    assert dc["status"]["details"] == {
+        "message": "image change",
+        "causes": [{"type": "ImageChange", "imageTrigger": {"from": {"kind": "DockerImage", "name": v2}}}],
+    }
 
 
 def test_blank_image_waits_for_the_trigger(kube: Kube, namespace: str) -> None:
     create_dc(kube, namespace, trigger_dc("web", "app:latest"))
     dc = wait_for(kube, DCS.format(ns=namespace), "web", settled)
     assert dc["status"]["latestVersion"] == 0 and rc_replicas(kube, namespace) == {}
-    kube.request("POST", ISS.format(ns=namespace),
-                 image_stream("app", {"latest": {"kind": "DockerImage", "name": f"{APP}:v1"}}))  # fmt: skip
+    kube.request(
+        "POST",
+        ISS.format(ns=namespace),
+        image_stream("app", {"latest": {"kind": "DockerImage", "name": f"{APP}:v1"}}),
+    )
     rc = wait_rc(kube, namespace, "web-1", "Complete")
     assert rc["spec"]["template"]["spec"]["containers"][0]["image"].startswith(f"{APP}@sha256:")
 
 
 def test_manual_trigger_does_not_fire(kube: Kube, namespace: str) -> None:
-    kube.request("POST", ISS.format(ns=namespace),
-                 image_stream("app", {"latest": {"kind": "DockerImage", "name": f"{APP}:v1"}}))  # fmt: skip
+    kube.request(
+        "POST",
+        ISS.format(ns=namespace),
+        image_stream("app", {"latest": {"kind": "DockerImage", "name": f"{APP}:v1"}}),
+    )
     wait_for(kube, ISS.format(ns=namespace), "app", has_items("latest"))
     body = trigger_dc("web", "app:latest")
     body["spec"]["triggers"][1]["imageChangeParams"]["automatic"] = False
@@ -442,11 +543,22 @@ def test_image_stream_image_copies_across_namespaces(
     )
     source = wait_for(kube, src, "build", has_items("abc123"))
     item = status_tag(source, "abc123")["items"][0]
-    kube.request("POST", ISS.format(ns=namespace), image_stream("app", {
-        "abc123": {"kind": "ImageStreamImage", "namespace": other_namespace, "name": f"build@{item['image']}"},
-        "follow": {"kind": "ImageStreamTag", "namespace": other_namespace, "name": "build:abc123"},
-        "missing": {"kind": "ImageStreamTag", "name": "nothere:latest"},
-    }))  # fmt: skip
+    kube.request(
+        "POST",
+        ISS.format(ns=namespace),
+        image_stream(
+            "app",
+            {
+                "abc123": {
+                    "kind": "ImageStreamImage",
+                    "namespace": other_namespace,
+                    "name": f"build@{item['image']}",
+                },
+                "follow": {"kind": "ImageStreamTag", "namespace": other_namespace, "name": "build:abc123"},
+                "missing": {"kind": "ImageStreamTag", "name": "nothere:latest"},
+            },
+        ),
+    )
     copy = wait_for(
         kube, ISS.format(ns=namespace), "app", lambda s: has_items("abc123")(s) and has_items("follow")(s)
     )
@@ -460,8 +572,11 @@ def test_image_stream_image_copies_across_namespaces(
     assert "nothere:latest" in cond["message"]
 
     # the source tag moves: the copy stays, the ImageStreamTag reference follows
-    patch(kube, f"{src}/build", {"spec": {"tags": [{"name": "abc123", "from": {"kind": "DockerImage",
-                                                                             "name": f"{APP}:def456"}}]}})  # fmt: skip
+    patch(
+        kube,
+        f"{src}/build",
+        {"spec": {"tags": [{"name": "abc123", "from": {"kind": "DockerImage", "name": f"{APP}:def456"}}]}},
+    )
     moved = wait_for(kube, ISS.format(ns=namespace), "app", has_items("follow", 2))
     assert status_tag(moved, "follow")["items"][1]["image"] == item["image"]
     assert len(status_tag(moved, "abc123")["items"]) == 1
