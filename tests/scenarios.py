@@ -14,10 +14,17 @@ from task.inputs import parse_selector
 from task.inventory import read_namespace
 from task.journal import Journal, JournalStore, WorkloadEntry
 from task.kinds import KINDS
-from task.resources import DEPLOYMENT_CONFIGS, EVENTS, IMAGE_STREAMS, LEASES, REPLICATION_CONTROLLERS
+from task.resources import (
+    DEPLOYMENT_CONFIGS,
+    DEPLOYMENTS,
+    EVENTS,
+    IMAGE_STREAMS,
+    LEASES,
+    REPLICATION_CONTROLLERS,
+)
 from task.state import WorkloadState
 from task.structs import DC, Obj
-from tests.support import SELECTOR, create_group, dc_body, rolled_out, wait_until
+from tests.support import SELECTOR, create_group, dc_body, rolled_out, rollguard, wait_until
 
 OLD = "registry.local/shop/api:v1"
 NEW = "registry.local/shop/api:v2"
@@ -82,6 +89,23 @@ def set_image(client: Client, namespace: str, kind: str, name: str, image: str) 
         except Conflict:
             continue
     raise AssertionError(f"{name}: too many conflicts")
+
+
+def guarded_rollout(sandbox: Any, namespace: str, images: dict[str, str]) -> Any:
+    """`rollguard rollout` of the test group with ``--image TARGET=REF`` for each entry; must succeed."""
+    args = [a for target, ref in images.items() for a in ("--image", f"{target}={ref}")]
+    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *args)
+    assert result.code == 0, result.stdout + result.stderr
+    return result
+
+
+def deadline_exceeded(client: Client, namespace: str, name: str) -> Obj:
+    """Wait until the Deployment's controller gives up on its rollout (ProgressDeadlineExceeded)."""
+    return wait_until(
+        client, DEPLOYMENTS, namespace, name,
+        lambda d: any(c.get("reason") == "ProgressDeadlineExceeded" for c in d.get("status", {}).get("conditions", [])),
+        timeout=90, what="to exceed its progress deadline",
+    )  # fmt: skip
 
 
 def pause(client: Client, namespace: str, name: str, paused: bool = True) -> None:

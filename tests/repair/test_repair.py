@@ -11,7 +11,18 @@ from task.client import Client
 from task.inputs import parse_selector
 from task.journal import DATA_KEY, group_name
 from task.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, LEASES
-from tests.scenarios import CRASH, NEW, OLD, events, killed_run, pause, reference_state, set_image, states
+from tests.scenarios import (
+    CRASH,
+    NEW,
+    OLD,
+    deadline_exceeded,
+    events,
+    killed_run,
+    pause,
+    reference_state,
+    set_image,
+    states,
+)
 from tests.support import (
     DC,
     DEPLOYMENT,
@@ -23,7 +34,6 @@ from tests.support import (
     rolled_out,
     rollguard,
     view,
-    wait_until,
 )
 
 JOURNAL = group_name(parse_selector(SELECTOR))
@@ -133,16 +143,7 @@ def test_revert_of_a_failed_deployment_and_to_revision(sandbox, namespace, clien
     create_group(client, namespace, [deployment_body("web", OLD, deadline=10)])
     client.patch(DEPLOYMENTS, "web", {"spec": {"template": {"spec": {"containers": [
         {"name": "app", "image": CRASH}]}}}}, namespace=namespace)  # fmt: skip
-    wait_until(
-        client,
-        DEPLOYMENTS,
-        namespace,
-        "web",
-        lambda d: any(
-            c.get("reason") == "ProgressDeadlineExceeded" for c in d.get("status", {}).get("conditions", [])
-        ),
-        timeout=90,
-    )
+    deadline_exceeded(client, namespace, "web")
     assert states(client, namespace)["deployment/web"].has("failed")
     result = rollguard(sandbox.kubeconfig, "revert", "deploy/web", "-n", namespace)
     assert result.code == 0, result.stdout + result.stderr

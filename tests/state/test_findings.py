@@ -7,15 +7,18 @@ import json
 import pytest
 
 from task.client import Client
-from task.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, REPLICATION_CONTROLLERS
+from task.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS
 from tests.scenarios import (
     CRASH,
     NEW,
     OLD,
+    deadline_exceeded,
+    guarded_rollout,
     image_stream,
     killed_run,
     latest_dc,
     pause,
+    rc_phase,
     reference_state,
     set_image,
     states,
@@ -43,21 +46,7 @@ def names(state) -> set[str]:
 
 def test_healthy_group_after_a_guarded_rollout(sandbox, namespace, client):
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
-    result = rollguard(
-        sandbox.kubeconfig,
-        "rollout",
-        "-n",
-        namespace,
-        "-l",
-        SELECTOR,
-        "--image",
-        f"dc/dc1={NEW}",
-        "--image",
-        f"dc/dc2={NEW}",
-        "--image",
-        f"deploy/web={NEW}",
-    )
-    assert result.code == 0, result.stdout + result.stderr
+    guarded_rollout(sandbox, namespace, {"dc/dc1": NEW, "dc/dc2": NEW, "deploy/web": NEW})
     found = states(client, namespace)
     assert set(found) == {"dc/dc1", "dc/dc2", "deployment/web"}
     for state in found.values():
@@ -89,24 +78,8 @@ def test_crashed_rollouts_fail_and_first_one_is_unavailable(namespace, client):
     create_group(client, namespace, [dc_body("dc1", OLD, timeout=10)])
     client.create(DEPLOYMENTS, deployment_body("web", CRASH, deadline=10), namespace=namespace)
     set_image(client, namespace, DC, "dc1", CRASH)
-    wait_until(
-        client,
-        REPLICATION_CONTROLLERS,
-        namespace,
-        "dc1-2",
-        lambda rc: rc["metadata"]["annotations"].get("openshift.io/deployment.phase") == "Failed",
-        timeout=90,
-    )
-    wait_until(
-        client,
-        DEPLOYMENTS,
-        namespace,
-        "web",
-        lambda d: any(
-            c.get("reason") == "ProgressDeadlineExceeded" for c in d.get("status", {}).get("conditions", [])
-        ),
-        timeout=90,
-    )
+    rc_phase(client, namespace, "dc1-2", "Failed")
+    deadline_exceeded(client, namespace, "web")
     found = states(client, namespace)
     assert names(found["dc/dc1"]) == {"failed"}  # rolled itself back to dc1-1: still available
     assert "dc1-2" in found["dc/dc1"].findings[0].reason
@@ -118,13 +91,7 @@ def test_crashed_rollouts_fail_and_first_one_is_unavailable(namespace, client):
 def test_rollout_in_progress_is_progressing(namespace, client):
     create_group(client, namespace, [dc_body("dc1", OLD)])
     set_image(client, namespace, DC, "dc1", "registry.local/shop/api:v2-slow30")
-    wait_until(
-        client,
-        REPLICATION_CONTROLLERS,
-        namespace,
-        "dc1-2",
-        lambda rc: rc["metadata"]["annotations"].get("openshift.io/deployment.phase") == "Running",
-    )
+    rc_phase(client, namespace, "dc1-2", "Running")
     state = states(client, namespace)["dc/dc1"]
     assert names(state) == {"progressing"}
     assert "of its 600s deadline" in state.findings[0].reason
@@ -145,19 +112,7 @@ def test_run_killed_mid_way_is_half_rolled(namespace, client):
 
 def test_hand_edited_image_is_drifted(sandbox, namespace, client):
     create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
-    result = rollguard(
-        sandbox.kubeconfig,
-        "rollout",
-        "-n",
-        namespace,
-        "-l",
-        SELECTOR,
-        "--image",
-        f"dc/dc1={NEW}",
-        "--image",
-        f"deploy/web={NEW}",
-    )
-    assert result.code == 0, result.stdout + result.stderr
+    guarded_rollout(sandbox, namespace, {"dc/dc1": NEW, "deploy/web": NEW})
     set_image(client, namespace, DEPLOYMENT, "web", "registry.local/shop/api:hotfix")
     found = states(client, namespace)
     assert found["dc/dc1"].healthy
@@ -189,10 +144,7 @@ def test_status_command_table_and_json(sandbox, namespace, client):
     create_group(
         client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD, labels={"tier": "web"})]
     )
-    result = rollguard(
-        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}"
-    )
-    assert result.code == 0, result.stdout + result.stderr
+    guarded_rollout(sandbox, namespace, {"dc/dc1": NEW})
     pause(client, namespace, "dc1")
     table = rollguard(sandbox.kubeconfig, "status", "-n", namespace)
     assert table.code == 0, table.stderr
