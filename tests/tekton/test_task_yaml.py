@@ -306,16 +306,17 @@ def cron_containers(doc: Obj) -> list[Obj]:
 
 def rollguard_argv(container: Obj) -> list[str]:
     """The rollguard command line a container runs, directly or inside a `sh -c` script."""
-    words: list[Any] = [*container.get("command", []), *container.get("args", [])]
-    if words and Path(str(words[0])).name == "rollguard":
-        return [str(w) for w in words[1:]]
-    for w in words:
+    command: list[Any] = container.get("command") or []
+    args: list[Any] = container.get("args") or []
+    if not command:  # the image's ENTRYPOINT ["rollguard"] gets the args
+        return [str(a) for a in args]
+    if Path(str(command[0])).name == "rollguard":
+        return [str(w) for w in [*command[1:], *args]]
+    for w in [*command, *args]:
         m = re.search(r"(?:^|[\s;&|(])(?:exec\s+)?rollguard\s+([^\n;&|]*)", str(w))
         if m:
-            return shlex.split(m.group(1).replace("\\\n", " "), comments=True)
-    if not words:  # the image's ENTRYPOINT is ["rollguard"]
-        return []
-    raise AssertionError(f"container {container.get('name')} does not run rollguard: {words}")
+            return shlex.split(m.group(1), comments=True)
+    raise AssertionError(f"container {container.get('name')} does not run rollguard: {command + args}")
 
 
 def test_drift_check_cronjob_uses_real_options() -> None:
