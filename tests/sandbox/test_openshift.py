@@ -580,3 +580,65 @@ def test_image_stream_image_copies_across_namespaces(
     moved = wait_for(kube, ISS.format(ns=namespace), "app", has_items("follow", 2))
     assert status_tag(moved, "follow")["items"][1]["image"] == item["image"]
     assert len(status_tag(moved, "abc123")["items"]) == 1
+
+
+def test_rolling_respects_surge_and_unavailability(kube: Kube, namespace: str) -> None:
+    create_dc(kube, namespace, dc_body("web", f"{APP}:v1", replicas=4))
+    wait_rc(kube, namespace, "web-1", "Complete")
+    wait_for(kube, RCS.format(ns=namespace), "web-1", lambda rc: rc["status"].get("availableReplicas") == 4)
+    rcs = RCS.format(ns=namespace)
+    start = kube.get(rcs)
+    set_image(kube, namespace, "web", f"{APP}:v2")
+    specs: dict[str, int] = {rc["metadata"]["name"]: rc["spec"]["replicas"] for rc in start["items"]}
+    most = sum(specs.values())
+    for ev in kube.watch(rcs, start["metadata"]["resourceVersion"], 30):
+        rc = ev["object"]
+        specs[rc["metadata"]["name"]] = rc["spec"]["replicas"]
+        most = max(most, sum(specs.values()))
+        if rc["metadata"]["name"] == "web-2" and phase_is("Complete", "Failed")(rc):
+            break
+    assert phase_is("Complete")(rc)
+    assert most <= 5, f"maxSurge 25% of 4 allows 5 pods, saw {most}"  # 4 + ceil(25% of 4)
+    assert specs == {"web-1": 0, "web-2": 4}
+
+
+def test_recreate_strategy(kube: Kube, namespace: str) -> None:
+    created = create_dc(
+        kube, namespace, dc_body("web", f"{APP}:v1", replicas=2, strategy={"type": "Recreate"})
+    )
+    assert created["spec"]["strategy"]["recreateParams"] == {"timeoutSeconds": 600}
+    wait_rc(kube, namespace, "web-1", "Complete")
+    set_image(kube, namespace, "web", f"{APP}:v2")
+    wait_rc(kube, namespace, "web-2", "Complete")
+    assert rc_replicas(kube, namespace) == {"web-1": 0, "web-2": 2}
+
+
+def test_invalid_dc_is_refused(kube: Kube, namespace: str) -> None:
+    body = dc_body("web", f"{APP}:v1")
+    body["spec"]["selector"] = {"name": "other"}
+    with pytest.raises(ApiError) as err:
+        create_dc(kube, namespace, body)
+    assert err.value.status == 422
+    assert "`selector` does not match template `labels`" in str(err.value)
+
+
+def test_promoted_crash_image_fails_through_the_trigger(kube: Kube, sandbox: Sandbox, namespace: str) -> None:
+    """A tag promoted by digest keeps its tag's behaviour: `v2-crash` still crashes when pinned."""
+    iss = ISS.format(ns=namespace)
+    kube.request("POST", iss, image_stream("app", {"latest": {"kind": "DockerImage", "name": f"{APP}:v1"}}))
+    body = trigger_dc("web", "app:latest")
+    body["spec"]["strategy"] = {"rollingParams": {"timeoutSeconds": 5}}
+    create_dc(kube, namespace, body)
+    wait_rc(kube, namespace, "web-1", "Complete")
+    patch(
+        kube,
+        f"{iss}/app",
+        {"spec": {"tags": [{"name": "latest", "from": {"kind": "DockerImage", "name": f"{APP}:v2-crash"}}]}},
+    )
+    rc2 = wait_rc(kube, namespace, "web-2", "Failed")
+    assert rc2["spec"]["template"]["spec"]["containers"][0]["image"] == sandbox.pin(f"{APP}:v2-crash")
+    dc = wait_for(
+        kube, DCS.format(ns=namespace), "web", lambda d: condition(d, "Progressing")["status"] == "False"
+    )
+    assert dc["status"]["details"]["causes"][0]["type"] == "ImageChange"
+    wait_for(kube, RCS.format(ns=namespace), "web-1", lambda rc: rc["spec"]["replicas"] == 1)
