@@ -98,6 +98,7 @@ class Backend:
         self._access: dict[tuple[str, str, str], bool] = {}
         self._objects: dict[Resource, list[Obj]] = {}
         self._problems: list[str] = []
+        self.timings: dict[str, float] = {}
         self._states: dict[str, Any] = {}
         self.inventory: Inventory | None = None
 
@@ -158,10 +159,12 @@ class Backend:
         return self._build(objects)
 
     def _build(self, objects: dict[Resource, list[Obj]]) -> Inventory:
+        self.timings["listed"] = time.perf_counter()  # the data is here; the rest is ours
         inventory, states = data.build_inventory(objects, selector=self.options.selector, now=self.now())
         if self._problems:
             inventory = dataclasses.replace(inventory, errors=tuple(dict.fromkeys(self._problems)))
         self._objects, self._states, self.inventory = objects, states, inventory
+        self.timings["assessed"] = time.perf_counter()
         return inventory
 
     # -- live ----------------------------------------------------------------------------------------

@@ -173,9 +173,9 @@ class ConfirmScreen(Dialog):
     @work(thread=True, exit_on_error=False, group="action")
     def _execute(self) -> None:
         try:
+            assert self.plan is not None
             result = self.app.backend.execute(
-                self.action,
-                self.target,
+                self.plan,
                 lambda line: self.post_message(ProgressLine(line)),
                 self.cancel_event,
             )

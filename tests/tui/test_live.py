@@ -1,0 +1,118 @@
+"""The TUI on the live sandbox: repair the reference case by keys, read-only, and what a Role forbids."""
+
+from __future__ import annotations
+
+import pytest
+
+from task.client import Client
+from task.resources import Resource
+from tests.scenarios import NEW, OLD, pause, reference_state, set_image, states
+from tests.support import DC, create_group, dc_body, deployment_body
+from tests.tui.conftest import SIZE, footer_keys, make_app, until
+from tui.screens.confirm import ConfirmScreen
+from tui.screens.workloads import WorkloadsScreen
+from tui.widgets.workload_table import WorkloadTable
+
+ACTION_KEYS = {"u", "U", "v", "V", "d", "D"}
+ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
+BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
+READ = ["get", "list", "watch"]
+RULES = [
+    ("apps.openshift.io", ["deploymentconfigs"]),
+    ("apps", ["deployments", "replicasets"]),
+    ("", ["replicationcontrollers", "pods", "events", "configmaps"]),
+    ("coordination.k8s.io", ["leases"]),
+]
+
+
+@pytest.fixture
+def client(sandbox) -> Client:
+    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
+
+
+def grant(client: Client, namespace: str, user: str, verbs: list[str]) -> None:
+    """A Role with ``verbs`` on everything rollguard reads and writes, bound to ``user``."""
+    rules = [{"apiGroups": [g], "resources": r, "verbs": verbs} for g, r in RULES]
+    client.create(ROLES, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                          "metadata": {"name": user}, "rules": rules}, namespace=namespace)  # fmt: skip
+    client.create(BINDINGS, {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": user},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": user},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    }, namespace=namespace)  # fmt: skip
+
+
+def findings(app) -> dict[str, set[str]]:
+    return {r.name: {f.code for f in r.findings} for r in app.inventory.rows} if app.inventory else {}
+
+
+async def test_revert_the_reference_case_from_the_tui(sandbox, namespace, client):
+    """Reference section 1 (dc1 new, dc2 failed, dc3 paused): select the group, revert it, all healthy."""
+    reference_state(client, namespace)
+    app = make_app(client, namespace=namespace, live=True)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await until(pilot, lambda: "failed" in findings(app).get("dc2", set()) and app.permissions_known,
+                    timeout=30, what="the broken group")  # fmt: skip
+        assert "paused" in findings(app)["dc3"]
+        table = app.screen.query_one(WorkloadTable)
+        assert table.current.key == f"group:{namespace}/app=shop-api"  # the group row is selected
+        assert "v" in footer_keys(app)
+        await pilot.press("v")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        await until(pilot, lambda: dialog.state == "ready", timeout=30, what="the plan")
+        changes = {c.ref: c for c in dialog.plan.changes}
+        assert set(changes) == {"dc/dc1", "dc/dc2", "dc/dc3"}
+        assert changes["dc/dc3"].paused_before and not changes["dc/dc3"].paused_after
+        assert dialog.plan.command == f"rollguard revert -l app=shop-api -n {namespace}"
+        await pilot.press("y")
+        await until(pilot, lambda: dialog.state == "done", timeout=240, what="the revert to end")
+        assert dialog.result.ok, (dialog.result, dialog.query_one("#progress").lines)
+        assert len(dialog.query_one("#progress").lines) >= 3  # progress was shown as it happened
+        await pilot.press("escape")
+        assert isinstance(app.screen, WorkloadsScreen)
+        await until(pilot, lambda: all(f == {"healthy"} for f in findings(app).values()), timeout=60,
+                    what="the live view to show the group healthy")  # fmt: skip
+        assert [n.message for n in app._notifications if n.severity == "error"] == []
+    found = states(client, namespace)
+    assert all(s.healthy for s in found.values()), {k: s.findings for k, s in found.items()}
+    assert len({tuple(s.images.values()) for s in found.values()}) == 1  # one version across the group
+
+
+async def test_read_only_and_forbidden_actions_are_not_offered(sandbox, namespace, client):
+    create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
+    pause(client, namespace, "dc1")
+    set_image(client, namespace, DC, "dc1", NEW)  # paused with a change waiting: resume would apply
+    grant(client, namespace, "alice", READ)  # may look, not touch
+    grant(client, namespace, "bob", ["*"])
+
+    async def offered(app) -> set[str]:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.permissions_known and len(app.inventory.rows) == 2, timeout=30,
+                        what="the workloads and permissions")  # fmt: skip
+            keys: set[str] = set()
+            for _ in app.screen.query_one(WorkloadTable).lines:
+                keys |= footer_keys(app) & ACTION_KEYS
+                await pilot.press("down")
+            await pilot.press("home")
+            offered_here = footer_keys(app) & ACTION_KEYS
+            await pilot.press("u")
+            if "u" in offered_here:
+                await until(
+                    pilot, lambda: isinstance(app.screen, ConfirmScreen), timeout=5, what="the dialog"
+                )
+            await pilot.pause(0.3)
+            # the key does what the footer says: a dialog only where resume was offered
+            assert isinstance(app.screen, ConfirmScreen) == ("u" in offered_here), (
+                keys,
+                offered_here,
+                app.screen,
+            )
+            return keys
+
+    admin_read_only = make_app(client, namespace=namespace, live=True, read_only=True)
+    assert await offered(admin_read_only) == set()
+    alice = Client.connect(kubeconfig=str(sandbox.user_kubeconfig("alice", namespace)))
+    assert await offered(make_app(alice, namespace=namespace, live=True)) == set()
+    bob = Client.connect(kubeconfig=str(sandbox.user_kubeconfig("bob", namespace)))
+    assert {"u", "v"} <= await offered(make_app(bob, namespace=namespace, live=True))
