@@ -1,0 +1,77 @@
+"""Chaos fixtures: an admin client, a fault proxy per test, and the ledger that feeds RELIABILITY.md.
+
+The session hook saves the ledger to build/chaos/results-{chaos,slice}.json and, after a session
+that ran `@pytest.mark.chaos` tests (`make chaos`), renders docs/RELIABILITY.md from it, so the
+figures there are always the output of a run, never typed by hand.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from task.client import Client
+from tests.chaos import ledger
+from tests.chaos.proxy import FaultProxy
+
+AREAS = {
+    "test_crash": "1. crash at every step (SIGKILL)",
+    "test_sigterm": "2. SIGTERM",
+    "test_api_faults": "3. API faults through the proxy",
+    "test_concurrency": "4. concurrency",
+    "test_hostile_input": "5. hostile input",
+}
+_STARTED = time.monotonic()
+
+
+@pytest.fixture
+def client(sandbox) -> Client:
+    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
+
+
+@pytest.fixture
+def proxy(sandbox, request: pytest.FixtureRequest) -> Iterator[FaultProxy]:
+    """A fault proxy in front of the sandbox, faultless until a test gives it a plan; seeded per test."""
+    seed = sum(map(ord, request.node.name))
+    with FaultProxy(sandbox.server, sandbox.ca, seed=seed, max_seconds=900) as fp:
+        yield fp
+
+
+@pytest.fixture
+def ledger_entry(request: pytest.FixtureRequest) -> Iterator[ledger.Entry]:
+    module = request.node.module.__name__.rsplit(".", 1)[-1]
+    entry = ledger.Entry(
+        area=AREAS.get(module, module),
+        test=request.node.name,
+        marked_chaos=request.node.get_closest_marker("chaos") is not None,
+    )
+    started = time.monotonic()
+    yield entry
+    entry.seconds = round(time.monotonic() - started, 1)
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        entry.error = str(report.longrepr).strip().splitlines()[-1][:300] if report.longrepr else "failed"
+    elif report is not None and report.skipped:
+        return
+    ledger.ENTRIES.append(entry)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    report = yield
+    if report.when == "call":
+        item.rep_call = report  # type: ignore[attr-defined]
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if not ledger.ENTRIES:
+        return
+    chaos = any(e.marked_chaos for e in ledger.ENTRIES)
+    ledger.save(ledger.ENTRIES, seconds=time.monotonic() - _STARTED, marker="chaos" if chaos else "slice")
+    if chaos:
+        from tests.chaos import report
+
+        report.write()

@@ -1,0 +1,172 @@
+"""Chaos test support: the 3-workload group, namespaces per case, lease expiry, and the invariants.
+
+The invariant every chaos case ends with (`assert_consistent`): no workload paused, every workload
+complete, the whole group on one side (all on the old targets or all on the new ones), the journal in
+a final state with no live lock, and `rollguard drift-check` clean.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from task.client import Client
+from task.errors import ApiError, NotFound
+from task.inputs import parse_selector
+from task.journal import DATA_KEY, FINAL_STATES, group_name
+from task.lock import read_lease
+from task.resources import CONFIG_MAPS, LEASES, NAMESPACES, Resource
+from tests.support import (
+    DC,
+    DEPLOYMENT,
+    SELECTOR,
+    Result,
+    create_group,
+    dc_body,
+    deployment_body,
+    rollguard,
+    view,
+    wait_until,
+)
+
+OLD = "registry.local/shop/api:v1"
+NEW = "registry.local/shop/api:v2"
+NEWER = "registry.local/shop/api:v3"
+CRASH = "registry.local/shop/api:v3-crash"
+JOURNAL = group_name(parse_selector(SELECTOR))
+SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
+GROUP = ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web"))
+TARGET = {DC: "dc", DEPLOYMENT: "deploy"}
+
+
+def image_args(image: str, *, crash_second: str | None = None) -> list[str]:
+    """``--image`` for each workload of `GROUP`; the second one gets ``crash_second`` if given."""
+    args = []
+    for index, (kind, name) in enumerate(GROUP):
+        args += ["--image", f"{TARGET[kind]}/{name}={crash_second if crash_second and index == 1 else image}"]
+    return args
+
+
+@contextmanager
+def scratch_namespace(client: Client, prefix: str) -> Iterator[str]:
+    """A namespace of its own for one case of a matrix (the `namespace` fixture is one per test)."""
+    name = f"{prefix[:50]}-{secrets.token_hex(3)}"
+    client.create(NAMESPACES, {"metadata": {"name": name}})
+    # Pods are refused until the token controller has given the default service account its token.
+    wait_until(client, SERVICE_ACCOUNTS, name, "default", lambda o: bool(o.get("secrets")), timeout=30,
+               what="to get its token")
+    try:
+        yield name
+    finally:
+        with suppress(ApiError):
+            client.delete(NAMESPACES, name)
+
+
+def make_group(client: Client, namespace: str, image: str = OLD) -> None:
+    create_group(client, namespace, [dc_body("dc1", image), dc_body("dc2", image), deployment_body("web", image)])
+
+
+def journal(client: Client, namespace: str) -> dict | None:
+    try:
+        cm = client.get(CONFIG_MAPS, JOURNAL, namespace=namespace)
+    except NotFound:
+        return None
+    return json.loads(cm["data"][DATA_KEY])
+
+
+def lease_live(client: Client, namespace: str) -> bool:
+    try:
+        return read_lease(client.get(LEASES, JOURNAL, namespace=namespace)).live
+    except NotFound:
+        return False
+
+
+def expire_lease(client: Client, namespace: str) -> bool:
+    """Move a dead run's lease renewTime into the past: what waiting LEASE_SECONDS would do.
+
+    True when there was a live lease to expire.
+    """
+    try:
+        lease = client.get(LEASES, JOURNAL, namespace=namespace)
+    except NotFound:
+        return False
+    if not read_lease(lease).live:
+        return False
+    past = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    lease["spec"]["renewTime"] = past
+    lease["spec"]["acquireTime"] = past
+    client.replace(LEASES, lease, namespace=namespace)
+    return True
+
+
+@dataclass
+class Verdict:
+    side: str  # the image the whole group runs
+    journal_state: str
+    checks: int  # states verified
+
+
+def assert_consistent(
+    client: Client, kubeconfig: str | Path, namespace: str, allowed: tuple[str, ...]
+) -> Verdict:
+    """The chaos invariant; returns which image the group is on and how many states were checked."""
+    checks = 0
+    sides = set()
+    for kind, name in GROUP:
+        state = view(client, namespace, kind, name)
+        assert not state.paused, f"{kind}/{name} is paused"
+        assert state.complete, f"{kind}/{name} is not complete: {state}"
+        sides.add(state.images["app"])
+        checks += 1
+    assert len(sides) == 1, f"mixed group: {sides}"
+    side = sides.pop()
+    assert side in allowed, f"group on {side}, expected one of {allowed}"
+    record = journal(client, namespace)
+    state = record["run"]["state"] if record else "new"
+    assert state in FINAL_STATES, f"journal not final: {state} ({record and record['run']})"
+    assert not lease_live(client, namespace), "a lock is still held"
+    checks += 2
+    drift = rollguard(kubeconfig, "drift-check", "-n", namespace, "-l", SELECTOR, timeout=60)
+    assert drift.code == 0, f"drift-check: {drift.code}\n{drift.stdout}\n{drift.stderr}"
+    checks += 1
+    return Verdict(side=side, journal_state=state, checks=checks)
+
+
+def start(
+    kubeconfig: str | Path, *args: str, report: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    cmd = [sys.executable, "-m", "task.cli", *args, "--kubeconfig", str(kubeconfig)]
+    if report is not None:
+        cmd += ["--report", str(report)]
+    return subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
+    )
+
+
+def finish(proc: subprocess.Popen[str], report: Path | None = None, timeout: float = 180) -> Result:
+    out, err = proc.communicate(timeout=timeout)
+    data = json.loads(report.read_text()) if report is not None and report.exists() else {}
+    return Result(proc.returncode, out, err, data)
+
+
+def killer(proc: subprocess.Popen[str], sig: int = signal.SIGKILL) -> callable:
+    """A proxy hook that signals ``proc`` (and, for SIGKILL, waits until it is gone)."""
+
+    def hook(_record: object) -> None:
+        proc.send_signal(sig)
+        if sig == signal.SIGKILL:
+            proc.wait(timeout=10)
+
+    return hook
+
+
+__all__ = ["DC", "DEPLOYMENT", "SELECTOR"]

@@ -1,0 +1,173 @@
+"""Crash at every step: SIGKILL rollguard right after its k-th mutating API call, for every k.
+
+A first, undisturbed run through the proxy counts the mutating calls of a 3-workload rollout (two
+DCs, one Deployment). Then, for each k, a fresh group is rolled out and the run is killed once the
+server has answered its k-th mutating call (before the answer reaches it: the server did the work,
+the client never learned). The dead run's lease is expired as the harness (the clock would do the
+same in LEASE_SECONDS; one case waits for that for real) and rollguard runs again:
+
+- ``rollout``: a new rollout to good images must exit 0 with the whole group on them;
+- ``rollout-crash``: a new rollout whose second workload crashes must exit 1 with the whole group
+  back on the *last verified* state (the killed run's targets only if its journal recorded success);
+- ``revert``: ``rollguard revert --selector`` must exit 0 with the group on the last verified state.
+
+After each: none paused, all complete, one side, journal final, no live lock, drift-check clean.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from task.client import Client
+from task.lock import read_lease
+from task.resources import LEASES
+from tests.chaos import harness as h
+from tests.chaos.ledger import Entry
+from tests.chaos.proxy import FaultProxy, Record
+
+FOLLOW_UPS = ("rollout", "rollout-crash", "revert")
+
+
+@dataclass(frozen=True)
+class Step:
+    k: int
+    label: str  # e.g. "PUT deploymentconfigs/dc1"
+
+
+def label(record: Record) -> str:
+    parts = record.path.rstrip("/").split("/")
+    name = parts[-1] if record.verb in ("update", "patch", "delete") else ""
+    return f"{record.method} {record.resource}{'/' + name if name else ''}"
+
+
+def count_steps(client: Client, proxy: FaultProxy, kubeconfig: Path) -> list[Step]:
+    """The first run: every mutating call an undisturbed rollout makes, in order."""
+    proxy.reset()
+    with h.scratch_namespace(client, "crash-count") as ns:
+        h.make_group(client, ns)
+        result = h.finish(h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEW)))
+        assert result.code == 0, result.stdout + result.stderr
+        steps = [Step(i + 1, label(r)) for i, r in enumerate(proxy.mutating())]
+    proxy.reset()
+    return steps
+
+
+def expected_side(journal: dict | None) -> str:
+    """The last verified state after the killed run: its targets only if it recorded success."""
+    if journal and journal["run"]["state"] == "succeeded" and journal["last_success"].get("run_id") == journal[
+        "run"
+    ]["id"]:
+        return h.NEW
+    return h.OLD
+
+
+def crash_case(
+    client: Client, sandbox, proxy: FaultProxy, kubeconfig: Path, step: Step, follow_up: str, tmp: Path,
+    *, real_expiry: bool = False,
+) -> tuple[str, int]:
+    """One cell of the matrix; returns a one-line account and the number of states verified."""
+    proxy.reset()
+    with h.scratch_namespace(client, f"crash-{step.k}-{follow_up}") as ns:
+        h.make_group(client, ns)
+        killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEW))
+        proxy.after_mutation(step.k, h.killer(killed))
+        result = h.finish(killed)
+        assert result.code == -signal.SIGKILL, (
+            f"run was not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}{result.stderr[-800:]}"
+        )
+        seen = label(proxy.mutating()[step.k - 1])
+        assert seen == step.label, f"k={step.k}: call {seen!r}, the count run had {step.label!r}"
+        after_kill = h.journal(client, ns)
+        side = expected_side(after_kill)
+        live = h.lease_live(client, ns)
+        if real_expiry:
+            assert live, "the killed run left no live lease"
+            early = h.finish(h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEWER)))
+            assert early.code == 2 and "locked by" in early.stderr and " run " in early.stderr, early.stderr
+            # A lease expires by the clock alone: no event to wait on, so sleep until then.
+            time.sleep(read_lease(client.get(LEASES, h.JOURNAL, namespace=ns)).expires_in + 0.5)
+        else:
+            h.expire_lease(client, ns)
+        report = tmp / f"{step.k}-{follow_up}.json"
+        if follow_up == "rollout":
+            args, want_code, side = ["rollout", *h.image_args(h.NEWER)], 0, h.NEWER
+        elif follow_up == "rollout-crash":
+            args, want_code = ["rollout", *h.image_args(h.NEWER, crash_second=h.CRASH)], 1
+        elif after_kill is None:
+            # Killed before its journal existed: nothing was changed, so there is nothing to revert
+            # to; the repair refuses (exit 2) and must change nothing.
+            args, want_code = ["revert"], 2
+        else:
+            args, want_code = ["revert"], 0
+        again = h.finish(h.start(kubeconfig, *args, "-n", ns, "-l", h.SELECTOR, report=report), report)
+        assert again.code == want_code, (
+            f"k={step.k} {follow_up}: exit {again.code}, wanted {want_code}\n{again.stdout[-1500:]}{again.stderr[-800:]}"
+        )
+        if follow_up == "rollout-crash":
+            assert "dc/dc2" in again.report.get("error", ""), again.report.get("error")
+        if want_code == 2:
+            assert "no earlier complete revision" in again.stderr, again.stderr
+        verdict = h.assert_consistent(client, sandbox.kubeconfig, ns, (side,))
+        state = after_kill["run"]["state"] if after_kill else "no journal"
+        account = (
+            f"k={step.k} after {step.label}: journal {state!r}, lease {'live' if live else 'gone'}; "
+            f"{follow_up} exit {again.code}; group on {verdict.side.rsplit(':', 1)[-1]}, journal {verdict.journal_state}"
+        )
+        return account, verdict.checks + 1
+
+
+@pytest.fixture(scope="module")
+def steps_cache() -> dict[str, list[Step]]:
+    return {}
+
+
+@pytest.fixture
+def steps(client, proxy, sandbox, tmp_path, steps_cache) -> list[Step]:
+    if "steps" not in steps_cache:
+        kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "count-kubeconfig")
+        steps_cache["steps"] = count_steps(client, proxy, kubeconfig)
+    return steps_cache["steps"]
+
+
+def run_matrix(client, sandbox, proxy, tmp_path, entry: Entry, steps: list[Step], follow_up: str) -> None:
+    kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
+    failures = []
+    for step in steps:
+        try:
+            account, states = crash_case(client, sandbox, proxy, kubeconfig, step, follow_up, tmp_path)
+            entry.case(f"k={step.k} {follow_up}", faults={"SIGKILL": 1}, states=states, detail=account)
+        except AssertionError as exc:
+            detail = f"k={step.k} after {step.label}: {str(exc).splitlines()[0] if str(exc) else exc!r}"
+            entry.case(f"k={step.k} {follow_up}", passed=False, faults={"SIGKILL": 1}, detail=detail)
+            failures.append(f"{detail}\n{exc}")
+    passed = sum(c.passed for c in entry.cases)
+    print(f"crash matrix ({follow_up}): {len(steps)} cases, {passed} passed")
+    assert not failures, f"{len(failures)} of {len(steps)} cases failed:\n" + "\n\n".join(failures)
+
+
+@pytest.mark.chaos
+@pytest.mark.parametrize("follow_up", FOLLOW_UPS)
+def test_sigkill_after_every_mutating_call(client, sandbox, proxy, tmp_path, ledger_entry, steps, follow_up):
+    assert len(steps) >= 8, [s.label for s in steps]  # lease, journal, 3 writes with journal updates, end
+    run_matrix(client, sandbox, proxy, tmp_path, ledger_entry, steps, follow_up)
+
+
+def test_sigkill_after_first_workload_write(client, sandbox, proxy, tmp_path, ledger_entry, steps):
+    """The slice of `make test`: killed right after its first workload write (reference section 1's
+    half-done group), then a new rollout."""
+    first = next(s for s in steps if "deployments/" in s.label or "deploymentconfigs/" in s.label)
+    run_matrix(client, sandbox, proxy, tmp_path, ledger_entry, [first], "rollout-crash")
+
+
+@pytest.mark.chaos
+def test_sigkill_then_real_lease_expiry(client, sandbox, proxy, tmp_path, ledger_entry, steps):
+    """One case without the harness's lease edit: refused while the dead run's lease lives, then it expires."""
+    kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
+    middle = next(s for s in steps if "deploymentconfigs/" in s.label)
+    account, states = crash_case(client, sandbox, proxy, kubeconfig, middle, "rollout", tmp_path, real_expiry=True)
+    ledger_entry.case(f"k={middle.k} real lease expiry", faults={"SIGKILL": 1}, states=states + 1, detail=account)
