@@ -188,16 +188,27 @@ class JournalStore:
             },
             "data": {DATA_KEY: json.dumps(journal.to_json(), sort_keys=True, separators=(",", ":"))},
         }
-        if self._rv is None:
+        for _ in range(3):
             try:
-                created = self._client.create(CONFIG_MAPS, body, namespace=self.namespace)
-            except Conflict:  # created meanwhile: someone else's journal exists; never overwrite blindly
-                raise
-            self._rv = created["metadata"]["resourceVersion"]
-            return
-        body["metadata"]["resourceVersion"] = self._rv
-        saved = self._client.replace(CONFIG_MAPS, body, namespace=self.namespace)
-        self._rv = saved["metadata"]["resourceVersion"]
+                if self._rv is None:
+                    saved = self._client.create(CONFIG_MAPS, body, namespace=self.namespace)
+                else:
+                    body["metadata"]["resourceVersion"] = self._rv
+                    saved = self._client.replace(CONFIG_MAPS, body, namespace=self.namespace)
+                self._rv = saved["metadata"]["resourceVersion"]
+                return
+            except Conflict:
+                # A retried request whose first answer was lost conflicts with its own success. Only a
+                # journal of this very run (which holds the lock) is ours to adopt or overwrite;
+                # anyone else's is never overwritten blindly.
+                current = self._client.get(CONFIG_MAPS, self.name, namespace=self.namespace)
+                stored = parse_configmap(current)
+                if stored is None or not journal.run_id or stored.run_id != journal.run_id:
+                    raise
+                self._rv = current["metadata"]["resourceVersion"]
+                if (current.get("data") or {}) == body["data"]:
+                    return
+        raise Conflict(f"journal {self.name}: too many write conflicts", status=409)
 
 
 def parse_configmap(cm: Obj) -> Journal | None:

@@ -114,7 +114,12 @@ class GroupLock:
             except Conflict:
                 latest = self._client.get(LEASES, self.name, namespace=self.namespace)
                 view = read_lease(latest)
-                raise LockHeldError(lease=self.name, holder=view.holder, expires_in=view.expires_in) from None
+                if view.holder != self.holder:
+                    raise LockHeldError(
+                        lease=self.name, holder=view.holder, expires_in=view.expires_in
+                    ) from None
+                # Ours: a retried take-over whose first answer was lost had landed.
+                self._lease = latest
         self._thread = threading.Thread(target=self._renew_loop, name="lease-renew", daemon=True)
         self._thread.start()
 
