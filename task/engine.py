@@ -71,6 +71,8 @@ class GroupRun:
         self.selector = selector
         self.out = out
         self.cancel = cancel or threading.Event()
+        # Set when the revert may wait no longer (SIGTERM grace over, or a second SIGTERM).
+        self.abort = threading.Event()
         self.run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
         self.store = JournalStore(client, namespace=namespace, selector=selector)
         self.lock = GroupLock(
@@ -120,8 +122,8 @@ class GroupRun:
         return cache
 
     def live(self, plan: WorkloadPlan) -> Obj:
-        assert self.cache is not None
-        obj = self.cache.get(plan.kind.resource, plan.snapshot.ref.name)
+        # Before the cache starts (a run stopped ahead of its first change) the snapshot is current.
+        obj = self.cache.get(plan.kind.resource, plan.snapshot.ref.name) if self.cache is not None else None
         return obj if obj is not None else plan.snapshot.raw
 
     def write(self, plan: WorkloadPlan, make_body: Callable[[Obj], Obj], *, guard_spec: bool) -> Obj:
@@ -139,6 +141,11 @@ class GroupRun:
                 return written
             except Conflict:
                 fresh = self.client.get(kind.resource, name, namespace=self.namespace)
+                if _spec(make_body(fresh)) == _spec(fresh):
+                    # Our change is in already: a retried PUT whose first answer was lost had landed.
+                    if self.cache is not None:
+                        self.cache.put(kind.resource, fresh)
+                    return fresh
                 if guard_spec and fresh.get("spec") != plan.snapshot.raw.get("spec"):
                     raise RolloutFailed(
                         f"{plan.key} was changed by someone else since preflight; not overwriting it",
@@ -206,7 +213,7 @@ class GroupRun:
             fail_fast=False,
             crash_restarts=0,
             stop_on_failure=False,
-            cancel=threading.Event(),
+            cancel=self.abort,
             out=self.say,
         )
         ok = True
@@ -218,10 +225,13 @@ class GroupRun:
             else:
                 ok = False
                 entry.phase = "error"
-                self.fail(
-                    f"revert of {item.ref.key} not verified: "
-                    f"{item.verdict.message if item.verdict else 'no verdict'}"
+                why = (
+                    item.verdict.message
+                    if item.verdict
+                    else f"stopped waiting after SIGTERM; last seen: {item.last_message or 'nothing'}"
                 )
+                entry.note = why
+                self.fail(f"revert of {item.ref.key} not verified: {why}")
         return ok and not any(e.phase == "error" for e in self.journal.workloads.values())
 
     def _try_save(self) -> None:
@@ -486,6 +496,14 @@ class Rollout(GroupRun):
         self._try_save()
         self.say(f"INCONSISTENT: the revert could not be verified; see journal {self.store.name}")
         return "inconsistent"
+
+
+def _spec(obj: Obj) -> Obj:
+    """A spec to compare: ``paused: false`` and no ``paused`` are the same (the API omits it)."""
+    spec = dict(obj.get("spec") or {})
+    if not spec.get("paused"):
+        spec.pop("paused", None)
+    return spec
 
 
 def _changer(wp: WorkloadPlan) -> Callable[[Obj], Obj]:
