@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -31,13 +32,45 @@ def printer(line: str) -> None:
     print(line, flush=True)
 
 
-def install_sigterm(cancel: threading.Event, wake: Callable[[], None] | None = None) -> None:
-    """First SIGTERM: stop and revert. The engine keeps reverting; SIGKILL is the platform's last word."""
+def install_sigterm(
+    cancel: threading.Event,
+    wake: Callable[[], None] | None = None,
+    abort: threading.Event | None = None,
+) -> None:
+    """First SIGTERM: stop and revert. The platform SIGKILLs at the end of its grace period, so the
+    revert may wait only `term_grace()` seconds from then: at that point, or on a second SIGTERM,
+    ``abort`` is set and the run ends with exit 3 and a journal saying what is left, instead of
+    being killed without a report.
+    """
+
+    def stop_waiting(why: str) -> None:
+        if abort is not None and not abort.is_set():
+            print(f"rollguard: {why}: no longer waiting for the revert", file=sys.stderr, flush=True)
+            abort.set()
+            if wake is not None:
+                wake()
 
     def handler(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            stop_waiting("second SIGTERM received")
+            return
         print("rollguard: SIGTERM received: stopping and reverting the group", file=sys.stderr, flush=True)
         cancel.set()
+        if abort is not None:
+            grace = term_grace()
+            timer = threading.Timer(grace, stop_waiting, args=(f"the {grace}s SIGTERM grace is over",))
+            timer.daemon = True
+            timer.start()
         if wake is not None:
             wake()
 
     signal.signal(signal.SIGTERM, handler)
+
+
+TERM_GRACE = 25  # under Tekton's default terminationGracePeriodSeconds (30) before SIGKILL
+
+
+def term_grace() -> int:
+    """Seconds a revert may take after SIGTERM: ROLLGUARD_TERM_GRACE (1 to 3600), else TERM_GRACE."""
+    value = os.environ.get("ROLLGUARD_TERM_GRACE", "")
+    return min(max(int(value), 1), 3600) if value.isdigit() else TERM_GRACE

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         )
         cancel = threading.Event()
         rollout = Rollout(connect(args), request, out=printer, cancel=cancel)
-        install_sigterm(cancel, lambda: rollout.cache.wake() if rollout.cache else None)
+        install_sigterm(cancel, lambda: rollout.cache.wake() if rollout.cache else None, rollout.abort)
         outcome = rollout.execute()
     except RefusedError as exc:
         outcome = Outcome(
