@@ -7,12 +7,9 @@ Watches on DCs, their RCs (label openshift.io/deployment-config.name) and ImageS
 
 from __future__ import annotations
 
-import copy
-import json
 import logging
 import threading
 import time
-from typing import Any
 
 from sandbox.openshift import appsutil as u
 from sandbox.openshift import status as st
@@ -22,7 +19,8 @@ from sandbox.openshift.events import Recorder
 from sandbox.openshift.imagestreams import ImageStreamController
 from sandbox.openshift.informer import Informer, key_of
 from sandbox.openshift.kube import JSON, MERGE_PATCH, ApiError, Kube
-from sandbox.openshift.triggers import trigger_sources, update_images
+from sandbox.openshift.replicationcontrollers import controller_ref, make_deployment
+from sandbox.openshift.triggers import rollout_details, trigger_sources, update_images
 from sandbox.openshift.workqueue import Requeue, WorkQueue, run_workers
 
 log = logging.getLogger(__name__)
@@ -136,13 +134,13 @@ class DeploymentConfigController:
         latest_exists, latest = u.latest_deployment(dc, rcs)
         if latest is not None and u.version_of(latest) > version:  # status lost a bump: catch up
             return self._write_status(dc, {**status, "latestVersion": version + 1})
-        if not latest_exists and self._cancel_running(dc, rcs):
-            return None
+        if not latest_exists:
+            self._cancel_running(dc, rcs)
         for c in u.containers(dc):
             if not (c.get("image") or "").strip():  # a trigger has yet to fill this image in
                 return self._update_status(dc, rcs, True)
 
-        details = self._trigger_details(dc, latest_exists, latest)
+        details = rollout_details(dc, latest_exists, latest)
         if details == "skip":
             return self._update_status(dc, rcs, True)
         if details:
@@ -159,42 +157,10 @@ class DeploymentConfigController:
             current = self._local.requeue_in
             self._local.requeue_in = delay if current is None else min(current, delay)
 
-    # -- triggers ---------------------------------------------------------------------------------------
+    # -- older rollouts ---------------------------------------------------------------------------------
 
-    def _trigger_details(self, dc: JSON, latest_exists: bool, latest: JSON | None) -> JSON | str | None:
-        """Details of a new rollout to start, "skip" while the first one waits for images, else None."""
-        if dc.get("spec", {}).get("paused"):
-            return None
-        image_trigger, config_trigger = u.has_trigger(dc, "ImageChange"), u.has_trigger(dc, "ConfigChange")
-        config_change = {"message": "config change", "causes": [{"type": "ConfigChange"}]}
-        if int((dc.get("status") or {}).get("latestVersion") or 0) == 0:
-            if image_trigger:
-                # the first rollout waits until every image trigger has resolved once; its cause is
-                # ConfigChange even so (OpenShift cannot tell which of several triggers made it possible)
-                ready = all(p.get("lastTriggeredImage") for p in u.image_triggers(dc))
-                return config_change if ready else "skip"
-            return config_change if config_trigger else None
-        if not latest_exists or latest is None:
-            return None
-        if image_trigger:
-            rc_images = {c.get("image") for c in u.containers(latest)}
-            new = [c.get("image") for c in u.containers(dc) if c.get("image") not in rc_images]
-            if new:
-                causes = [
-                    {"type": "ImageChange", "imageTrigger": {"from": {"kind": "DockerImage", "name": i}}}
-                    for i in new
-                ]
-                return {"message": "image change", "causes": causes}
-        if config_trigger:
-            encoded = u.decode_config(latest)
-            if encoded is not None and u.normalized(encoded.get("spec", {}).get("template")) != u.normalized(
-                dc.get("spec", {}).get("template")
-            ):
-                return config_change
-        return None
-
-    def _cancel_running(self, dc: JSON, rcs: list[JSON]) -> bool:
-        """Cancel older rollouts still running; True while any has yet to end."""
+    def _cancel_running(self, dc: JSON, rcs: list[JSON]) -> None:
+        """Cancel older rollouts still running; raise Requeue while any has yet to end."""
         version = int((dc.get("status") or {}).get("latestVersion") or 0)
         awaiting = False
         for rc in rcs:
@@ -230,7 +196,6 @@ class DeploymentConfigController:
                 f"Deployment of version {version} awaiting cancellation of older running deployments",
             )
             raise Requeue(f"found previous inflight deployment for {dc['metadata']['name']} - requeuing")
-        return False
 
     # -- replication controllers ------------------------------------------------------------------------
 
@@ -258,7 +223,7 @@ class DeploymentConfigController:
         patch = {
             "metadata": {
                 "resourceVersion": m["resourceVersion"],
-                "ownerReferences": [*(m.get("ownerReferences") or []), _controller_ref(dc)],
+                "ownerReferences": [*(m.get("ownerReferences") or []), controller_ref(dc)],
             }
         }
         try:
@@ -413,74 +378,3 @@ class DeploymentConfigController:
             raise
         self.dcs.store(fresh)
         return self.dcs.get(*key_of(fresh))
-
-
-def _controller_ref(dc: JSON) -> JSON:
-    return {
-        "apiVersion": u.GROUP_VERSION,
-        "kind": "DeploymentConfig",
-        "name": dc["metadata"]["name"],
-        "uid": dc["metadata"]["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
-def make_deployment(dc: JSON) -> JSON:
-    """The RC `<dc>-<latestVersion>` for the DC as it is now (OpenShift's MakeDeployment), at 0 replicas."""
-    ns, name = key_of(dc)
-    version = int(dc["status"]["latestVersion"])
-    rc_name = u.rc_name(name, version)
-    spec = dc.get("spec", {})
-    template: dict[str, Any] = copy.deepcopy(spec.get("template") or {})
-    meta = template.setdefault("metadata", {})
-    pod_spec = template.setdefault("spec", {})
-    for key in ("initContainers", "containers"):
-        for c in pod_spec.get(key) or []:
-            c["image"] = (c.get("image") or "").strip()
-    meta["labels"] = {
-        **(meta.get("labels") or {}),
-        u.DC_LABEL: name,
-        u.DEPLOYMENT_LABEL: rc_name,
-        u.DC_NAME_LABEL: name,
-    }
-    meta["annotations"] = {
-        **(meta.get("annotations") or {}),
-        u.DEPLOYMENT_NAME: rc_name,
-        u.DC_NAME: name,
-        u.LATEST_VERSION: str(version),
-    }
-    # managedFields are the API server's bookkeeping, not configuration: leave them out of every RC
-    dc_meta = {k: v for k, v in dc["metadata"].items() if k != "managedFields"}
-    encoded = {**dc, "kind": "DeploymentConfig", "apiVersion": u.GROUP_VERSION, "metadata": dc_meta}
-    annotations = {
-        u.DC_NAME: name,
-        u.ENCODED_CONFIG: json.dumps(encoded, separators=(",", ":")) + "\n",
-        u.PHASE: u.NEW,
-        u.LATEST_VERSION: str(version),
-        u.DESIRED_REPLICAS: str(int(spec.get("replicas") or 0)),
-        u.DEPLOYMENT_REPLICAS: "0",
-        u.DEPLOYER_POD: u.deployer_pod_name(rc_name),
-    }
-    message = ((dc.get("status") or {}).get("details") or {}).get("message")
-    if message:
-        annotations[u.STATUS_REASON] = message
-    rc_spec: JSON = {
-        "replicas": 0,
-        "selector": {**(spec.get("selector") or {}), u.DC_LABEL: name, u.DEPLOYMENT_LABEL: rc_name},
-        "template": template,
-    }
-    if spec.get("minReadySeconds"):
-        rc_spec["minReadySeconds"] = spec["minReadySeconds"]
-    return {
-        "apiVersion": "v1",
-        "kind": "ReplicationController",
-        "metadata": {
-            "name": rc_name,
-            "namespace": ns,
-            "labels": {**(dc["metadata"].get("labels") or {}), u.DC_NAME: name},
-            "annotations": annotations,
-            "ownerReferences": [_controller_ref(dc)],
-        },
-        "spec": rc_spec,
-    }

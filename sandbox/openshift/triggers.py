@@ -1,8 +1,10 @@
-"""The image trigger: write the image an ImageStreamTag points at into a DC's containers.
+"""Triggers: the image trigger writing tag images into DCs, and which change starts a rollout.
 
 Re-written from OpenShift's image trigger controller for DeploymentConfigs: for every automatic
 ImageChange trigger whose tag resolves, set `lastTriggeredImage` and the image of each named container.
 If any automatic trigger cannot be resolved yet (and never was), the DC is left alone entirely.
+`rollout_details` is the DC controller's triggerActivated(): whether a change calls for a new rollout,
+and with which recorded cause.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 
+from sandbox.openshift import appsutil as u
 from sandbox.openshift.kube import JSON
 
 TagLookup = Callable[[str, str, str], str | None]  # (namespace, stream, tag) -> dockerImageReference
@@ -58,3 +61,36 @@ def update_images(dc: JSON, lookup: TagLookup, include_manual: bool = False) -> 
                     c["image"] = ref
                     changed = True
     return updated if changed else None
+
+
+def rollout_details(dc: JSON, latest_exists: bool, latest: JSON | None) -> JSON | str | None:
+    """Details of a new rollout to start, "skip" while the first one waits for images, else None."""
+    if dc.get("spec", {}).get("paused"):
+        return None
+    image_trigger, config_trigger = u.has_trigger(dc, "ImageChange"), u.has_trigger(dc, "ConfigChange")
+    config_change = {"message": "config change", "causes": [{"type": "ConfigChange"}]}
+    if int((dc.get("status") or {}).get("latestVersion") or 0) == 0:
+        if image_trigger:
+            # the first rollout waits until every image trigger has resolved once; its cause is
+            # ConfigChange even so (OpenShift cannot tell which of several triggers made it possible)
+            ready = all(p.get("lastTriggeredImage") for p in u.image_triggers(dc))
+            return config_change if ready else "skip"
+        return config_change if config_trigger else None
+    if not latest_exists or latest is None:
+        return None
+    if image_trigger:
+        rc_images = {c.get("image") for c in u.containers(latest)}
+        new = [c.get("image") for c in u.containers(dc) if c.get("image") not in rc_images]
+        if new:
+            causes = [
+                {"type": "ImageChange", "imageTrigger": {"from": {"kind": "DockerImage", "name": i}}}
+                for i in new
+            ]
+            return {"message": "image change", "causes": causes}
+    if config_trigger:
+        encoded = u.decode_config(latest)
+        if encoded is not None and u.normalized(encoded.get("spec", {}).get("template")) != u.normalized(
+            dc.get("spec", {}).get("template")
+        ):
+            return config_change
+    return None
