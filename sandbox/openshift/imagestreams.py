@@ -75,11 +75,20 @@ class ImageStreamController:
     # -- lookups for other controllers -----------------------------------------------------------------
 
     def tag_image(self, namespace: str, stream: str, tag: str) -> str | None:
-        """The dockerImageReference a tag points at now (its newest item), None if unresolved."""
-        obj = self.informer.get(namespace, stream)
-        for t in (obj or {}).get("status", {}).get("tags") or []:
+        """The image reference a tag resolves to now (its newest item), None if unresolved.
+
+        With `referencePolicy: Local` that is the integrated registry's pull-through reference
+        (`<status.dockerImageRepository>@sha256:...`), else the item's dockerImageReference.
+        """
+        obj = self.informer.get(namespace, stream) or {}
+        for t in obj.get("status", {}).get("tags") or []:
             if t.get("tag") == tag and t.get("items"):
-                ref = t["items"][0].get("dockerImageReference")
+                item = t["items"][0]
+                spec: JSON = next((s for s in obj.get("spec", {}).get("tags") or [] if s.get("name") == tag), {})
+                repo = obj["status"].get("dockerImageRepository")
+                if (spec.get("referencePolicy") or {}).get("type") == "Local" and repo and item.get("image"):
+                    return f"{repo}@{item['image']}"
+                ref = item.get("dockerImageReference")
                 return str(ref) if ref else None
         return None
 

@@ -642,3 +642,15 @@ def test_promoted_crash_image_fails_through_the_trigger(kube: Kube, sandbox: San
     )
     assert dc["status"]["details"]["causes"][0]["type"] == "ImageChange"
     wait_for(kube, RCS.format(ns=namespace), "web-1", lambda rc: rc["spec"]["replicas"] == 1)
+
+
+def test_local_reference_policy_triggers_the_integrated_registry_reference(
+    kube: Kube, namespace: str
+) -> None:
+    stream = image_stream("app", {"latest": {"kind": "DockerImage", "name": f"{APP}:v1"}})
+    stream["spec"]["tags"][0]["referencePolicy"] = {"type": "Local"}
+    kube.request("POST", ISS.format(ns=namespace), stream)
+    create_dc(kube, namespace, trigger_dc("web", "app:latest"))
+    rc = wait_rc(kube, namespace, "web-1", "Complete")
+    image = rc["spec"]["template"]["spec"]["containers"][0]["image"]
+    assert image.startswith(f"image-registry.openshift-image-registry.svc:5000/{namespace}/app@sha256:")
