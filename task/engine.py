@@ -35,8 +35,14 @@ SETTLE_SECONDS = 5
 
 
 def actor() -> str:
-    """Who runs this: ROLLGUARD_ACTOR, else the Tekton/pod host, else user@host."""
-    return os.environ.get("ROLLGUARD_ACTOR") or f"{getpass.getuser()}@{socket.gethostname()}"
+    """Who runs this: ROLLGUARD_ACTOR, else user@host (uid N@host for an arbitrary UID, as on OpenShift)."""
+    if os.environ.get("ROLLGUARD_ACTOR"):
+        return os.environ["ROLLGUARD_ACTOR"]
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # an arbitrary UID has no passwd entry and maybe no LOGNAME
+        user = f"uid {os.getuid()}"
+    return f"{user}@{socket.gethostname()}"
 
 
 @dataclass

@@ -271,12 +271,6 @@ def test_runs_as_an_arbitrary_uid_in_group_zero(installed: Installed) -> None:
 
 @needs_root
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="task.engine.actor() calls getpass.getuser(), which raises KeyError for a UID without a passwd "
-    "entry unless LOGNAME/USER is set; the Containerfile sets LOGNAME and the Task ROLLGUARD_ACTOR. "
-    "When actor() falls back by itself, this passes: drop the xfail then.",
-)
 def test_arbitrary_uid_without_logname(installed: Installed) -> None:
     env = {k: v for k, v in installed.env.items() if k not in ("LOGNAME", "USER", "LNAME", "USERNAME")}
     result = unreachable_rollout(installed, uid=ARBITRARY_UID, env=env)
