@@ -62,6 +62,20 @@ def wait_for(
     )
 
 
+def wait_gone(kube: Kube, collection: str, name: str, timeout: float = 30) -> None:
+    """Watch until `collection/name` no longer exists."""
+    selector = f"metadata.name={name}"
+    page = kube.get(collection, fieldSelector=selector)
+    if not page["items"]:
+        return
+    for ev in kube.watch(
+        collection, page["metadata"]["resourceVersion"], int(timeout), fieldSelector=selector
+    ):
+        if ev["type"] == "DELETED":
+            return
+    pytest.fail(f"{collection}/{name} still there after {timeout}s")
+
+
 def dc_body(name: str, image: str, replicas: int = 1, **spec: Any) -> JSON:
     return {
         "apiVersion": "apps.openshift.io/v1",
@@ -379,9 +393,7 @@ def test_revision_history_limit_prunes_scaled_down_rcs(kube: Kube, namespace: st
     wait_for(
         kube, DCS.format(ns=namespace), "web", lambda d: d["status"].get("latestVersion") == 3 and settled(d)
     )
-    deadline = time.monotonic() + 10
-    while "web-1" in rc_replicas(kube, namespace) and time.monotonic() < deadline:
-        wait_for(kube, RCS.format(ns=namespace), "web-3", lambda _rc: True)  # let the deletion land
+    wait_gone(kube, RCS.format(ns=namespace), "web-1")
     assert rc_replicas(kube, namespace) == {"web-2": 0, "web-3": 1}
 
 
