@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from task import audit
 from task.client import Client
 from task.errors import ApiError, Conflict, Interrupted, RefusedError, RollguardError, RolloutFailed
 from task.journal import Journal, JournalStore, WorkloadEntry, now
@@ -323,6 +324,7 @@ class Rollout(GroupRun):
             return outcome
         try:
             outcome.status = self._run(plan)
+            self._audit(plan, outcome.status)
         finally:
             if self.cache is not None:
                 self.cache.stop()
@@ -333,6 +335,32 @@ class Rollout(GroupRun):
         outcome.error, outcome.errors = self.first_error, list(self.errors)
         outcome.workloads = [self.result(plan, wp) for wp in plan.workloads]
         return outcome
+
+    def _audit(self, plan: Plan, status: str) -> None:
+        """An Event on every workload this run changed: who, which run, what it ended as, and why."""
+        reason = {"succeeded": "RollguardRolledOut", "reverted": "RollguardReverted"}.get(
+            status, "RollguardInconsistent"
+        )
+        for wp in plan.workloads:
+            entry = self.journal.workloads.get(wp.key)
+            if entry is None or entry.phase in ("pending", "unchanged"):
+                continue
+            obj = self.live(wp)
+            images = images_of(obj.get("spec", {}).get("template", {}))
+            message = f"{actor()} run {self.run_id} ({self.command}): {status}; images now {images}"
+            if self.first_error:
+                message += f"; cause: {self.first_error}"
+            try:
+                audit.emit(
+                    self.client,
+                    wp.snapshot.ref,
+                    obj,
+                    reason=reason,
+                    message=message,
+                    warning=status != "succeeded",
+                )
+            except ApiError as exc:  # the audit trail is best effort: the journal holds the record too
+                self.errors.append(f"could not record an event on {wp.key}: {exc}")
 
     def _run(self, plan: Plan) -> str:
         req = self.request

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from task.client import Client
-from task.resources import DEPLOYMENT_CONFIGS
+from task.resources import DEPLOYMENT_CONFIGS, EVENTS
 from tests.support import (
     DC,
     DEPLOYMENT,
@@ -45,6 +45,9 @@ def test_second_dc_crashes_group_reverts_then_next_run_succeeds(sandbox, namespa
     assert result.report["status"] == "reverted"
     assert "dc/dc2" in result.report["error"] and "CrashLoopBackOff" in result.report["error"]
     assert {w["outcome"] for w in result.report["workloads"]} == {"reverted"}
+    audit = [e for e in client.list(EVENTS, namespace=namespace)["items"] if e["reason"] == "RollguardReverted"]
+    assert sorted(e["involvedObject"]["name"] for e in audit) == ["dc1", "dc2", "dc3"]
+    assert all(result.report["run_id"] in e["message"] and "cause: dc/dc2" in e["message"] for e in audit)
 
     again = rollguard(
         sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
