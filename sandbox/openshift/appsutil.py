@@ -45,6 +45,7 @@ CANCELLED_REASON = "RolloutCancelled"
 FAILED_RC_CREATE_REASON = "ReplicationControllerCreateError"
 
 DEFAULT_TIMEOUT = 600
+DEFAULT_ACTIVE_DEADLINE = 21600
 
 
 def now() -> str:

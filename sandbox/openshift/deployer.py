@@ -123,11 +123,19 @@ class Deployer:
             )
             self.forget(to)
             return None
+        ns, name = to["metadata"]["namespace"], to["metadata"]["name"]
+        # the deployer pod's activeDeadlineSeconds: the kubelet kills it, the RC fails without a reason
+        started = u.parse_time(u.annotations_of(to).get(u.DEPLOYER_STARTED_AT)) or now
+        killed_in = started + int(strategy.get("activeDeadlineSeconds") or u.DEFAULT_ACTIVE_DEADLINE) - now
+        if killed_in <= 0:
+            log.info("rollout of %s/%s failed: deployer pod reached its active deadline", ns, name)
+            self._transition(to, u.FAILED, {u.DEPLOYER_COMPLETED_AT: u.go_time()}, guard=True)
+            self.forget(to)
+            return None
         timeout = u.timeout_of(config)
         left = last + timeout - now
         if left > 0:
-            return left + 0.05
-        ns, name = to["metadata"]["namespace"], to["metadata"]["name"]
+            return min(left, killed_in) + 0.05
         reason = f'pods for rc "{ns}/{name}" took longer than {timeout} seconds to become ready'
         log.info("rollout of %s/%s failed: %s", ns, name, reason)
         self._transition(

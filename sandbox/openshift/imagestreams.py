@@ -84,7 +84,9 @@ class ImageStreamController:
         for t in obj.get("status", {}).get("tags") or []:
             if t.get("tag") == tag and t.get("items"):
                 item = t["items"][0]
-                spec: JSON = next((s for s in obj.get("spec", {}).get("tags") or [] if s.get("name") == tag), {})
+                spec: JSON = next(
+                    (s for s in obj.get("spec", {}).get("tags") or [] if s.get("name") == tag), {}
+                )
                 repo = obj["status"].get("dockerImageRepository")
                 if (spec.get("referencePolicy") or {}).get("type") == "Local" and repo and item.get("image"):
                     return f"{repo}@{item['image']}"
