@@ -136,6 +136,12 @@ class Repair(GroupRun):
                 if not change.changed:
                     entry.phase = "unchanged"
                     self.say(f"{wp.key}: nothing to {plan.action}")
+                    obj = self.live(wp)
+                    revisions = wp.kind.owned(obj, cache.objects(wp.kind.revisions))
+                    if wp.kind.progress(obj, revisions).phase is not Phase.COMPLETE:
+                        # Already as wanted but still rolling out (e.g. a revert an earlier run
+                        # wrote and never saw finish): verify it too, or success would be claimed unseen.
+                        watched.append(self.watched(wp, obj, self.timeout))
                     continue
                 written = self.write(wp, functools.partial(plan.body, wp.key), guard_spec=True)
                 entry.phase = "applied"
