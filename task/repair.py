@@ -138,9 +138,11 @@ class Repair(GroupRun):
                     self.say(f"{wp.key}: nothing to {plan.action}")
                     obj = self.live(wp)
                     revisions = wp.kind.owned(obj, cache.objects(wp.kind.revisions))
-                    if wp.kind.progress(obj, revisions).phase is not Phase.COMPLETE:
+                    if wp.kind.progress(obj, revisions).phase in (Phase.PROGRESSING, Phase.PENDING):
                         # Already as wanted but still rolling out (e.g. a revert an earlier run
                         # wrote and never saw finish): verify it too, or success would be claimed unseen.
+                        # An old failure it did not touch (dc2 of the reference case on resume) is not
+                        # this repair's result: it stays a finding for revert or redeploy.
                         watched.append(self.watched(wp, obj, self.timeout))
                     continue
                 written = self.write(wp, functools.partial(plan.body, wp.key), guard_spec=True)
