@@ -214,3 +214,16 @@ def test_lock_held_and_missing_permission_are_refused(sandbox, namespace, client
         lock.release()
     assert held.code == 2 and "locked by pipeline-7 run y" in held.stderr, held.stderr
     assert resource_versions(client, namespace) == before
+
+
+def test_resume_of_the_reference_case_rolls_dc3_and_leaves_dc2_failed(sandbox, namespace, client):
+    """resume only resumes: dc3 rolls out its waiting image; dc2's old failure stays a finding (for revert)."""
+    reference_state(client, namespace)
+    waiting = view(client, namespace, DC, "dc3").images
+    result = rollguard(sandbox.kubeconfig, "resume", "-n", namespace, "-l", SELECTOR)
+    assert result.code == 0, result.stdout + result.stderr
+    dc3 = view(client, namespace, DC, "dc3")
+    assert dc3.images == waiting and not dc3.paused and dc3.complete and dc3.revision == 2
+    found = states(client, namespace)
+    assert found["dc/dc2"].has("failed") and not found["dc/dc3"].has("paused", "stuck")
+    assert len(events(client, namespace, "RollguardResume")) == 1
