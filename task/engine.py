@@ -140,6 +140,13 @@ class GroupRun:
         """
         kind, name = plan.kind, plan.snapshot.ref.name
         current = self.live(plan)
+        if guard_spec and _spec(current) != _spec(plan.snapshot.raw):
+            # The cache already holds someone else's edit: writing on top of it would pass the
+            # resourceVersion precondition and silently undo that edit.
+            raise RolloutFailed(
+                f"{plan.key} was changed by someone else since preflight; not overwriting it",
+                workload=plan.key,
+            )
         for _ in range(8):
             try:
                 written = self.client.replace(kind.resource, make_body(current), namespace=self.namespace)
