@@ -42,6 +42,11 @@ def _label_value_ok(value: str) -> bool:
     return len(value) <= 63 and bool(_LABEL_VALUE.match(value))
 
 
+def _clip(text: str, limit: int = 80) -> str:
+    """Input as echoed in a message: a huge value must not become a huge line."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def parse_selector(selector: str) -> str:
     """Validate a label selector as the API server would; returns it normalized (sorted, no spaces)."""
     fix = "use key=value, key!=value, key in (a,b), key notin (a), key or !key, joined by commas"
@@ -51,16 +56,20 @@ def parse_selector(selector: str) -> str:
     for part in split_requirements(selector):
         match = _REQUIREMENT.match(part)
         if not match or not part.strip():
-            raise RefusedError(f"selector {selector!r} is malformed at {part.strip()!r}", fix=fix)
+            raise RefusedError(
+                f"selector {_clip(selector)!r} is malformed at {_clip(part.strip())!r}", fix=fix
+            )
         key = match["key"]
         if not _label_key_ok(key):
-            raise RefusedError(f"selector {selector!r}: {key!r} is not a valid label key", fix=fix)
+            raise RefusedError(
+                f"selector {_clip(selector)!r}: {_clip(key)!r} is not a valid label key", fix=fix
+            )
         if match["neg"] and (match["op"] or match["setop"]):
-            raise RefusedError(f"selector {selector!r}: '!' only goes with a bare key", fix=fix)
+            raise RefusedError(f"selector {_clip(selector)!r}: '!' only goes with a bare key", fix=fix)
         if match["op"]:
             if not _label_value_ok(match["value"]):
                 raise RefusedError(
-                    f"selector {selector!r}: {match['value']!r} is not a valid label value",
+                    f"selector {_clip(selector)!r}: {_clip(match['value'])!r} is not a valid label value",
                     fix="label values: at most 63 characters of [A-Za-z0-9_.-], alphanumeric at both ends",
                 )
             op = "!=" if match["op"] == "!=" else "="
@@ -68,7 +77,9 @@ def parse_selector(selector: str) -> str:
         elif match["setop"]:
             values = sorted(v.strip() for v in match["values"].split(","))
             if not values or any(not v or not _label_value_ok(v) for v in values):
-                raise RefusedError(f"selector {selector!r}: bad value list ({match['values']})", fix=fix)
+                raise RefusedError(
+                    f"selector {_clip(selector)!r}: bad value list ({_clip(match['values'])})", fix=fix
+                )
             normalized.append(f"{key} {match['setop']} ({','.join(values)})")
         else:
             normalized.append(("!" if match["neg"] else "") + key)

@@ -28,6 +28,35 @@ def connect(args: argparse.Namespace) -> Any:
     return Client.connect(kubeconfig=args.kubeconfig, context=args.context)
 
 
+def check_report_path(path: str | None, flag: str = "--report") -> None:
+    """Refuse (exit 2, before any change) a report path that could not be written at the end."""
+    if not path:
+        return
+    from pathlib import Path
+
+    from task.errors import RefusedError
+
+    target = Path(path).expanduser()
+    existing = next((p for p in (target.parent, *target.parent.parents) if p.exists()), None)
+    if (
+        target.is_dir()
+        or existing is None
+        or not existing.is_dir()
+        or not os.access(existing, os.W_OK | os.X_OK)
+    ):
+        raise RefusedError(
+            f"{flag} {path[:80]!r} cannot be written", fix="pass a file path in a writable directory"
+        )
+
+
+def write_or_warn(write: Callable[[], None], what: str) -> None:
+    """Write a report or result at the end of a run; a failure is one line, not a traceback."""
+    try:
+        write()
+    except OSError as exc:
+        print(f"rollguard: could not write the {what}: {exc}", file=sys.stderr, flush=True)
+
+
 def printer(line: str) -> None:
     print(line, flush=True)
 

@@ -10,7 +10,7 @@ import datetime as dt
 import sys
 from typing import Any
 
-from task.commands.common import cluster_args, connect
+from task.commands.common import check_report_path, cluster_args, connect, write_or_warn
 from task.commands.status import read, render, to_json
 from task.errors import EXIT_OK, EXIT_REFUSED, EXIT_REVERTED, ApiError, RefusedError
 
@@ -53,6 +53,11 @@ def run(args: argparse.Namespace) -> int:
     started = dt.datetime.now(dt.UTC)
     report: dict[str, Any] = {"status": "error", "checked_at": started.strftime("%Y-%m-%dT%H:%M:%SZ")}
     client = None
+    try:
+        check_report_path(args.report)
+    except RefusedError as exc:  # checked first: the report of this refusal could not be written either
+        print(f"rollguard: drift-check: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
     try:
         fail_on = parse_findings(args.fail_on)
         report["fail_on"] = sorted(fail_on)
@@ -121,4 +126,4 @@ def _write(path: str | None, report: dict[str, Any]) -> None:
     from task.report import write_json
 
     if path:
-        write_json(report, path)
+        write_or_warn(lambda: write_json(report, path), "report")

@@ -7,7 +7,14 @@ import sys
 import threading
 from typing import Any
 
-from task.commands.common import cluster_args, connect, install_sigterm, printer
+from task.commands.common import (
+    check_report_path,
+    cluster_args,
+    connect,
+    install_sigterm,
+    printer,
+    write_or_warn,
+)
 from task.errors import ApiError, RefusedError
 
 
@@ -37,7 +44,10 @@ def run(args: argparse.Namespace) -> int:
     from task.report import Outcome, write_report
 
     action = args.action
+    report_ok = False  # a refused --report path is not written to either
     try:
+        check_report_path(args.report)
+        report_ok = True
         timeout = parse_duration(args.timeout)
         client = connect(args)
         plan = plan_repair(
@@ -72,6 +82,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"rollguard: refused: {outcome.error}", file=sys.stderr)
     elif not args.dry_run:
         print(outcome.summary())
-    if args.report:
-        write_report(outcome, args.report)
+    if args.report and report_ok:
+        write_or_warn(lambda: write_report(outcome, args.report), "report")
     return outcome.exit_code

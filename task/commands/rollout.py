@@ -7,7 +7,14 @@ import sys
 import threading
 from typing import Any
 
-from task.commands.common import cluster_args, connect, install_sigterm, printer
+from task.commands.common import (
+    check_report_path,
+    cluster_args,
+    connect,
+    install_sigterm,
+    printer,
+    write_or_warn,
+)
 from task.errors import RefusedError
 
 
@@ -61,7 +68,10 @@ def run(args: argparse.Namespace) -> int:
     from task.report import Outcome, default_results_dir, write_report, write_results
 
     outcome: Outcome
+    report_ok = False  # a refused --report path is not written to either
     try:
+        check_report_path(args.report)
+        report_ok = True
         if bool(args.promote_from) != bool(args.tag):
             raise RefusedError("--promote-from and --tag go together", fix="pass both, or neither")
         if not 0 <= args.crash_restarts <= 1000:
@@ -93,9 +103,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"rollguard: refused: {outcome.error}", file=sys.stderr)
     else:
         print(outcome.summary())
-    if args.report:
-        write_report(outcome, args.report)
+    if args.report and report_ok:
+        write_or_warn(lambda: write_report(outcome, args.report), "report")
     results = args.results_dir or default_results_dir()
     if results:
-        write_results(outcome, results)
+        write_or_warn(lambda: write_results(outcome, results), "Tekton results")
     return outcome.exit_code

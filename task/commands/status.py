@@ -46,7 +46,15 @@ def read(client: Client, args: argparse.Namespace) -> list[NamespaceState]:
         return read_cluster(client, selector=selector)
     given = args.namespace if isinstance(args.namespace, list) else [args.namespace] if args.namespace else []
     namespaces = [parse_namespace(ns) for ns in given] or [default_namespace(args)]
-    return read_namespaces(client, namespaces, selector=selector)
+    states = read_namespaces(client, namespaces, selector=selector)
+    from task.preflight import check_namespace
+
+    for state in states:
+        if not state.workloads and not state.groups:
+            # Empty lists are also what a mistyped namespace gives: without this a nightly
+            # drift-check of a wrong name would report "clean" forever. One GET, only when empty.
+            check_namespace(client, state.namespace)
+    return states
 
 
 def default_namespace(args: argparse.Namespace) -> str:
