@@ -125,6 +125,7 @@ class FaultProxy:
         self.max_requests = max_requests
         self.records: list[Record] = []
         self.faults: Counter[str] = Counter()
+        self.hook_errors: list[str] = []
         self._lock = threading.Lock()
         self._eligible = 0
         self._mutations = 0
@@ -324,7 +325,10 @@ class _Handler(BaseHTTPRequestHandler):
             if record.mutating:
                 hook = proxy._mutation_answered(record)
                 if hook is not None:
-                    hook(record)
+                    try:
+                        hook(record)
+                    except Exception as exc:  # a test's hook failing must show, not just drop a reply
+                        proxy.hook_errors.append(f"hook after {record.method} {record.path}: {exc!r}")
             if fault == "drop_after":  # the server did it; the client never hears
                 self._drop()
                 return

@@ -1,0 +1,142 @@
+"""Concurrency: several runs at once on one group, repairs during a rollout, a human editing a workload.
+
+Exactly one run proceeds; every other one exits 2 naming the holder (the winner's run id), changes
+nothing, and the group ends consistent.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+
+import pytest
+
+from task.resources import DEPLOYMENT_CONFIGS
+from tests.chaos import harness as h
+from tests.chaos.test_sigterm import journal_reaches
+
+SLOW = "registry.local/shop/api:v2-slow8"  # the winner outlives the losers' start-up
+
+
+def race(kubeconfig, namespace: str, runs: int) -> tuple[h.Result, list[h.Result]]:
+    procs = [h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW))
+             for _ in range(runs)]
+    results = [h.finish(p, timeout=180) for p in procs]
+    winners = [r for r in results if r.code == 0]
+    assert len(winners) == 1, [(r.code, r.stderr[-300:]) for r in results]
+    losers = [r for r in results if r is not winners[0]]
+    return winners[0], losers
+
+
+def run_id(result: h.Result) -> str:
+    found = re.search(r"run (\d{8}-\d{6}-[0-9a-f]{6})", result.stdout)
+    assert found, result.stdout[:500]
+    return found.group(1)
+
+
+def assert_refused_naming(loser: h.Result, holder: str) -> None:
+    assert loser.code == 2, loser.stdout[-1000:] + loser.stderr[-1000:]
+    lines = [line for line in loser.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in loser.stderr, loser.stderr
+    assert "locked by" in lines[0] and f"run {holder}" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("runs", [pytest.param(2, id="two"), pytest.param(5, id="five", marks=pytest.mark.chaos)])
+def test_runs_at_once_one_proceeds(client, sandbox, proxy, tmp_path, namespace, ledger_entry, runs):
+    kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
+    h.make_group(client, namespace)
+    winner, losers = race(kubeconfig, namespace, runs)
+    holder = run_id(winner)
+    for loser in losers:
+        assert_refused_naming(loser, holder)
+    # Only the winner wrote workloads: one PUT per workload through the proxy.
+    writes = [r for r in proxy.mutating() if r.resource in ("deploymentconfigs", "deployments")]
+    assert len(writes) == 3, [(r.method, r.path) for r in writes]
+    verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (SLOW,))
+    ledger_entry.case(f"{runs} runs at once", faults={"concurrent run": runs - 1}, states=verdict.checks + runs + 1,
+                      detail=f"1 proceeded, {runs - 1} refused naming run {holder}")
+
+
+REPAIRS = [
+    ["revert", "-l", h.SELECTOR],
+    ["resume", "dc/dc1"],
+    ["redeploy", "deploy/web"],
+    ["revert", "dc/dc2"],
+]
+
+
+def test_repairs_while_a_rollout_runs_are_refused(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
+    kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
+    h.make_group(client, namespace)
+    rollout = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
+                      *h.image_args("registry.local/shop/api:v2-slow15"))
+    journal_reaches(client, namespace, "watching")
+    holder = h.journal(client, namespace)["run"]["id"]
+    before = len(proxy.mutating())
+    refused = []
+    for args in REPAIRS:
+        result = h.finish(h.start(kubeconfig, *args[:1], "-n", namespace, *args[1:]), timeout=60)
+        assert_refused_naming(result, holder)
+        refused.append(" ".join(args))
+    # Read-only commands meanwhile: they answer and write nothing.
+    status = h.finish(h.start(kubeconfig, "status", "-n", namespace, "-l", h.SELECTOR), timeout=60)
+    assert status.code == 0 and "locked by" in status.stdout, status.stdout + status.stderr
+    others = [r for r in proxy.mutating()[before:] if r.resource not in ("leases", "configmaps")]
+    assert not others, [(r.method, r.path) for r in others]
+    done = h.finish(rollout, timeout=120)
+    assert done.code == 0, done.stdout[-1500:] + done.stderr
+    verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, ("registry.local/shop/api:v2-slow15",))
+    ledger_entry.case("repairs during a rollout", faults={"concurrent repair": len(REPAIRS)},
+                      states=verdict.checks + len(REPAIRS) + 2, detail=f"refused naming run {holder}: {refused}")
+
+
+HUMAN = "registry.local/shop/api:v9-hotfix"
+
+
+@pytest.mark.parametrize("when", ["before-its-write", "after-its-write"])
+def test_human_edit_during_the_rollout(client, sandbox, proxy, tmp_path, namespace, ledger_entry, when):
+    """Someone sets dc2's image by hand while rollguard rolls the group out.
+
+    Before rollguard's own write of dc2 (the human's edit lands right after the first workload write):
+    rollguard must not overwrite it silently. After it (right after rollguard's dc2 write): the watch
+    sees a template that is not the one rollguard wrote. Either way: exit 1, the human's edit named as
+    the cause, the whole group back on its last verified state.
+    """
+    kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
+    h.make_group(client, namespace)
+    report = tmp_path / "r.json"
+    run = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
+                  *h.image_args("registry.local/shop/api:v2-slow5"), report=report)
+
+    def human(_record) -> None:  # like `oc set image dc/dc2 app=...`: a patch, no precondition
+        patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": HUMAN}]}}}}
+        client.patch(DEPLOYMENT_CONFIGS, "dc2", patch, namespace=namespace)
+
+    # mutating calls: lease, journal, PUT web, journal, PUT dc1, journal, PUT dc2 ...
+    proxy.after_mutation(3 if when == "before-its-write" else 7, human)
+    result = h.finish(run, report, timeout=120)
+    assert not proxy.hook_errors, proxy.hook_errors
+    assert result.code == 1, result.stdout[-2000:] + result.stderr[-1000:]
+    assert "dc/dc2" in result.report["error"] and "someone else" in result.report["error"], result.report["error"]
+    verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.OLD,))
+    ledger_entry.case(f"human edit {when}", faults={"human edit": 1}, states=verdict.checks + 1,
+                      detail=f"exit 1, cause: {result.report['error'][:120]}")
+
+
+def test_sigkill_of_the_winner_lets_the_next_run_in(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
+    """Refused while the dead holder's lease is live; once it expired, the next run proceeds and repairs."""
+    kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
+    h.make_group(client, namespace)
+    first = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW))
+    journal_reaches(client, namespace, "watching")
+    holder = h.journal(client, namespace)["run"]["id"]
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    early = h.finish(h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEWER)))
+    assert_refused_naming(early, holder)
+    assert h.expire_lease(client, namespace)
+    again = h.finish(h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEWER)))
+    assert again.code == 0, again.stdout[-1500:] + again.stderr
+    verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.NEWER,))
+    ledger_entry.case("dead holder, then the next run", faults={"SIGKILL": 1, "concurrent run": 1},
+                      states=verdict.checks + 1, detail=f"refused naming dead run {holder}; after expiry exit 0")
