@@ -1,0 +1,189 @@
+"""Cases 1-3: group rollout time against the limit and the old stage, failure to a consistent state,
+and the API requests of both (collected from the same runs).
+
+Every group lives in its own namespace ``bench-gN`` (N workloads, half DCs and half Deployments, one
+replica each); ``bench-alone`` holds one DC and one Deployment for the limit. Workloads start on an image
+that is ready at once; every run then sets a tag never used before, ready 3 s after start (``-slow3``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from bench.context import REPO, CliRun, Ctx
+from bench.drive import workload_names
+from bench.metrics import Stats
+from task.structs import DC, DEPLOYMENT, SHORT_KIND
+
+SIZES = (1, 5, 20, 50)
+ALONE = "bench-alone"
+START_IMAGE = f"{REPO}:v0"
+ROLLOUT_TIMEOUT = 600  # rollguard's default --timeout (10m), what a failure is compared with
+OFF_TIMEOUT = 60  # --no-fail-fast stands in for the 600 s deadline with this --timeout
+OFF_SIZE = 5
+# repetitions per N; fewer for the largest N, where one run of the old stage takes minutes
+LIMIT_REPS = 3
+ROLLGUARD_REPS = {1: 3, 5: 3, 20: 3, 50: 2}
+BASELINE_REPS = {1: 3, 5: 3, 20: 1, 50: 1}
+CRASH_REPS = {1: 3, 5: 3, 20: 2, 50: 1}
+
+
+def namespace(n: int) -> str:
+    return f"bench-g{n}"
+
+
+@dataclass
+class GroupResult:
+    """Case 1 for one N, and the runs case 3 counts."""
+
+    n: int
+    rollguard: Stats = field(default_factory=Stats)
+    engine: Stats = field(default_factory=Stats)
+    baseline: Stats = field(default_factory=Stats)
+    runs: list[CliRun] = field(default_factory=list)
+    baseline_requests: list[Counter[str]] = field(default_factory=list)
+    baseline_server: list[Counter[str]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FailResult:
+    """Case 2 for one N: one workload's new image crash-loops."""
+
+    n: int
+    wall: Stats = field(default_factory=Stats)
+    engine: Stats = field(default_factory=Stats)
+    verified: list[bool] = field(default_factory=list)
+    error: str = ""
+    runs: list[CliRun] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RolloutResults:
+    limit: dict[str, Stats] = field(default_factory=lambda: {DC: Stats(), DEPLOYMENT: Stats()})
+    groups: dict[int, GroupResult] = field(default_factory=dict)
+    fails: dict[int, FailResult] = field(default_factory=dict)
+    no_fail_fast: FailResult | None = None
+    setup_seconds: float = 0.0
+    problems: list[str] = field(default_factory=list)
+    current: dict[str, str] = field(default_factory=dict)  # namespace -> the image its group runs now
+
+    def limit_for(self, n: int) -> float:
+        """The slowest single workload's own rollout time among the kinds a group of ``n`` holds."""
+        kinds = {kind for kind, _ in workload_names(n)}
+        return max(self.limit[k].median for k in kinds)
+
+
+def setup(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> None:
+    """Create every group at once (their first rollouts overlap), each waiting for its first rollout."""
+    plan = [(ALONE, 2)] + [(namespace(n), n) for n in sizes]
+
+    def create(item: tuple[str, int]) -> tuple[str, bool, str]:
+        ns, n = item
+        p = ctx.drive("create", "-n", ns, "--workloads", str(n), "--image", START_IMAGE)
+        return ns, bool((p.json() or {}).get("ok")), p.tail()
+
+    with ThreadPoolExecutor(len(plan)) as pool:
+        for ns, ok, tail in pool.map(create, plan):
+            res.current[ns] = START_IMAGE
+            if not ok:
+                res.problems.append(f"set-up of {ns} did not complete: {tail}")
+
+
+def image_args(n: int, image: str, crash: tuple[int, str] | None = None) -> list[str]:
+    args = []
+    for i, (kind, name) in enumerate(workload_names(n)):
+        ref = crash[1] if crash is not None and crash[0] == i else image
+        args += ["--image", f"{SHORT_KIND[kind]}/{name}={ref}"]
+    return args
+
+
+def measure_limit(ctx: Ctx, res: RolloutResults) -> None:
+    """Each kind alone, in turn: its change to complete, by watch (the physical limit of a group)."""
+    for _ in ctx.reps(LIMIT_REPS, 0.25):
+        for kind, name in ((DC, "dc-0"), (DEPLOYMENT, "deploy-1")):
+            image = ctx.image()
+            p = ctx.drive("limit", "-n", ALONE, "--kind", kind, "--name", name, "--image", image)
+            data = p.json() or {}
+            if data.get("ok"):
+                res.limit[kind].add(float(data["seconds"]))
+            else:
+                res.problems.append(f"limit run of {kind} failed: {data.get('error') or p.tail()}")
+    ctx.log(f"limit: DC {res.limit[DC].fmt()}, Deployment {res.limit[DEPLOYMENT].fmt()}")
+
+
+def group_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> None:
+    """rollguard and the old stage on the same group, interleaved so that load drifts hit both alike."""
+    for n in sizes:
+        ns, g = namespace(n), GroupResult(n)
+        res.groups[n] = g
+        for i in ctx.reps(max(ROLLGUARD_REPS[n], BASELINE_REPS[n]), 0.55):
+            if i < ROLLGUARD_REPS[n]:
+                image = ctx.image()
+                run = ctx.rollguard(["rollout", "-n", ns, "-l", "app=bench", *image_args(n, image)])
+                if run.status == "succeeded":
+                    g.rollguard.add(run.seconds)
+                    if run.engine_seconds is not None:
+                        g.engine.add(run.engine_seconds)
+                    g.runs.append(run)
+                    res.current[ns] = image
+                else:
+                    g.problems.append(f"rollguard run ended {run.status}: {run.proc.tail()}")
+            if i < BASELINE_REPS[n]:
+                image = ctx.image()
+                p, server = ctx.drive_counted(
+                    "baseline", "-n", ns, "--workloads", str(n), "--image", image, timeout=60 + 20 * n
+                )
+                data = p.json() or {}
+                if data.get("ok"):
+                    g.baseline.add(p.seconds)
+                    g.baseline_requests.append(Counter(data.get("requests", {})))
+                    g.baseline_server.append(server)
+                    res.current[ns] = image
+                else:
+                    g.problems.append(f"old-stage run failed: {data.get('error') or p.tail()}")
+        ctx.log(f"N={n}: rollguard {g.rollguard.fmt()}, old stage {g.baseline.fmt()}")
+
+
+def crash_run(ctx: Ctx, res: RolloutResults, n: int, fail: FailResult, extra: tuple[str, ...] = ()) -> None:
+    """One rollout whose middle workload crash-loops, then an independent check of the group."""
+    ns = namespace(n)
+    old = res.current[ns]
+    args = image_args(n, ctx.image(), crash=(n // 2, ctx.image("-crash")))
+    run = ctx.rollguard(["rollout", "-n", ns, "-l", "app=bench", *args, *extra])
+    check = ctx.drive("check", "-n", ns, "--workloads", str(n), "--image", old)
+    verified = bool((check.json() or {}).get("ok"))
+    fail.verified.append(verified and run.status == "reverted")
+    fail.runs.append(run)
+    if run.status == "reverted":
+        fail.wall.add(run.seconds)
+        if run.engine_seconds is not None:
+            fail.engine.add(run.engine_seconds)
+        fail.error = fail.error or str(run.report.get("error", ""))
+    else:
+        fail.problems.append(f"run ended {run.status}: {run.proc.tail()}")
+    if not verified:
+        fail.problems.append(
+            f"group not back on {old}: {(check.json() or {}).get('problems') or check.tail()}"
+        )
+
+
+def failures(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> None:
+    for n in sizes:
+        fail = FailResult(n)
+        res.fails[n] = fail
+        for _ in ctx.reps(CRASH_REPS[n], 0.7):
+            crash_run(ctx, res, n, fail)
+        ctx.log(f"N={n} with one crashing workload: {fail.wall.fmt()}")
+
+
+def no_fail_fast(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> None:
+    """Issue 9's other half: the same crash with --no-fail-fast, which waits out --timeout 60s."""
+    n = OFF_SIZE if OFF_SIZE in sizes else sizes[-1]
+    fail = FailResult(n)
+    crash_run(ctx, res, n, fail, ("--no-fail-fast", "--timeout", f"{OFF_TIMEOUT}s"))
+    res.no_fail_fast = fail
+    ctx.log(f"--no-fail-fast, --timeout {OFF_TIMEOUT}s, N={n}: {fail.wall.fmt()}")

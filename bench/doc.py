@@ -1,0 +1,99 @@
+"""The whole of docs/BENCHMARKS.md: top matter, the case sections from `bench.table`, what went wrong."""
+
+from __future__ import annotations
+
+from bench import table
+from bench.cases import BASELINE_REPS as OLD_REPS
+from bench.cases import CRASH_REPS, LIMIT_REPS, ROLLGUARD_REPS, RolloutResults
+from bench.reads import READ_REPS, STARTUP_REPS, ReadResults
+
+
+def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool) -> str:
+    m = meta.machine
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Written by `make bench` on {m['date']}: `{meta.command}` "
+        f"(whole run {meta.seconds / 60:.1f} min). Regenerate with `make bench`; the benchmark is not part of "
+        "`make test`, and it never fails on slowness: what could not be measured is said below.",
+        "",
+    ]
+    if quick:
+        lines += ["> **Smoke run (`--quick`)**: small sizes and single repetitions; not the benchmark.", ""]
+    lines += [
+        f"> **Noisy numbers.** This run shared the machine with other test runs (load average {meta.load_start} "
+        f"at the start, {meta.load_end} at the end, on {m['cores']} cores). Ratios measured side by side are "
+        "more robust than absolute times, but all of it should be re-run on a quiet machine.",
+        "",
+        "## Machine",
+        "",
+        *table.table(
+            ["cores", "CPU", "memory", "Python", "kernel"],
+            [[m["cores"], m["cpu"], m["memory"], m["python"], m["kernel"]]],
+        ),
+        "## Method",
+        "",
+        f"- A fresh sandbox of its own ({meta.sandbox}; etcd, kube-apiserver, kube-controller-manager, the "
+        "stand-in kubelet and the OpenShift emulation) in a temporary directory, torn down at the end.",
+        "- Each cell: **median (min-max, n=runs)**. Repetitions: limit "
+        f"{LIMIT_REPS} per kind; rollguard rollouts {fmt_reps(ROLLGUARD_REPS)}; old stage {fmt_reps(OLD_REPS)} "
+        f"(one run of it at N=50 takes minutes); crash rollouts {fmt_reps(CRASH_REPS)}; reads {READ_REPS}; "
+        f"start-up {STARTUP_REPS}. Fewer when the time budget ran out (n says how many).",
+        "- rollguard runs as a process, exactly as `rollguard ...` (through `python -m bench.counted`, which "
+        "adds a request counter); the other steps run in processes of their own (`python -m bench.drive`) so "
+        "that no watch of one step stays open into the next one's request counts.",
+        "",
+    ]
+    lines += table.headline(r, rd)
+    lines += table.section_rollout(r)
+    lines += table.section_failure(r)
+    lines += table.section_api(r, rd, meta)
+    lines += table.section_reads(rd)
+    lines += table.section_startup(rd)
+    lines += lazy_imports(rd)
+    problems = list(meta.skipped) + r.problems + rd.problems
+    problems += [p for g in r.groups.values() for p in g.problems]
+    problems += [p for f in r.fails.values() for p in f.problems]
+    problems += r.no_fail_fast.problems if r.no_fail_fast else []
+    problems += [f"{row.command} ({row.workloads}): {p}" for row in rd.rows for p in row.problems]
+    lines += ["## Problems met during this run", ""]
+    lines += [f"- {p}" for p in problems] or ["None."]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def fmt_reps(reps: dict[int, int]) -> str:
+    return ", ".join(f"{n} at N={k}" for k, n in reps.items())
+
+
+def lazy_imports(rd: ReadResults) -> list[str]:
+    """Whether deferring an import would pay, from the -X importtime runs of this benchmark."""
+    out = ["### Lazy imports", ""]
+    for label, found in rd.imports.items():
+        seconds = rd.import_seconds.get(label, 0.0)
+        k8s = sum(ms for mod, ms in found if mod.split(".")[0] == "kubernetes")
+        state = sum(ms for mod, ms in found if mod == "task.state")
+        if "--help" in label:
+            out.append(
+                f"- `{label}`: "
+                + ("imports no `kubernetes` module (the subcommand handlers already import their dependencies "
+                   "on use). " if not k8s else f"imports `kubernetes` ({k8s:.0f} ms): defer it to the handlers. ")
+                + (f"Its heaviest import is `task.state` ({state:.0f} ms of a {seconds:.2f} s run under "
+                   "`-X importtime`), which `drift-check`'s `register` needs for the finding names in its "
+                   "`--fail-on` help. Deferring it would save well under 0.1 s on a command that already "
+                   "answers in a fraction of a second, and would mean moving those names out of `task.state`: "
+                   "not worth it, not done." if state else "")
+            )  # fmt: skip
+        elif k8s:
+            share = k8s / 1000 / seconds if seconds else 0.0
+            out.append(
+                f"- `{label}`: importing `kubernetes` takes {k8s:.0f} ms ({share:.0%} of that run's "
+                f"{seconds:.2f} s under `-X importtime`). `task.client.Client.connect` uses the official "
+                "client's kubeconfig loader and `ApiClient`, and importing any part of the `kubernetes` package "
+                "(even `kubernetes.config`) imports `kubernetes.client` with every generated model. It is a "
+                "fixed cost per process, paid by every command that talks to a cluster, not per workload; the "
+                "handlers in `task/commands/*.py` already import on use, so there is nothing left to defer there. "
+                "Only a transport without the `kubernetes` package (its own kubeconfig parsing on `urllib3`) "
+                "would remove it: a real gain for short commands like `status` and `drift-check`, negligible "
+                "for a rollout that lasts seconds to minutes."
+            )
+    return [*out, ""]

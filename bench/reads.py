@@ -1,0 +1,141 @@
+"""Cases 4 and 5: reads at scale (status, drift-check, the TUI's first screen) and process start-up."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bench.context import REPO, CliRun, Ctx
+from bench.metrics import Stats, python_module, run
+
+SCALE = (300, 1000)
+SCALE_NAMESPACES = 10
+PREFIX = "bench-scale-"
+READ_REPS = 3
+TUI_REPS = 3
+STARTUP_REPS = 5
+# what `python -m bench.tui_bench` measures, as JSON on its last line (its printout stays for the doc)
+_TUI = (
+    "import json\nfrom bench.tui_bench import main\nr = main()\n"
+    "print(json.dumps(r if isinstance(r, dict) else {}, default=str))"
+)
+
+
+@dataclass
+class ReadRow:
+    command: str
+    workloads: int
+    wall: Stats = field(default_factory=Stats)
+    runs: list[CliRun] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ReadResults:
+    rows: list[ReadRow] = field(default_factory=list)
+    created: dict[int, float] = field(default_factory=dict)  # workloads -> seconds to create and settle
+    tui_first: Stats = field(default_factory=Stats)
+    tui_key: Stats = field(default_factory=Stats)
+    tui_output: str = ""
+    tui_missing: str = ""
+    startup: dict[str, Stats] = field(default_factory=dict)
+    imports: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # command -> (module, ms)
+    import_seconds: dict[str, float] = field(default_factory=dict)  # command -> time of its importtime run
+    problems: list[str] = field(default_factory=list)
+
+
+def read_commands() -> list[tuple[str, list[str], bool]]:
+    """(label, rollguard arguments, has --report) of each read measured."""
+    namespaces = [arg for i in range(SCALE_NAMESPACES) for arg in ("-n", f"{PREFIX}{i}")]
+    return [
+        ("status -A -l bench=scale", ["status", "-A", "-l", "bench=scale"], False),
+        ("drift-check -A -l bench=scale", ["drift-check", "-A", "-l", "bench=scale"], True),
+        (f"drift-check -n NS x{SCALE_NAMESPACES}", ["drift-check", *namespaces], True),
+    ]
+
+
+def scale_reads(ctx: Ctx, res: ReadResults, sizes: tuple[int, ...] = SCALE, *, tui: bool = True) -> None:
+    """Grow the scale namespaces to each size in turn and time every read on them."""
+    have = 0
+    for size in sizes:
+        p = ctx.drive(
+            "scale", "--prefix", PREFIX, "--namespaces", str(SCALE_NAMESPACES), "--start", str(have),
+            "--workloads", str(size - have), "--image", f"{REPO}:v0", timeout=900,
+        )  # fmt: skip
+        data = p.json() or {}
+        res.created[size] = p.seconds
+        if not data.get("ok"):
+            res.problems.append(f"creating {size} workloads: {data.get('error') or data or p.tail()}")
+        have = size
+        for label, args, report in read_commands():
+            row = ReadRow(label, size)
+            res.rows.append(row)
+            for _ in ctx.reps(READ_REPS, 0.9):
+                r = ctx.rollguard(args, report=report, timeout=300)
+                if r.proc.code in (0, 1):  # drift-check exits 1 when it finds something: still a full read
+                    row.wall.add(r.seconds)
+                    row.runs.append(r)
+                else:
+                    row.problems.append(f"exit {r.proc.code}: {r.proc.tail()}")
+            ctx.log(f"{label} over {size}: {row.wall.fmt()}")
+        if tui and size == 300:
+            tui_first_screen(ctx, res)
+
+
+def tui_first_screen(ctx: Ctx, res: ReadResults) -> None:
+    """bench/tui_bench.py (the TUI's own benchmark, on fixture data of 300 workloads), if it is there."""
+    if importlib.util.find_spec("bench.tui_bench") is None:
+        res.tui_missing = "bench/tui_bench.py is not in the tree yet (the TUI is still being written)"
+        return
+    for _ in ctx.reps(TUI_REPS, 0.9):
+        p = run([sys.executable, "-c", _TUI], timeout=300)
+        data = p.json() or {}
+        if p.code != 0 or "first_screen_s" not in data:
+            res.problems.append(f"bench.tui_bench failed: {p.tail()}")
+            break
+        res.tui_first.add(float(data["first_screen_s"]))
+        downs = [float(x) for x in data.get("down", [])]
+        if downs:
+            res.tui_key.add(sorted(downs)[len(downs) // 2])
+        res.tui_output = "\n".join(p.stdout.rstrip().splitlines()[:-1])
+    ctx.log(f"TUI first screen: {res.tui_first.fmt()}")
+
+
+def rollguard_argv() -> list[str]:
+    """The installed `rollguard` script (what users start), else the module."""
+    script = Path(sys.executable).with_name("rollguard")
+    return [str(script)] if script.exists() else python_module("task.cli")
+
+
+def startup(ctx: Ctx, res: ReadResults, namespace: str) -> None:
+    """Process time of `rollguard --help` and `rollguard status` on a small namespace; where it goes."""
+    commands = {
+        "rollguard --help": ["--help"],
+        f"rollguard status -n {namespace}": ["status", "-n", namespace, "--kubeconfig", ctx.kubeconfig],
+    }
+    for label, args in commands.items():
+        stats = res.startup.setdefault(label, Stats())
+        for _ in range(STARTUP_REPS):
+            p = run([*rollguard_argv(), *args], timeout=120)
+            if p.code == 0:
+                stats.add(p.seconds)
+            else:
+                res.problems.append(f"{label}: exit {p.code}: {p.tail()}")
+        p = run(python_module("task.cli", *args), timeout=120, env={"PYTHONPROFILEIMPORTTIME": "1"})
+        res.imports[label] = top_imports(p.stderr)
+        res.import_seconds[label] = p.seconds
+        ctx.log(f"{label}: {stats.fmt()}")
+
+
+def top_imports(stderr: str, count: int = 6) -> list[tuple[str, float]]:
+    """Import time (ms) of the modules imported from the top level, heaviest first (-X importtime)."""
+    found: list[tuple[str, float]] = []
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, cumulative, name = line.removeprefix("import time:").split("|")
+        if not name.startswith("  ") and name.strip():  # nesting is shown by indentation
+            found.append((name.strip(), int(cumulative) / 1000))
+    return sorted(found, key=lambda item: -item[1])[:count]

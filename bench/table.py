@@ -1,0 +1,317 @@
+"""docs/BENCHMARKS.md from the results: headline, one section per case, the machine and the method."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bench.cases import OFF_TIMEOUT, ROLLOUT_TIMEOUT, FailResult, RolloutResults
+from bench.context import CliRun
+from bench.drive import workload_names
+from bench.reads import SCALE_NAMESPACES, ReadResults
+from task.structs import DC, DEPLOYMENT, SHORT_KIND
+
+SERVER_VERBS = ("GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "DELETE")
+OWN_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
+GOAL = 1.2
+
+
+@dataclass
+class Meta:
+    command: str
+    machine: dict[str, str]
+    seconds: float = 0.0
+    load_start: str = ""
+    load_end: str = ""
+    sandbox: str = ""
+    idle_rate: Counter[str] = field(default_factory=Counter)  # server requests per second, idle sandbox
+    skipped: list[str] = field(default_factory=list)  # "not measured: why" lines
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return [*out, ""]
+
+
+def ratio(a: float, b: float) -> str:
+    return "n/a" if not (a > 0 and b > 0) or math.isnan(a) or math.isnan(b) else f"{a / b:.2f}x"
+
+
+def med(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def median_counts(counts: Sequence[Counter[str]]) -> Counter[str]:
+    keys = {k for c in counts for k in c}
+    return Counter({k: round(med([c.get(k, 0) for c in counts])) for k in keys})
+
+
+def fit(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """Least-squares ``y = a + b x``."""
+    if len(points) < 2:
+        return float("nan"), float("nan")
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in points) / sxx if sxx else float("nan")
+    return my - b * mx, b
+
+
+# -- sections ---------------------------------------------------------------------------------------------
+
+
+def headline(r: RolloutResults, reads: ReadResults) -> list[str]:
+    out = ["## Headline", ""]
+    g = r.groups.get(20)
+    if g and g.rollguard.n:
+        lim = r.limit_for(20)
+        verdict = "within" if g.rollguard.median <= GOAL * lim else "outside"
+        out.append(
+            f"- **Group of 20, new pods ready after 3 s**: rollguard {g.rollguard.median:.1f} s = "
+            f"**{ratio(g.rollguard.median, lim)} the limit** ({lim:.1f} s, the slowest workload alone; goal "
+            f"<= {GOAL}x: {verdict}, process start-up included; the rollout itself "
+            f"{ratio(g.engine.median, lim)}). The old stage's sequence: {g.baseline.median:.0f} s, "
+            f"{ratio(g.baseline.median, g.rollguard.median)} rollguard's time."
+        )
+    f = r.fails.get(20)
+    if f and f.wall.n:
+        out.append(
+            f"- **Failure**: 20 workloads, one crash-looping, back on the old state and verified in "
+            f"{f.wall.median:.1f} s ({f.wall.median / ROLLOUT_TIMEOUT:.1%} of the 600 s rollout timeout)."
+        )
+    off = r.no_fail_fast
+    on = r.fails.get(off.n) if off else None
+    if off and on and on.wall.n and off.wall.n:
+        out.append(
+            f"- **Fail fast** (issue 9, N={off.n}): {on.wall.median:.1f} s with fail-fast; without it the run "
+            f"waits for the deadline: >= 600 s with the 600 s default (measured: {off.wall.median:.0f} s "
+            f"with --timeout {OFF_TIMEOUT}s)."
+        )
+    biggest = [
+        row for row in reads.rows if row.wall.n and row.workloads == max(x.workloads for x in reads.rows)
+    ]
+    for row in biggest:
+        own = median_counts([x.own for x in row.runs])
+        out.append(
+            f"- **{row.command}** over {row.workloads} workloads in {SCALE_NAMESPACES} namespaces: "
+            f"{row.wall.median:.1f} s, {sum(own.values())} API requests."
+        )
+    return [*out, ""]
+
+
+def section_rollout(r: RolloutResults) -> list[str]:
+    out = [
+        "## 1. Group rollout time",
+        "",
+        "N workloads (half DCs, half Deployments, 1 replica each) get a new image whose pods are ready 3 s "
+        "after start. **Limit**: the slowest single workload's own rollout (image changed, then watched "
+        "until complete), measured alone in the same sandbox: DC "
+        f"{r.limit[DC].fmt()}, Deployment {r.limit[DEPLOYMENT].fmt()}; a group's limit is the larger median "
+        "of the kinds it holds. **rollguard**: wall time of the `rollguard rollout` process (start-up, "
+        "preflight, lock, journal, changes, watch, report); **engine**: the run's own clock (its progress "
+        "lines), i.e. without interpreter start-up and imports. **Old stage**: the old pipeline step "
+        "replayed against the same group (pause all; then per workload: set image, resume, wait for its "
+        "rollout by watch, one after another), one process.",
+        "",
+    ]
+    rows = []
+    for n in sorted(r.groups):
+        g, lim = r.groups[n], r.limit_for(n)
+        rows.append([
+            n, f"{lim:.2f} s", g.rollguard.fmt(), ratio(g.rollguard.median, lim), g.engine.fmt(),
+            ratio(g.engine.median, lim), g.baseline.fmt(), ratio(g.baseline.median, lim),
+            ratio(g.baseline.median, g.rollguard.median),
+        ])  # fmt: skip
+    out += table(
+        ["N", "limit", "rollguard (wall)", "vs limit", "rollguard (engine)", "engine vs limit", "old stage",
+         "old stage vs limit", "old stage / rollguard"],
+        rows,
+    )  # fmt: skip
+    out.append(f"Goal (issue 7): rollguard within {GOAL}x the limit at N=20.")
+    return [*out, ""]
+
+
+def _fail_row(f: FailResult) -> list[object]:
+    crash = workload_names(f.n)[f.n // 2]
+    ok = sum(f.verified)
+    return [
+        f.n, f"{SHORT_KIND[crash[0]]}/{crash[1]}", f.wall.fmt(), f.engine.fmt(),
+        f"{f.wall.median / ROLLOUT_TIMEOUT:.1%}" if f.wall.n else "n/a", f"{ok} of {len(f.verified)}",
+    ]  # fmt: skip
+
+
+def section_failure(r: RolloutResults) -> list[str]:
+    out = [
+        "## 2. Failure to a consistent state",
+        "",
+        "The same groups; the middle workload's new image crash-loops (the others get a `-slow3` image). Time "
+        "from the start of `rollguard rollout` to its exit with the group reverted and verified by rollguard "
+        "(report status `reverted`); afterwards the benchmark checks independently that every workload runs "
+        "its old image, complete and not paused (**verified** column). The old state's pods also take 3 s "
+        f"to become ready. Compared with the rollout timeout ({ROLLOUT_TIMEOUT} s, the default `--timeout` "
+        "and the workloads' own deadlines).",
+        "",
+    ]
+    out += table(
+        ["N", "crashing", "start -> verified old state (wall)", "engine", "of the 600 s timeout", "verified"],
+        [_fail_row(r.fails[n]) for n in sorted(r.fails)],
+    )
+    with_error = [n for n in sorted(r.fails) if r.fails[n].error]
+    if with_error:
+        n = with_error[-1]
+        out += [f"The cause rollguard reported (a run with N={n}): `{r.fails[n].error[:300]}`", ""]
+    off = r.no_fail_fast
+    on = r.fails.get(off.n) if off else None
+    if off is not None:
+        out += ["### Fail fast on and off (issue 9), platform deadline 600 s", ""]
+        revert = off.wall.median - OFF_TIMEOUT if off.wall.n else float("nan")
+        rows = []
+        if on is not None:
+            rows.append(["on (default)", on.wall.fmt(), "the crash-looping pod is evidence: revert at once"])
+        rows.append([
+            "off (`--no-fail-fast`)",
+            f">= 600 s (about {600 + revert:.0f} s)" if off.wall.n else "n/a",
+            f"waits for the deadline, then reverts; measured with `--timeout {OFF_TIMEOUT}s` instead of waiting "
+            f"600 s: {off.wall.fmt()}, i.e. {revert:.1f} s after the deadline",
+        ])  # fmt: skip
+        out += [f"N={off.n}, deadlines (`timeoutSeconds`, `progressDeadlineSeconds`) left at 600 s.", ""]
+        out += table(["fail fast", "start -> verified old state", "how"], rows)
+    return out
+
+
+def _own_row(label: str, n: int, own: Sequence[Counter[str]], server: Sequence[Counter[str]]) -> list[object]:
+    counts = median_counts(own)
+    total = sum(counts.values())
+    srv = med([sum(c.values()) for c in server])
+    return [
+        label, n, *(counts.get(v, 0) for v in OWN_VERBS), total, f"{total / n:.2f}",
+        f"{srv:.0f}" if server else "n/a", f"{srv / n:.1f}" if server else "n/a",
+    ]  # fmt: skip
+
+
+def _runs_row(label: str, n: int, runs: Sequence[CliRun]) -> list[object]:
+    return _own_row(label, n, [x.own for x in runs], [x.server for x in runs])
+
+
+def section_api(r: RolloutResults, reads: ReadResults, meta: Meta) -> list[str]:
+    out = [
+        "## 3. API cost",
+        "",
+        "Requests per run. **Server** columns: the API server's `apiserver_request_total` (its `/metrics`, read "
+        "with the sandbox's admin token) before and after each run: everything the server served meanwhile, "
+        "so also the requests of the controllers and the kubelet carrying out the rollout (the counter has no "
+        "client label). **By verb** columns: rollguard's own requests, counted in its client "
+        "(`task.client.Client.requests`, through `python -m bench.counted`); for the old stage, the replay's "
+        "own client. Medians over the runs of cases 1, 2 and 4.",
+        "",
+    ]
+    rows = []
+    for n in sorted(r.groups):
+        if r.groups[n].runs:
+            rows.append(_runs_row("rollout (succeeds)", n, r.groups[n].runs))
+    for n in sorted(r.fails):
+        if r.fails[n].runs:
+            rows.append(_runs_row("rollout (crash, reverted)", n, r.fails[n].runs))
+    for n in sorted(r.groups):
+        if r.groups[n].baseline_requests:
+            g = r.groups[n]
+            rows.append(_own_row("old stage", n, g.baseline_requests, g.baseline_server))
+    for row in reads.rows:
+        if row.runs and row.command.startswith("drift-check"):
+            rows.append(_runs_row(row.command, row.workloads, row.runs))
+    out += table(
+        ["run", "workloads", *OWN_VERBS, "total", "per workload", "server total", "server per workload"], rows
+    )
+    server_rows = []
+    for label, pick in (
+        ("rollguard", lambda g: [x.server for x in g.runs]),
+        ("old stage", lambda g: g.baseline_server),
+    ):
+        for n, g in sorted(r.groups.items()):
+            if pick(g):
+                c = median_counts(pick(g))
+                server_rows.append([label, n, *(c.get(v, 0) for v in SERVER_VERBS), sum(c.values())])
+    if server_rows:
+        out += [
+            "Server side by verb, successful rollouts (all clients, so the controllers' work included):",
+            "",
+        ]
+        out += table(["run", "N", *SERVER_VERBS, "total"], server_rows)
+    points = [
+        (n, sum(median_counts([x.own for x in g.runs]).values()))
+        for n, g in sorted(r.groups.items())
+        if g.runs
+    ]
+    a, b = fit(points)
+    if len(points) >= 2:
+        per = {n: y / n for n, y in points}
+        lo, hi = min(per), max(per)
+        out.append(
+            f"**Growth**: rollguard's own requests per successful rollout fit {a:.0f} + {b:.2f} N (least squares "
+            f"over N = {', '.join(str(n) for n, _ in points)}); per workload {per[lo]:.1f} at N={lo} and "
+            f"{per[hi]:.1f} at N={hi}: "
+            + ("linear (a fixed part plus a constant per workload), not faster." if per[hi] <= per[lo] * 1.1
+               else "per-workload cost grows with N: look into it.")
+        )  # fmt: skip
+        watches = [
+            median_counts([x.own for x in g.runs]).get("watch", 0)
+            for _, g in sorted(r.groups.items())
+            if g.runs
+        ]
+        out.append(
+            f"**Watches, not polling**: {min(watches)}-{max(watches)} watch streams per run whatever N (one per "
+            "resource: the workloads and revisions of each kind, and pods); gets and lists stay a fixed part "
+            "(preflight, lock, journal) plus at most one per conflict, never a loop of reads while waiting."
+        )
+    if meta.idle_rate:
+        idle = ", ".join(f"{v} {c:.1f}/s" for v, c in meta.idle_rate.most_common())
+        out.append(
+            f"Background: the idle sandbox's own traffic, measured for 10 s before the rollouts: {idle}."
+        )
+    return [*out, ""]
+
+
+def section_reads(reads: ReadResults) -> list[str]:
+    out = [
+        "## 4. Scale of reads",
+        "",
+        f"Workloads spread over {SCALE_NAMESPACES} namespaces (half DCs, half Deployments, one in ten with 1 "
+        "replica, the rest with 0), labelled `bench=scale`; 300 first, then grown to 1000. Time of the "
+        "`rollguard` process (start-up included); requests counted in its client.",
+        "",
+    ]
+    rows = []
+    for row in reads.rows:
+        own = median_counts([x.own for x in row.runs])
+        rows.append([row.command, row.workloads, row.wall.fmt(), sum(own.values()) if row.runs else "n/a",
+                     ", ".join(f"{k} {v}" for k, v in sorted(own.items())) or "n/a"])  # fmt: skip
+    if reads.tui_missing:
+        rows.append(["TUI first screen", 300, f"not measured yet: {reads.tui_missing}", "", ""])
+    elif reads.tui_first.n:
+        rows.append(["TUI first screen (after the data arrived)", 300, reads.tui_first.fmt("s", 3), "-",
+                     "fixture data in an in-memory API (bench/tui_bench.py)"])  # fmt: skip
+        rows.append(["TUI keypress `down` (median of 40 presses)", 300, reads.tui_key.fmt("s", 3), "-", "-"])
+    out += table(["command", "workloads", "time", "requests", "by verb"], rows)
+    if reads.created:
+        made = ", ".join(f"{n}: {s:.0f} s" for n, s in sorted(reads.created.items()))
+        out += [
+            f"Creating the workloads and waiting for their first revision objects (not part of the reads): {made}.",
+            "",
+        ]
+    if reads.tui_output:
+        out += ["`bench/tui_bench.py` printed (last run):", "", "```", reads.tui_output, "```", ""]
+    return out
+
+
+def section_startup(reads: ReadResults) -> list[str]:
+    out = ["## 5. Start-up", "", "Process time of the installed `rollguard` script, from spawn to exit.", ""]
+    rows = []
+    for label, stats in reads.startup.items():
+        heavy = ", ".join(f"`{m}` {ms:.0f} ms" for m, ms in reads.imports.get(label, [])[:4])
+        rows.append([f"`{label}`", stats.fmt(), heavy or "n/a"])
+    out += table(["command", "time", "heaviest imports (-X importtime, one run)"], rows)
+    return out
