@@ -86,12 +86,15 @@ def fault_case(client: Client, sandbox, proxy: FaultProxy, tmp: Path, namespace:
     result = h.finish(h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
                               *h.image_args(h.NEW), report=report), report)
     faults = Counter(proxy.faults)
+    resumed = check_resumes(proxy)
     proxy.reset()  # checks go around the proxy
     assert result.code in (0, 1), f"exit {result.code}\n{result.stdout[-2500:]}\n{result.stderr[-1500:]}"
     assert "Traceback" not in result.stderr
     checks = check_report_against_live(client, namespace, result)
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.NEW, h.OLD))
-    return faults, checks + verdict.checks, f"exit {result.code}, group on {verdict.side.rsplit(':', 1)[-1]}"
+    return faults, checks + verdict.checks + resumed, (
+        f"exit {result.code}, group on {verdict.side.rsplit(':', 1)[-1]}, {resumed} watch resumptions checked"
+    )
 
 
 def run_plan(client, sandbox, proxy, tmp_path, namespace, entry, plan_name: str, seed: int,
@@ -117,6 +120,7 @@ def test_faults(client, sandbox, proxy, tmp_path, namespace, ledger_entry, plan_
     run_plan(client, sandbox, proxy, tmp_path, namespace, ledger_entry, plan_name, seed, must_succeed=True)
 
 
+@pytest.mark.chaos
 @pytest.mark.parametrize("seed", (11,))
 def test_cut_watches_resume_from_last_resource_version(client, sandbox, proxy, tmp_path, namespace, ledger_entry,
                                                         seed):

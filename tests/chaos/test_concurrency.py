@@ -65,6 +65,7 @@ REPAIRS = [
 ]
 
 
+@pytest.mark.chaos
 def test_repairs_while_a_rollout_runs_are_refused(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace)
@@ -93,7 +94,7 @@ def test_repairs_while_a_rollout_runs_are_refused(client, sandbox, proxy, tmp_pa
 HUMAN = "registry.local/shop/api:v9-hotfix"
 
 
-@pytest.mark.parametrize("when", ["before-its-write", "after-its-write"])
+@pytest.mark.parametrize("when", ["before-its-write", pytest.param("after-its-write", marks=pytest.mark.chaos)])
 def test_human_edit_during_the_rollout(client, sandbox, proxy, tmp_path, namespace, ledger_entry, when):
     """Someone sets dc2's image by hand while rollguard rolls the group out.
 
@@ -123,6 +124,7 @@ def test_human_edit_during_the_rollout(client, sandbox, proxy, tmp_path, namespa
                       detail=f"exit 1, cause: {result.report['error'][:120]}")
 
 
+@pytest.mark.chaos
 def test_sigkill_of_the_winner_lets_the_next_run_in(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
     """Refused while the dead holder's lease is live; once it expired, the next run proceeds and repairs."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")

@@ -67,6 +67,7 @@ def test_sigterm_during_apply_reverts_and_exits_1(client, sandbox, proxy, tmp_pa
                       detail=f"exit 1 {took:.1f}s after SIGTERM")
 
 
+@pytest.mark.chaos
 def test_sigterm_during_watch_reverts_and_exits_1(client, sandbox, proxy, tmp_path, ledger_entry, namespace):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace)
