@@ -114,7 +114,8 @@ class FaultProxy:
         max_requests: int = 50_000,
     ) -> None:
         parsed = urllib.parse.urlsplit(upstream)
-        assert parsed.hostname in ("127.0.0.1", "localhost", "::1"), "the proxy only fronts a local sandbox"
+        if parsed.hostname not in ("127.0.0.1", "localhost", "::1"):
+            raise ValueError(f"the chaos proxy only fronts a local sandbox, not {upstream}")
         self.upstream_host = parsed.hostname or "127.0.0.1"
         self.upstream_port = parsed.port or 443
         self.ssl = ssl.create_default_context(cafile=str(ca))
