@@ -28,6 +28,18 @@ def _commit() -> str:
         return "unknown"
 
 
+def _found_bugs() -> list[str]:
+    """Engine fixes whose commit message says a chaos test found the bug (from git, not by hand)."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "log", "--format=%h %s", "--grep=Found by", "--grep=tests/chaos", "--all-match"],
+            capture_output=True, text=True, timeout=10,
+        )
+    except OSError:
+        return []
+    return [f"- `{line[:7]}` {line[8:]}" for line in out.stdout.splitlines() if line.strip()]
+
+
 def _faults(entries: list[Entry]) -> Counter[str]:
     total: Counter[str] = Counter()
     for e in entries:
@@ -118,6 +130,9 @@ def render() -> str:
             out.append(f"- `{e.test}`: {e.error}")
     if not runs:
         out += ["", "No results yet: run `make chaos`."]
+    bugs = _found_bugs()
+    if bugs:
+        out += ["", "## Bugs these tests found (fixed; from the commit log)", "", *bugs]
     return "\n".join(out) + "\n"
 
 
