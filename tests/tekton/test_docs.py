@@ -12,18 +12,20 @@ import yaml
 from tests.tekton.manifests import GENERATED, ROOT, TEKTON_DOC, generated_block, task
 
 DOCS = [TEKTON_DOC, ROOT / "docs" / "migrating.md"]
+COMMAND_DOCS = [*DOCS, ROOT / "README.md", ROOT / "docs" / "diagnostics.md"]
 
 
 def fenced(path: Path, language: str) -> list[str]:
     return re.findall(rf"```{language}\n(.*?)```", path.read_text(), re.S)
 
 
+@pytest.mark.parametrize("doc", [TEKTON_DOC, ROOT / "README.md"], ids=["tekton.md", "README.md"])
 @pytest.mark.parametrize("name", list(GENERATED))
-def test_generated_tables_match_the_task(name: str) -> None:
-    block = generated_block(name, TEKTON_DOC.read_text())
-    assert block is not None, f"docs/tekton.md has no <!-- generated:{name} --> block"
+def test_generated_tables_match_the_task(name: str, doc: Path) -> None:
+    block = generated_block(name, doc.read_text())
+    assert block is not None, f"{doc.name} has no <!-- generated:{name} --> block"
     assert block == GENERATED[name](task()), (
-        "docs/tekton.md is out of date: run .venv/bin/python -m tests.tekton.manifests docs/tekton.md"
+        f"{doc.name} is out of date: run .venv/bin/python -m tests.tekton.manifests {doc.relative_to(ROOT)}"
     )
 
 
@@ -43,7 +45,7 @@ def command_lines(path: Path) -> list[str]:
     return lines
 
 
-@pytest.mark.parametrize("doc", DOCS, ids=[d.name for d in DOCS])
+@pytest.mark.parametrize("doc", COMMAND_DOCS, ids=[d.name for d in COMMAND_DOCS])
 def test_documented_commands_parse(doc: Path) -> None:
     from task.cli import build_parser
 
