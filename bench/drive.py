@@ -94,7 +94,7 @@ def wait_complete(
         cache.stop()
 
 
-def set_image(client: Client, namespace: str, kind: str, name: str, image: str) -> None:
+def set_image(client: Client, namespace: str, kind: str, name: str, image: str) -> Obj:
     """`oc set image`: read, change the container's image, write back (retry on conflict)."""
     res = resource_of(kind)
     for _ in range(10):
@@ -102,8 +102,7 @@ def set_image(client: Client, namespace: str, kind: str, name: str, image: str) 
         for container in obj["spec"]["template"]["spec"]["containers"]:
             container["image"] = image
         try:
-            client.replace(res, obj, namespace=namespace)
-            return
+            return client.replace(res, obj, namespace=namespace)
         except Conflict:
             continue
     raise RuntimeError(f"{kind} {name}: too many conflicts")
@@ -174,7 +173,10 @@ def limit(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     cache.start()  # before the clock starts: the limit is the rollout itself, not our set-up
     try:
         t0 = time.perf_counter()
-        set_image(client, args.namespace, args.kind, args.name, args.image)
+        written = set_image(client, args.namespace, args.kind, args.name, args.image)
+        # else the watch may not have delivered our write yet, and the cached old object (complete, on the
+        # old image) would be judged as changed by someone else
+        cache.put(kind.resource, written)
         item = Watched(
             WorkloadRef(args.kind, args.name), {"app": args.image}, time.monotonic() + WAIT, "timeout"
         )
