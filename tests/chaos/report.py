@@ -115,7 +115,9 @@ def render() -> str:
     ]
     for title, entries, data in runs:
         faults = _faults(entries)
-        out += ["", f"## {title}: {len(entries)} tests in {data['seconds']:.0f} s", ""]
+        own = sum(e.seconds for e in entries)
+        out += ["", f"## {title}: {len(entries)} tests, {own:.0f} s of their own "
+                f"(the whole pytest session: {data['seconds']:.0f} s)", ""]
         out += _table(entries)
         out += ["", "Faults injected, by kind: " + (", ".join(f"{k} {v}" for k, v in sorted(faults.items())) or "none")]
         out += _matrix(entries)
