@@ -74,14 +74,18 @@ def _table(entries: list[Entry]) -> list[str]:
 
 
 def _matrix(entries: list[Entry]) -> list[str]:
-    crash = [e for e in entries if e.test.startswith("test_sigkill_after_every_mutating_call")]
+    crash = [e for e in entries
+             if e.test.startswith(("test_sigkill_after_every_mutating_call", "test_sigkill_during_the_repair"))]
     if not crash:
         return []
-    lines = ["", "### Crash matrix (SIGKILL after the k-th mutating call, then rollguard again)", ""]
+    lines = ["", "### Crash matrices (SIGKILL right after the k-th mutating call, then rollguard again)", ""]
     for e in crash:
         passed = sum(c.passed for c in e.cases)
-        follow = e.test.split("[", 1)[-1].rstrip("]")
-        lines.append(f"- follow-up `{follow}`: matrix size {len(e.cases)}, passed {passed}")
+        if "[" in e.test:
+            what = f"rollout killed, follow-up `{e.test.split('[', 1)[-1].rstrip(']')}`"
+        else:
+            what = "`revert -l` of a half-rolled group killed, follow-up `revert -l`"
+        lines.append(f"- {what}: matrix size {len(e.cases)}, passed {passed}")
     lines += ["", "| case | result | account |", "| --- | --- | --- |"]
     for e in crash:
         for c in e.cases:

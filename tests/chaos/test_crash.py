@@ -175,3 +175,50 @@ def test_sigkill_then_real_lease_expiry(client, sandbox, proxy, tmp_path, ledger
     middle = next(s for s in steps if "deploymentconfigs/" in s.label)
     account, states = crash_case(client, sandbox, proxy, kubeconfig, middle, "rollout", tmp_path, real_expiry=True)
     ledger_entry.case(f"k={middle.k} real lease expiry", faults={"SIGKILL": 1}, states=states + 1, detail=account)
+
+
+def half_rolled(client: Client, proxy: FaultProxy, kubeconfig: Path, namespace: str, k: int) -> None:
+    """Reference section 1's damage: a rollout killed after its k-th mutating call, its lease expired."""
+    h.make_group(client, namespace)
+    proxy.reset()
+    killed = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEW))
+    proxy.after_mutation(k, h.killer(killed))
+    assert h.finish(killed).code == -signal.SIGKILL
+    h.expire_lease(client, namespace)
+    proxy.reset()
+
+
+@pytest.mark.chaos
+def test_sigkill_during_the_repair_after_every_mutating_call(client, sandbox, proxy, tmp_path, ledger_entry, steps):
+    """The repair itself killed at every step: `revert -l` of a half-rolled group (all three templates
+    new, journal 'applying'), SIGKILLed after its j-th mutating call, then run again: back on the
+    last verified state, exit 0."""
+    kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
+    k = next(s.k for s in steps if s.label == "PUT deploymentconfigs/dc2")
+    with h.scratch_namespace(client, "repair-count") as ns:
+        half_rolled(client, proxy, kubeconfig, ns, k)
+        first = h.finish(h.start(kubeconfig, "revert", "-n", ns, "-l", h.SELECTOR))
+        assert first.code == 0, first.stdout + first.stderr
+        repair_steps = [Step(i + 1, label(r)) for i, r in enumerate(proxy.mutating())]
+    failures = []
+    for step in repair_steps:
+        name = f"revert killed at j={step.k}"
+        try:
+            with h.scratch_namespace(client, f"repair-{step.k}") as ns:
+                half_rolled(client, proxy, kubeconfig, ns, k)
+                repair = h.start(kubeconfig, "revert", "-n", ns, "-l", h.SELECTOR)
+                proxy.after_mutation(step.k, h.killer(repair))
+                assert h.finish(repair).code == -signal.SIGKILL, f"not killed at j={step.k}"
+                state = (h.journal(client, ns) or {}).get("run", {}).get("state", "no journal")
+                h.expire_lease(client, ns)
+                again = h.finish(h.start(kubeconfig, "revert", "-n", ns, "-l", h.SELECTOR), timeout=150)
+                assert again.code == 0, f"j={step.k}: exit {again.code}\n{again.stdout[-1500:]}{again.stderr[-800:]}"
+                verdict = h.assert_consistent(client, sandbox.kubeconfig, ns, (h.OLD,))
+            ledger_entry.case(name, faults={"SIGKILL": 2}, states=verdict.checks + 1,
+                              detail=f"j={step.k} after {step.label}: journal {state!r}; revert again exit 0, group on v1")
+        except AssertionError as exc:
+            detail = f"j={step.k} after {step.label}: {str(exc).splitlines()[0] if str(exc) else exc!r}"
+            ledger_entry.case(name, passed=False, faults={"SIGKILL": 2}, detail=detail)
+            failures.append(f"{detail}\n{exc}")
+    print(f"repair crash matrix: {len(repair_steps)} cases, {len(repair_steps) - len(failures)} passed")
+    assert not failures, "\n\n".join(failures)
