@@ -41,6 +41,7 @@ class GroupResult:
     n: int
     rollguard: Stats = field(default_factory=Stats)
     engine: Stats = field(default_factory=Stats)
+    applied: Stats = field(default_factory=Stats)  # engine clock when the last change was written
     baseline: Stats = field(default_factory=Stats)
     runs: list[CliRun] = field(default_factory=list)
     baseline_requests: list[Counter[str]] = field(default_factory=list)
@@ -128,6 +129,8 @@ def group_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> Non
                     g.rollguard.add(run.seconds)
                     if run.engine_seconds is not None:
                         g.engine.add(run.engine_seconds)
+                    if run.applied_seconds is not None:
+                        g.applied.add(run.applied_seconds)
                     g.runs.append(run)
                     res.current[ns] = image
                 else:

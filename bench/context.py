@@ -42,6 +42,16 @@ class CliRun:
         return max(stamps) if stamps else None
 
     @property
+    def applied_seconds(self) -> float | None:
+        """When, on the run's own clock, the last workload's change was written (its "changed" line)."""
+        stamps = [
+            float(m[1])
+            for line in self.proc.stdout.splitlines()
+            if (m := _ENGINE_CLOCK.match(line)) and ": changed " in line
+        ]
+        return max(stamps) if stamps else None
+
+    @property
     def status(self) -> str:
         return str(self.report.get("status") or f"exit {self.proc.code}")
 
