@@ -25,11 +25,12 @@ lint: venv
 	$(VENV)/bin/ruff check task tui sandbox tests bench
 	$(VENV)/bin/mypy
 
+# Two workers, each with its own sandbox: most test time is waiting on rollouts, not CPU.
 test: venv controlplane lint
-	$(VENV)/bin/pytest -q -m "not chaos" tests
+	$(VENV)/bin/pytest -q -m "not chaos" -n 2 --dist loadfile tests
 
 chaos: venv controlplane
-	$(VENV)/bin/pytest -q -m chaos tests
+	$(VENV)/bin/pytest -q -m chaos -n 2 --dist loadfile tests
 
 bench: venv controlplane
 	$(PY) -m bench
