@@ -108,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         guarded(meta, "case 1: group rollouts", lambda: cases.group_rollouts(ctx, rollouts, sizes))
         guarded(meta, "case 2: failures", lambda: cases.failures(ctx, rollouts, sizes))
         guarded(meta, "case 2: --no-fail-fast", lambda: cases.no_fail_fast(ctx, rollouts, sizes))
+        guarded(meta, "repairs", lambda: cases.repairs(ctx, rollouts, sizes))
         guarded(meta, "case 5: start-up", lambda: reads.startup(ctx, read_results, cases.namespace(sizes[1])))
         guarded(meta, "case 4: scale of reads", lambda: reads.scale_reads(ctx, read_results, scale))
     finally:

@@ -28,6 +28,8 @@ LIMIT_REPS = 3
 ROLLGUARD_REPS = {1: 3, 5: 3, 20: 3, 50: 2}
 BASELINE_REPS = {1: 3, 5: 3, 20: 1, 50: 1}
 CRASH_REPS = {1: 3, 5: 3, 20: 2, 50: 1}
+REPAIR_SIZE = 20
+REPAIR_REPS = 2
 
 
 def namespace(n: int) -> str:
@@ -63,11 +65,25 @@ class FailResult:
 
 
 @dataclass
+class RepairResult:
+    """The repair commands on one group: redeploy all of it; revert the half of it changed by hand."""
+
+    n: int
+    redeploy: Stats = field(default_factory=Stats)
+    revert: Stats = field(default_factory=Stats)
+    reverted: int = 0  # workloads the revert had to change
+    verified: list[bool] = field(default_factory=list)
+    runs: dict[str, list[CliRun]] = field(default_factory=lambda: {"redeploy": [], "revert": []})
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
 class RolloutResults:
     limit: dict[str, Stats] = field(default_factory=lambda: {DC: Stats(), DEPLOYMENT: Stats()})
     groups: dict[int, GroupResult] = field(default_factory=dict)
     fails: dict[int, FailResult] = field(default_factory=dict)
     no_fail_fast: FailResult | None = None
+    repairs: RepairResult | None = None
     setup_seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
     current: dict[str, str] = field(default_factory=dict)  # namespace -> the image its group runs now
@@ -190,3 +206,33 @@ def no_fail_fast(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> None:
     crash_run(ctx, res, n, fail, ("--no-fail-fast", "--timeout", f"{OFF_TIMEOUT}s"))
     res.no_fail_fast = fail
     ctx.log(f"--no-fail-fast, --timeout {OFF_TIMEOUT}s, N={n}: {fail.wall.fmt()}")
+
+
+def repairs(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> None:
+    """`rollguard redeploy -l` (the whole group rolls out anew) and `rollguard revert -l` after hand edits."""
+    n = REPAIR_SIZE if REPAIR_SIZE in sizes else sizes[-1]
+    ns, rep = namespace(n), RepairResult(n)
+    res.repairs = rep
+    for _ in ctx.reps(REPAIR_REPS, 0.8):
+        run = ctx.rollguard(["redeploy", "-n", ns, "-l", "app=bench"])
+        if run.proc.code == 0:
+            rep.redeploy.add(run.seconds)
+            rep.runs["redeploy"].append(run)
+        else:
+            rep.problems.append(f"redeploy ended {run.status}: {run.proc.tail()}")
+        damage = ctx.drive("drift", "-n", ns, "--workloads", str(n), "--image", ctx.image())
+        if not (damage.json() or {}).get("ok"):
+            rep.problems.append(f"could not set up the damage for revert: {damage.tail()}")
+            continue
+        rep.reverted = int((damage.json() or {}).get("changed", 0))
+        run = ctx.rollguard(["revert", "-n", ns, "-l", "app=bench"])
+        check = ctx.drive("check", "-n", ns, "--workloads", str(n), "--image", res.current[ns])
+        rep.verified.append(run.proc.code == 0 and bool((check.json() or {}).get("ok")))
+        if run.proc.code == 0:
+            rep.revert.add(run.seconds)
+            rep.runs["revert"].append(run)
+        else:
+            rep.problems.append(f"revert ended {run.status}: {run.proc.tail()}")
+        if not (check.json() or {}).get("ok"):
+            rep.problems.append(f"after revert: {(check.json() or {}).get('problems') or check.tail()}")
+    ctx.log(f"N={n}: redeploy {rep.redeploy.fmt()}, revert of {rep.reverted} {rep.revert.fmt()}")

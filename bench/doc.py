@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bench import table
 from bench.cases import BASELINE_REPS as OLD_REPS
-from bench.cases import CRASH_REPS, LIMIT_REPS, ROLLGUARD_REPS, RolloutResults
+from bench.cases import CRASH_REPS, LIMIT_REPS, REPAIR_REPS, ROLLGUARD_REPS, RolloutResults
 from bench.reads import READ_REPS, STARTUP_REPS, ReadResults
 
 
@@ -37,7 +37,8 @@ def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool)
         "stand-in kubelet and the OpenShift emulation) in a temporary directory, torn down at the end.",
         "- Each cell: **median (min-max, n=runs)**. Repetitions: limit "
         f"{LIMIT_REPS} per kind; rollguard rollouts {fmt_reps(ROLLGUARD_REPS)}; old stage {fmt_reps(OLD_REPS)} "
-        f"(one run of it at N=50 takes minutes); crash rollouts {fmt_reps(CRASH_REPS)}; reads {READ_REPS}; "
+        f"(one run of it at N=50 takes minutes); crash rollouts {fmt_reps(CRASH_REPS)}; repairs {REPAIR_REPS}; "
+        f"reads {READ_REPS}; "
         f"start-up {STARTUP_REPS}. Fewer when the time budget ran out (n says how many).",
         "- rollguard runs as a process, exactly as `rollguard ...` (through `python -m bench.counted`, which "
         "adds a request counter); the other steps run in processes of their own (`python -m bench.drive`) so "
@@ -47,6 +48,7 @@ def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool)
     lines += table.headline(r, rd)
     lines += table.section_rollout(r)
     lines += table.section_failure(r)
+    lines += table.section_repairs(r)
     lines += table.section_api(r, rd, meta)
     lines += table.section_reads(rd)
     lines += table.section_startup(rd)
@@ -55,6 +57,7 @@ def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool)
     problems += [p for g in r.groups.values() for p in g.problems]
     problems += [p for f in r.fails.values() for p in f.problems]
     problems += r.no_fail_fast.problems if r.no_fail_fast else []
+    problems += r.repairs.problems if r.repairs else []
     problems += [f"{row.command} ({row.workloads}): {p}" for row in rd.rows for p in row.problems]
     lines += ["## Problems met during this run", ""]
     lines += [f"- {p}" for p in problems] or ["None."]

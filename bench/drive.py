@@ -8,6 +8,7 @@ request counts of a later, measured step. Each prints one JSON line as its resul
   scale     many workloads across namespaces, waiting only until each has its first revision object
   limit     one workload's own rollout: change its image, wait (watch) until complete
   baseline  the old pipeline stage: pause all, then per workload set image, resume, wait (watch)
+  drift     half a group's workloads set to another image by hand (damage for `rollguard revert`)
   check     is every workload of a namespace on the given image, complete and not paused?
 """
 
@@ -208,6 +209,17 @@ def baseline(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     return {"ok": ok, "seconds": time.perf_counter() - t0, "each": each, "requests": dict(client.requests)}
 
 
+def drift(client: Client, args: argparse.Namespace) -> dict[str, Any]:
+    """Damage for `rollguard revert`: half the group (both kinds) set to another image by hand, rolled out."""
+    names = [w for i, w in enumerate(workload_names(args.workloads)) if i % 4 in (0, 1)]
+    for kind, name in names:
+        set_image(client, args.namespace, kind, name, args.image)
+    return {
+        "ok": wait_complete(client, args.namespace, {w: args.image for w in names}, WAIT),
+        "changed": len(names),
+    }
+
+
 def check(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     problems = []
     for kind, name in workload_names(args.workloads):
@@ -224,7 +236,14 @@ def check(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     return {"ok": not problems, "problems": problems}
 
 
-STEPS = {"create": create, "scale": scale, "limit": limit, "baseline": baseline, "check": check}
+STEPS = {
+    "create": create,
+    "scale": scale,
+    "limit": limit,
+    "baseline": baseline,
+    "drift": drift,
+    "check": check,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

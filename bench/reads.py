@@ -73,7 +73,7 @@ def scale_reads(ctx: Ctx, res: ReadResults, sizes: tuple[int, ...] = SCALE, *, t
         for label, args, report in read_commands():
             row = ReadRow(label, size)
             res.rows.append(row)
-            for _ in ctx.reps(READ_REPS, 0.9):
+            for _ in ctx.reps(READ_REPS, 0.95):
                 r = ctx.rollguard(args, report=report, timeout=300)
                 if r.proc.code in (0, 1):  # drift-check exits 1 when it finds something: still a full read
                     row.wall.add(r.seconds)
@@ -81,8 +81,8 @@ def scale_reads(ctx: Ctx, res: ReadResults, sizes: tuple[int, ...] = SCALE, *, t
                 else:
                     row.problems.append(f"exit {r.proc.code}: {r.proc.tail()}")
             ctx.log(f"{label} over {size}: {row.wall.fmt()}")
-        if tui and size == sizes[0]:  # the TUI benchmark brings its own 300 workloads (fixture data)
-            tui_first_screen(ctx, res)
+    if tui:  # last: it brings its own 300 workloads (fixture data), and its repetitions are the most optional
+        tui_first_screen(ctx, res)
 
 
 def tui_first_screen(ctx: Ctx, res: ReadResults) -> None:
@@ -90,7 +90,7 @@ def tui_first_screen(ctx: Ctx, res: ReadResults) -> None:
     if importlib.util.find_spec("bench.tui_bench") is None:
         res.tui_missing = "bench/tui_bench.py is not in the tree yet (the TUI is still being written)"
         return
-    for _ in ctx.reps(TUI_REPS, 0.9):
+    for _ in ctx.reps(TUI_REPS, 0.95):
         p = run([sys.executable, "-c", _TUI], timeout=TUI_TIMEOUT)
         data = p.json() or {}
         if p.timed_out:

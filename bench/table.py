@@ -241,6 +241,32 @@ def section_failure(r: RolloutResults) -> list[str]:
     return out
 
 
+def section_repairs(r: RolloutResults) -> list[str]:
+    rep = r.repairs
+    if rep is None:
+        return []
+    lim = r.limit_for(rep.n)
+    out = [
+        "### Repairs (issue 4)",
+        "",
+        f"On the group of {rep.n}: `rollguard redeploy -n NS -l app=bench` rolls every workload out anew (its "
+        f"pods are ready after 3 s); `rollguard revert -n NS -l app=bench` after {rep.reverted or 'half the'} "
+        "workloads (DCs and Deployments) were set to another image by hand and rolled out: it returns them to "
+        "the group's last verified state; afterwards the benchmark checks every workload's image, completion "
+        "and paused flag.",
+        "",
+    ]
+    out += table(
+        ["command", "workloads changed", "time (wall)", "vs limit", "verified"],
+        [
+            ["`redeploy -l`", rep.n, rep.redeploy.fmt(), ratio(rep.redeploy.median, lim), "-"],
+            ["`revert -l`", rep.reverted, rep.revert.fmt(), ratio(rep.revert.median, lim),
+             f"{sum(rep.verified)} of {len(rep.verified)}"],
+        ],
+    )  # fmt: skip
+    return out
+
+
 def _own_row(label: str, n: int, own: Sequence[Counter[str]], server: Sequence[Counter[str]]) -> list[object]:
     counts = median_counts(own)
     total = sum(counts.values())
@@ -264,7 +290,7 @@ def section_api(r: RolloutResults, reads: ReadResults, meta: Meta) -> list[str]:
         "so also the requests of the controllers and the kubelet carrying out the rollout (the counter has no "
         "client label). **By verb** columns: rollguard's own requests, counted in its client "
         "(`task.client.Client.requests`, through `python -m bench.counted`); for the old stage, the replay's "
-        "own client. Medians over the runs of cases 1, 2 and 4.",
+        "own client. Medians over the runs of cases 1, 2 (with the repairs) and 4.",
         "",
     ]
     rows = []
@@ -274,6 +300,10 @@ def section_api(r: RolloutResults, reads: ReadResults, meta: Meta) -> list[str]:
     for n in sorted(r.fails):
         if r.fails[n].runs:
             rows.append(_runs_row("rollout (crash, reverted)", n, r.fails[n].runs))
+    if r.repairs is not None:
+        for command, runs in r.repairs.runs.items():
+            if runs:
+                rows.append(_runs_row(f"{command} -l", r.repairs.n, runs))
     for n in sorted(r.groups):
         if r.groups[n].baseline_requests:
             g = r.groups[n]
