@@ -108,7 +108,7 @@ class RollguardApp(App[int]):
             inventory = backend.read()
             if worker.is_cancelled:
                 return
-            self.post_message(InventoryLoaded(inventory, live=False, arrived=time.perf_counter()))
+            self.post_message(InventoryLoaded(inventory, live=False, arrived=backend.timings["listed"]))
             self.post_message(PermissionsLoaded(self._permissions(inventory)))
             if not self.live_enabled or worker.is_cancelled:
                 return
@@ -120,7 +120,8 @@ class RollguardApp(App[int]):
                 if worker.is_cancelled or not self._dirty.is_set() or self._paused.is_set():
                     continue  # paused: a dialog is open; the change is kept for when it closes
                 self._dirty.clear()
-                self.post_message(InventoryLoaded(backend.cached(), live=True, arrived=time.perf_counter()))
+                inventory = backend.cached()
+                self.post_message(InventoryLoaded(inventory, live=True, arrived=backend.timings["listed"]))
         except Exception as exc:  # the API, the kubeconfig, anything: a notification, not a traceback
             if not worker.is_cancelled:
                 self.post_message(Problem(describe_error(exc)))
@@ -182,6 +183,9 @@ class RollguardApp(App[int]):
     def _permissions_loaded(self, message: PermissionsLoaded) -> None:
         self.allowed = message.allowed
         self.permissions_known = True
+        for screen in self._screens():
+            if hasattr(screen, "bindings_changed"):
+                screen.bindings_changed()
         self.screen.refresh_bindings()
 
     @on(Problem)

@@ -33,8 +33,11 @@ def read_only(verb: str, plural: str, namespace: str) -> bool:
 class FakeCluster:
     """Objects by (plural, namespace, name); resourceVersions from one counter, like etcd's."""
 
-    def __init__(self, objects: Iterable[Obj] = (), *, allow: Allow = allow_all) -> None:
+    def __init__(
+        self, objects: Iterable[Obj] = (), *, allow: Allow = allow_all, latency: float = 0.0
+    ) -> None:
         self.allow = allow
+        self.latency = latency  # seconds per list, like a round trip to a real API server
         self.requests: Counter[str] = Counter()
         self._objects: dict[tuple[str, str, str], Obj] = {}
         self._rv = 100
@@ -76,6 +79,7 @@ class FakeCluster:
 
     def list(self, res: Resource, *, namespace: str | None = None, selector: str | None = None) -> Obj:
         self.requests["list"] += 1
+        time.sleep(self.latency)
         with self._lock:
             items = [
                 copy.deepcopy(o)

@@ -290,10 +290,10 @@ def namespace(name: str) -> Obj:
     }
 
 
-def cluster_of(objects: list[Obj], *, allow: Allow = allow_all) -> FakeCluster:
+def cluster_of(objects: list[Obj], *, allow: Allow = allow_all, latency: float = 0.0) -> FakeCluster:
     """A FakeCluster holding ``objects`` and the namespaces they live in."""
     names = sorted({o["metadata"]["namespace"] for o in objects if o["metadata"].get("namespace")})
-    return FakeCluster([*(namespace(n) for n in names), *objects], allow=allow)
+    return FakeCluster([*(namespace(n) for n in names), *objects], allow=allow, latency=latency)
 
 
 def demo_cluster(*, allow: Allow = allow_all) -> FakeCluster:

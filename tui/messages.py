@@ -24,7 +24,7 @@ class InventoryLoaded(Message):
         super().__init__()
         self.inventory = inventory
         self.live = live
-        self.arrived = arrived  # time.perf_counter() when the data was complete
+        self.arrived = arrived  # time.perf_counter() when the API's answers were all in
 
 
 class PermissionsLoaded(Message):

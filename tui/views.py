@@ -9,6 +9,7 @@ import datetime as dt
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 Obj = dict[str, Any]
@@ -67,7 +68,7 @@ class WorkloadRow:
     def key(self) -> str:
         return f"{self.namespace}/{self.ref}"
 
-    @property
+    @cached_property
     def group_key(self) -> str:
         return group_key(self.namespace, self.group)
 
@@ -123,8 +124,15 @@ class Inventory:
     namespaces: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
 
+    @cached_property
+    def _by_group(self) -> dict[str, list[WorkloadRow]]:
+        out: dict[str, list[WorkloadRow]] = {}
+        for row in self.rows:
+            out.setdefault(row.group_key, []).append(row)
+        return out
+
     def group_rows(self, key: str) -> list[WorkloadRow]:
-        return [r for r in self.rows if r.group_key == key]
+        return list(self._by_group.get(key, ()))
 
 
 @dataclass(frozen=True)
@@ -341,7 +349,9 @@ def group_order(inventory: Inventory, rows: Sequence[WorkloadRow], sort: str) ->
     """Group keys in display order: worst group first when sorting by findings, else by name."""
     keys = {r.group_key for r in rows}
     if sort == "findings":
-        worst = {k: min(r.worst for r in rows if r.group_key == k) for k in keys}
+        worst: dict[str, int] = {}
+        for r in rows:
+            worst[r.group_key] = min(worst.get(r.group_key, r.worst), r.worst)
         return sorted(keys, key=lambda k: (worst[k], k == group_key_of_ungrouped(k), k))
     return sorted(keys, key=lambda k: (group_key_of_ungrouped(k), k))
 

@@ -10,7 +10,14 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from tui.screens.base import ACTION_BINDINGS, ActionsMixin, Selection, group_selection, workload_selection
+from tui.screens.base import (
+    ACTION_BINDINGS,
+    TITLES,
+    ActionsMixin,
+    Selection,
+    group_selection,
+    workload_selection,
+)
 from tui.views import SORT_KEYS, Inventory
 from tui.widgets.workload_table import WorkloadTable, build_lines
 
@@ -39,6 +46,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.text_filter = ""
         self.sort = "name"
         self.reverse = False
+        self._offered: tuple[bool, ...] = ()
 
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="status")
@@ -81,7 +89,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.table.show(lines)
         self.update_status()
         self.update_reason()
-        self.refresh_bindings()
+        self.bindings_changed()
 
     def update_status(self) -> None:
         backend = self.app.backend
@@ -121,7 +129,16 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
     @on(DataTable.RowHighlighted)
     def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
         self.update_reason()
-        self.refresh_bindings()
+        self.bindings_changed()
+
+    def bindings_changed(self) -> None:
+        """Refresh the footer only when the offered keys change: rebuilding it costs a relayout."""
+        line = self.table.current
+        offered = (line is not None and line.row is not None, self.app.read_only,
+                   *(self.offers(a, s) for a in TITLES for s in ("selection", "group")))  # fmt: skip
+        if offered != self._offered:
+            self._offered = offered
+            self.refresh_bindings()
 
     @on(DataTable.RowSelected)
     def _selected(self, _event: DataTable.RowSelected) -> None:
