@@ -104,7 +104,7 @@ class RollguardApp(App[int]):
                 backend.connect(context)
             else:
                 backend.stop_live()
-            self.post_message(Connected(backend.context, backend.namespace, backend.all_namespaces))
+            self.post_message(Connected(backend.context_name, backend.namespace, backend.all_namespaces))
             inventory = backend.read()
             if worker.is_cancelled:
                 return

@@ -90,6 +90,7 @@ class Backend:
         self._factory = factory
         self.client: Any = None
         self.context = options.context
+        self.context_name = options.context  # for display: the kubeconfig's current one when not given
         self.namespace = options.namespace
         self.all_namespaces = options.all_namespaces
         self.now = now
@@ -111,6 +112,10 @@ class Backend:
             self.context = context
         self.client = self._factory(self.options.kubeconfig, self.context)
         self._access.clear()
+        if self.context is None:  # show which context "the current one" is
+            self.context_name = kubeconfig_contexts(self.options.kubeconfig)[1]
+        else:
+            self.context_name = self.context
         if not self.all_namespaces and not self.namespace:
             self.namespace = default_namespace(self.options.kubeconfig, self.context)
 

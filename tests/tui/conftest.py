@@ -25,10 +25,19 @@ def make_app(
     read_only: bool = False,
     live: bool = False,
     selector: str = "",
+    context: str | None = None,
+    kubeconfig: str | None = None,
 ) -> RollguardApp:
     """An app whose backend talks to ``cluster`` (a FakeCluster or a task.client.Client), at a fixed now."""
+    if context is None and kubeconfig is None and isinstance(cluster, FakeCluster):
+        context = "demo"  # not whatever KUBECONFIG names: snapshots must not depend on the environment
     options = Options(
-        namespace=namespace, all_namespaces=all_namespaces, read_only=read_only, selector=selector
+        namespace=namespace,
+        all_namespaces=all_namespaces,
+        read_only=read_only,
+        selector=selector,
+        context=context,
+        kubeconfig=kubeconfig,
     )
     backend = Backend(options, factory=lambda _kubeconfig, _context: cluster, now=lambda: NOW)
     return RollguardApp(backend, now=lambda: NOW, live=live, static=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 
 from task.errors import ServerError
 from tests.tui.conftest import SIZE, footer_keys, make_app, settle, until
@@ -225,3 +226,27 @@ async def test_namespace_switch(fake):
         await settle(app, pilot)
         assert {r.namespace for r in app.inventory.rows} == {"shop-dev", "other"}
     cluster.close()
+
+
+async def test_context_switch(fake, tmp_path):
+    contexts = [
+        {"name": n, "context": {"cluster": "c", "user": "u", "namespace": "shop-dev"}}
+        for n in ("dev", "prod")
+    ]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "dev", "contexts": contexts,
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}], "users": [{"name": "u", "user": {}}],
+    }))  # fmt: skip
+    asked: list[str | None] = []
+    app = make_app(fake, kubeconfig=str(kubeconfig))
+    app.backend._factory = lambda _kubeconfig, context: asked.append(context) or fake
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.backend.context_name == "dev" and asked == [None]
+        await pilot.press("c")
+        await settle(app, pilot)
+        await pilot.press("down", "enter")  # dev, prod
+        await settle(app, pilot)
+        assert asked == [None, "prod"] and app.backend.context_name == "prod"
+        assert "prod" in str(app.screen.query_one("#status").render())

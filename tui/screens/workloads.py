@@ -95,7 +95,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         backend = self.app.backend
         inv = self.app.inventory
         where = "all namespaces" if backend.all_namespaces else (backend.namespace or "…")
-        parts = [f"[b]context[/] {backend.context or 'current'}", f"[b]namespace[/] {where}"]
+        parts = [f"[b]context[/] {backend.context_name or '(in-cluster)'}", f"[b]namespace[/] {where}"]
         if backend.options.selector:
             parts.append(f"[b]selector[/] {backend.options.selector}")
         if inv is not None:
