@@ -1,14 +1,16 @@
 """Chaos fixtures: an admin client, a fault proxy per test, and the ledger that feeds RELIABILITY.md.
 
-The session hook saves the ledger to build/chaos/results-{chaos,slice}.json and, after a session
-that ran `@pytest.mark.chaos` tests (`make chaos`), renders docs/RELIABILITY.md from it, so the
-figures there are always the output of a run, never typed by hand.
+`make chaos` (-m chaos) runs every test here, the unmarked slice included; its session hook saves
+the ledger to build/chaos/results-chaos.json and renders docs/RELIABILITY.md from it, so the figures
+there are always the output of one run, never typed by hand. Other sessions (`make test`'s slice)
+save build/chaos/results-slice.json for a look, and leave the document alone.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +26,7 @@ AREAS = {
     "test_hostile_input": "5. hostile input",
 }
 _STARTED = time.monotonic()
+HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture
@@ -56,6 +59,17 @@ def ledger_entry(request: pytest.FixtureRequest) -> Iterator[ledger.Entry]:
     elif report is not None and report.skipped:
         return
     ledger.ENTRIES.append(entry)
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # `make chaos` (-m chaos) also runs this directory's unmarked slice, so that one session's
+    # figures cover every chaos test (other sessions sharing build/chaos cannot mix in partial runs).
+    if (config.getoption("markexpr") or "").strip() != "chaos":
+        return
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.chaos)
 
 
 @pytest.hookimpl(wrapper=True)
