@@ -170,6 +170,7 @@ class Backend:
             inventory = dataclasses.replace(inventory, errors=tuple(dict.fromkeys(self._problems)))
         self._objects, self._states, self.inventory = objects, states, inventory
         self.timings["assessed"] = time.perf_counter()
+        self.timings.setdefault("first_assess_s", self.timings["assessed"] - self.timings["listed"])
         return inventory
 
     # -- live ----------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from task import selectors, state
+from task import state
 from task.journal import JOURNAL_LABEL
 from task.kinds import kind_of
 from task.resources import (
@@ -59,15 +59,10 @@ WATCHED: tuple[Resource, ...] = (
     CONFIG_MAPS,
     LEASES,
 )
-MOVING_TAGS = ("latest",)
 
 
 def _ns(obj: Obj) -> str:
     return str(obj.get("metadata", {}).get("namespace", ""))
-
-
-def selector_matches(selector: str, labels: Mapping[str, str]) -> bool:
-    return selectors.matches(selector, labels)
 
 
 def _finding(f: state.Finding) -> Finding:

@@ -155,7 +155,7 @@ async def test_confirmation_dialog_shows_the_plan_and_the_command(fake):
         assert set(changes) == {"dc/dc1", "dc/dc2", "dc/dc3"}
         assert changes["dc/dc3"].paused_before and not changes["dc/dc3"].paused_after
         assert all(c.images_after["app"].endswith("api:v1") for c in changes.values())
-        assert dialog.plan.command == "rollguard revert -l app=shop-api -n shop-dev"
+        assert dialog.plan.command == "rollguard revert -l app=shop-api -n shop-dev --context demo"
         await pilot.press("escape")
         assert isinstance(app.screen, WorkloadsScreen) and not app.refresh_paused
 

@@ -10,13 +10,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label, Static
+from textual.widgets import DataTable, Label, Static
 
 from tui.app import describe_error
 from tui.messages import DetailLoaded, Problem
 from tui.screens.base import ACTION_BINDINGS, ActionsMixin, Selection, group_selection, workload_selection
 from tui.views import DetailView, GroupView, Inventory, WorkloadRow, age, images_text
 from tui.widgets.badges import badges
+from tui.widgets.keybar import KeyBar
 
 if TYPE_CHECKING:
     from tui.app import RollguardApp
@@ -62,7 +63,7 @@ class DetailScreen(ActionsMixin, Screen[None]):
                 )
             yield Label("Journal", classes="section")
             yield Static(id="journal")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         for name, columns in TABLES.items():

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from tui.screens.base import (
     ACTION_BINDINGS,
@@ -19,6 +20,7 @@ from tui.screens.base import (
     workload_selection,
 )
 from tui.views import SORT_KEYS, Inventory
+from tui.widgets.keybar import KeyBar
 from tui.widgets.workload_table import WorkloadTable, build_lines
 
 if TYPE_CHECKING:
@@ -53,7 +55,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         yield Input(placeholder="filter: words in name, kind, group, finding or image", id="filter")
         yield WorkloadTable(id="workloads")
         yield Static("", id="reason")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         filter_box = self.query_one("#filter", Input)
@@ -86,7 +88,9 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             now=self.app.clock(),
             show_namespace=self.app.backend.all_namespaces,
         )
+        started = time.perf_counter()
         self.table.show(lines)
+        self.app.timings.setdefault("first_table_s", time.perf_counter() - started)
         self.update_status()
         self.update_reason()
         self.bindings_changed()
