@@ -312,7 +312,8 @@ def may(client: Any, verb: str, res: Resource, namespace: str) -> bool:
 
 def _change_view(change: Any) -> Change:
     notes = list(change.notes)
-    if tuple(change.triggers_before) != tuple(change.triggers_after):
+    said = any("trigger" in note for note in notes)  # the repair already explains its trigger change
+    if tuple(change.triggers_before) != tuple(change.triggers_after) and not said:
         notes.append(
             f"triggers: {', '.join(change.triggers_before) or 'none'} -> {', '.join(change.triggers_after) or 'none'}"
         )

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Label, RichLog, Static
 
 from tui.app import describe_error
@@ -93,8 +93,9 @@ class ConfirmScreen(Dialog):
             yield Label(title, classes="dialog-title")
             yield Static("Reading what would change (dry run)…", id="summary")
             yield DataTable(id="changes", cursor_type="none", show_cursor=False)
-            yield Static(id="notes")
             yield Static(id="command")
+            with VerticalScroll(id="notes-box"):
+                yield Static(id="notes")
             yield RichLog(id="progress", wrap=True, markup=False, max_lines=500)
             yield Static(id="result")
             with Horizontal(classes="buttons"):
@@ -127,6 +128,7 @@ class ConfirmScreen(Dialog):
         table.display = bool(plan.changes)
         notes = [f"• {n}" for n in plan.notes] + [f"• {n}" for n in folded_notes(plan.changes)]
         self.query_one("#notes", Static).update("\n".join(notes))
+        self.query_one("#notes-box").display = bool(notes)
         if plan.command:
             self.query_one("#command", Static).update(Text.assemble(("$ ", "dim"), (plan.command, "bold")))
         summary = self.query_one("#summary", Static)
@@ -167,6 +169,7 @@ class ConfirmScreen(Dialog):
         self.query_one("#cancel", Button).display = False
         self.query_one("#summary", Static).update(Text("Running… (progress below)", style="bold"))
         self.query_one("#progress", RichLog).display = True
+        self.query_one("#notes-box").display = False  # room for the progress; the plan stays above
         self.refresh_bindings()
         self._execute()
 

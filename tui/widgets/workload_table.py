@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual.binding import Binding
@@ -151,6 +152,19 @@ class WorkloadTable(DataTable[Text | str]):
         if not self.lines or not 0 <= self.cursor_row < len(self.lines):
             return None
         return self.lines[self.cursor_row]
+
+    # DataTable keys its render caches on an update counter, not on column widths: lines painted
+    # before the idle-time width measurement would stay narrow until the cursor passes over them
+    # (seen in a real terminal). Measuring changes widths, so it must invalidate those caches.
+    def _update_dimensions(self, new_rows: Any) -> None:
+        super()._update_dimensions(new_rows)
+        self._update_count += 1
+        self.refresh()
+
+    def _update_column_widths(self, updated_cells: Any) -> None:
+        super()._update_column_widths(updated_cells)
+        self._update_count += 1
+        self.refresh()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "select_cursor":
