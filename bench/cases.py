@@ -1,5 +1,5 @@
 """Cases 1-3: group rollout time against the limit and the old stage, failure to a consistent state,
-and the API requests of both (collected from the same runs).
+the repair commands, and the API requests of all of them (collected from the same runs).
 
 Every group lives in its own namespace ``bench-gN`` (N workloads, half DCs and half Deployments, one
 replica each); ``bench-alone`` holds one DC and one Deployment for the limit. Workloads start on an image

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bench import table
 from bench.cases import BASELINE_REPS as OLD_REPS
 from bench.cases import CRASH_REPS, LIMIT_REPS, REPAIR_REPS, ROLLGUARD_REPS, RolloutResults
-from bench.reads import READ_REPS, STARTUP_REPS, ReadResults
+from bench.reads import IMPORT_REPS, READ_REPS, STARTUP_REPS, ReadResults
 
 
 def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool) -> str:
@@ -80,17 +80,18 @@ def lazy_imports(rd: ReadResults) -> list[str]:
                 f"- `{label}`: "
                 + ("imports no `kubernetes` module (the subcommand handlers already import their dependencies "
                    "on use). " if not k8s else f"imports `kubernetes` ({k8s:.0f} ms): defer it to the handlers. ")
-                + (f"Its heaviest import is `task.state` ({state:.0f} ms of a {seconds:.2f} s run under "
-                   "`-X importtime`), which `drift-check`'s `register` needs for the finding names in its "
-                   "`--fail-on` help. Deferring it would save well under 0.1 s on a command that already "
-                   "answers in a fraction of a second, and would mean moving those names out of `task.state`: "
-                   "not worth it, not done." if state else "")
+                + (f"Importing `task.state` takes {state:.0f} ms (median of {IMPORT_REPS} runs under "
+                   f"`-X importtime`, which itself slows imports down; the plain command takes "
+                   f"{rd.startup[label].median:.2f} s). `drift-check`'s `register` needs it for the finding names "
+                   "in its `--fail-on` help, so it cannot be deferred to a handler; moving those names out of "
+                   "`task.state` would save those milliseconds on a help screen: imperceptible, not done."
+                   if state else "")
             )  # fmt: skip
         elif k8s:
             share = k8s / 1000 / seconds if seconds else 0.0
             out.append(
-                f"- `{label}`: importing `kubernetes` takes {k8s:.0f} ms ({share:.0%} of that run's "
-                f"{seconds:.2f} s under `-X importtime`). `task.client.Client.connect` uses the official "
+                f"- `{label}`: importing `kubernetes` takes {k8s:.0f} ms ({share:.0%} of the {seconds:.2f} s these "
+                f"runs took under `-X importtime`, medians of {IMPORT_REPS}). `task.client.Client.connect` uses the official "
                 "client's kubeconfig loader and `ApiClient`, and importing any part of the `kubernetes` package "
                 "(even `kubernetes.config`) imports `kubernetes.client` with every generated model. It is a "
                 "fixed cost per process, paid by every command that talks to a cluster, not per workload; the "

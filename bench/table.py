@@ -370,7 +370,8 @@ def section_api(r: RolloutResults, reads: ReadResults, meta: Meta) -> list[str]:
     if meta.idle_rate:
         idle = ", ".join(f"{v} {c:.1f}/s" for v, c in meta.idle_rate.most_common())
         out.append(
-            f"Background: the idle sandbox's own traffic, measured for 10 s before the rollouts: {idle}."
+            f"Background: the sandbox's own traffic with no client running, for 10 s right after the set-up "
+            f"(its controllers may still be settling): {idle}."
         )
     return [*out, ""]
 
