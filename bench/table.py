@@ -91,6 +91,13 @@ def headline(r: RolloutResults, reads: ReadResults) -> list[str]:
             f"waits for the deadline: >= 600 s with the 600 s default (measured: {off.wall.median:.0f} s "
             f"with --timeout {OFF_TIMEOUT}s)."
         )
+    if reads.tui_first.n:
+        out.append(
+            f"- **TUI first screen**, 300 workloads: {reads.tui_first.median:.2f} s after the data arrived "
+            f"(goal, issue 5: within 1 s); a keypress {reads.tui_key.median * 1000:.0f} ms (median)."
+        )
+    elif reads.tui_missing:
+        out.append(f"- **TUI first screen**: not measured yet: {reads.tui_missing}.")
     biggest = [
         row for row in reads.rows if row.wall.n and row.workloads == max(x.workloads for x in reads.rows)
     ]
