@@ -250,3 +250,20 @@ async def test_context_switch(fake, tmp_path):
         await settle(app, pilot)
         assert asked == [None, "prod"] and app.backend.context_name == "prod"
         assert "prod" in str(app.screen.query_one("#status").render())
+
+
+async def test_a_refused_plan_is_shown_not_confirmable(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        fake.allow = read_only  # the Role changed after the screen was loaded
+        await pilot.press("v")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.state == "refused"
+        assert "not allowed to update" in dialog.plan.refusal
+        assert not dialog.query_one("#confirm").display
+        await pilot.press("y")  # nothing to confirm
+        assert dialog.state == "refused" and fake.requests["update"] == 0
+        await pilot.press("escape")
+        assert isinstance(app.screen, WorkloadsScreen)
