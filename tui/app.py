@@ -254,6 +254,10 @@ def palette_entries(
             if screen.check_action(action, (scope,)):
                 label = screen.action_label(action, scope)
                 out.append(
-                    (label, f"rollguard {action}: confirm first", partial(screen.run_action, action, scope))
+                    (
+                        label,
+                        f"rollguard {action}: shows what would change, then asks to confirm",
+                        partial(screen.run_action, action, scope),
+                    )
                 )
     return out
