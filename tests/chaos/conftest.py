@@ -8,6 +8,9 @@ save build/chaos/results-slice.json for a look, and leave the document alone.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +30,7 @@ AREAS = {
 }
 _STARTED = time.monotonic()
 HERE = Path(__file__).resolve().parent
+PARTS_ENV = "ROLLGUARD_CHAOS_LEDGER_PARTS"
 
 
 @pytest.fixture
@@ -80,11 +84,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
     return report
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # Under xdist each worker keeps its own ledger: the controller names a directory of its own for
+    # the workers' parts (inherited through the environment when it spawns them) and merges them.
+    if not hasattr(config, "workerinput"):
+        os.environ[PARTS_ENV] = tempfile.mkdtemp(prefix="rollguard-chaos-ledger-")
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if not ledger.ENTRIES:
+    worker = getattr(session.config, "workerinput", {}).get("workerid")
+    parts = Path(os.environ.get(PARTS_ENV, ""))
+    if worker is not None:
+        if ledger.ENTRIES and parts.is_dir():
+            ledger.dump(ledger.ENTRIES, parts / f"{worker}.json")
         return
-    chaos = any(e.marked_chaos for e in ledger.ENTRIES)
-    ledger.save(ledger.ENTRIES, seconds=time.monotonic() - _STARTED, marker="chaos" if chaos else "slice")
+    entries = list(ledger.ENTRIES)
+    if parts.is_dir():
+        for part in sorted(parts.glob("*.json")):
+            entries += ledger.load_entries(part)
+        shutil.rmtree(parts, ignore_errors=True)
+    if not entries:
+        return
+    chaos = (session.config.getoption("markexpr") or "").strip() == "chaos"
+    ledger.save(entries, seconds=time.monotonic() - _STARTED, marker="chaos" if chaos else "slice")
     if chaos:
         from tests.chaos import report
 

@@ -62,10 +62,20 @@ def save(entries: list[Entry], *, seconds: float, marker: str) -> Path:
     return path
 
 
+def dump(entries: list[Entry], path: Path) -> None:
+    """One xdist worker's entries, for the controller to merge."""
+    path.write_text(json.dumps([asdict(e) for e in entries]))
+
+
+def load_entries(path: Path) -> list[Entry]:
+    return [_entry(raw) for raw in json.loads(path.read_text())]
+
+
+def _entry(raw: dict[str, Any]) -> Entry:
+    cases = [Case(**c) for c in raw.pop("cases")]
+    return Entry(**raw, cases=cases)
+
+
 def load(path: Path) -> tuple[list[Entry], dict[str, Any]]:
     data = json.loads(path.read_text())
-    entries = []
-    for raw in data["entries"]:
-        cases = [Case(**c) for c in raw.pop("cases")]
-        entries.append(Entry(**raw, cases=cases))
-    return entries, data
+    return [_entry(raw) for raw in data["entries"]], data
