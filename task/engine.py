@@ -7,43 +7,26 @@ is always the reported cause; errors met while cleaning up are added, never subs
 
 from __future__ import annotations
 
-import copy
-import getpass
-import os
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from task import audit
 from task.client import Client
-from task.errors import ApiError, Conflict, Interrupted, RefusedError, RollguardError, RolloutFailed
-from task.journal import Journal, JournalStore, WorkloadEntry, now
+from task.errors import ApiError, RefusedError, RollguardError, RolloutFailed
+from task.group import GroupRun, Printer, actor
+from task.journal import WorkloadEntry, now
 from task.kinds import images_of
-from task.lock import GroupLock
-from task.preflight import Plan, Promotion, WorkloadPlan, plan_rollout
-from task.report import Outcome, WorkloadResult, pod_record
-from task.resources import IMAGE_STREAMS, PODS, Resource
+from task.preflight import Plan, WorkloadPlan, plan_rollout
+from task.promote import copy_tag, resolved_reference
+from task.report import Outcome
+from task.resources import IMAGE_STREAMS
 from task.structs import ImageTarget, Obj, Phase
 from task.watch import Watched, wait_for
 from task.watcher import NamespaceCache
 
-Printer = Callable[[str], None]
 PROMOTION_WAIT = 60.0
-SETTLE_SECONDS = 5
-
-
-def actor() -> str:
-    """Who runs this: ROLLGUARD_ACTOR, else user@host (uid N@host for an arbitrary UID, as on OpenShift)."""
-    if os.environ.get("ROLLGUARD_ACTOR"):
-        return os.environ["ROLLGUARD_ACTOR"]
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # an arbitrary UID has no passwd entry and maybe no LOGNAME
-        user = f"uid {os.getuid()}"
-    return f"{user}@{socket.gethostname()}"
 
 
 @dataclass
@@ -57,236 +40,6 @@ class RolloutRequest:
     on_paused: str = "take-over"
     fail_fast: bool = True
     crash_restarts: int = 2
-
-
-class GroupRun:
-    """Shared machinery of every run on a group: lock, journal, live cache, writes, revert."""
-
-    command = "rollout"
-
-    def __init__(
-        self,
-        client: Client,
-        *,
-        namespace: str,
-        selector: str,
-        out: Printer,
-        cancel: threading.Event | None = None,
-    ) -> None:
-        self.client = client
-        self.namespace = namespace
-        self.selector = selector
-        self.out = out
-        self.cancel = cancel or threading.Event()
-        # Set when the revert may wait no longer (SIGTERM grace over, or a second SIGTERM).
-        self.abort = threading.Event()
-        self.run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-        self.store = JournalStore(client, namespace=namespace, selector=selector)
-        self.lock = GroupLock(
-            client, namespace=namespace, name=self.store.name, holder=f"{actor()} run {self.run_id}"
-        )
-        self.journal = Journal(namespace=namespace, selector=selector)
-        self.cache: NamespaceCache | None = None
-        self.first_error = ""
-        self.errors: list[str] = []
-        self.started = time.monotonic()
-
-    # -- small helpers --------------------------------------------------------------------------------
-
-    def say(self, line: str) -> None:
-        self.out(f"[{time.monotonic() - self.started:6.1f}s] {line}")
-
-    def fail(self, message: str) -> None:
-        """Record an error: the first one is the cause, later ones are added."""
-        if not self.first_error:
-            self.first_error = message
-            self.journal.error = message
-        elif message not in self.errors and message != self.first_error:
-            self.errors.append(message)
-            self.journal.errors = list(self.errors)
-        self.say(f"error: {message}")
-
-    def save(self) -> None:
-        self.store.save(self.journal)
-
-    def check_cancel(self) -> None:
-        if self.cancel.is_set():
-            raise Interrupted(
-                "interrupted by SIGTERM (e.g. the Tekton step timeout) before the rollout finished"
-            )
-
-    def start_cache(self, plan: Plan, *, extra: tuple[Resource, ...] = ()) -> NamespaceCache:
-        from task.kinds import KINDS
-
-        resources = []
-        for name in sorted(plan.kinds):
-            resources += [KINDS[name].resource, KINDS[name].revisions]
-        resources.append(PODS)
-        resources += [r for r in extra if r not in resources]
-        cache = NamespaceCache(self.client, self.namespace, resources)
-        cache.start()
-        self.cache = cache
-        return cache
-
-    def live(self, plan: WorkloadPlan) -> Obj:
-        # Before the cache starts (a run stopped ahead of its first change) the snapshot is current.
-        obj = self.cache.get(plan.kind.resource, plan.snapshot.ref.name) if self.cache is not None else None
-        return obj if obj is not None else plan.snapshot.raw
-
-    def write(self, plan: WorkloadPlan, make_body: Callable[[Obj], Obj], *, guard_spec: bool) -> Obj:
-        """One PUT with a resourceVersion precondition; on conflict re-read and retry.
-
-        With ``guard_spec`` a conflict caused by someone else's spec edit fails instead of overwriting it.
-        """
-        kind, name = plan.kind, plan.snapshot.ref.name
-        current = self.live(plan)
-        if guard_spec and _spec(current) != _spec(plan.snapshot.raw):
-            # The cache already holds someone else's edit: writing on top of it would pass the
-            # resourceVersion precondition and silently undo that edit.
-            raise RolloutFailed(
-                f"{plan.key} was changed by someone else since preflight; not overwriting it",
-                workload=plan.key,
-            )
-        for _ in range(8):
-            try:
-                written = self.client.replace(kind.resource, make_body(current), namespace=self.namespace)
-                if self.cache is not None:
-                    self.cache.put(kind.resource, written)
-                return written
-            except Conflict:
-                fresh = self.client.get(kind.resource, name, namespace=self.namespace)
-                if _spec(make_body(fresh)) == _spec(fresh):
-                    # Our change is in already: a retried PUT whose first answer was lost had landed.
-                    if self.cache is not None:
-                        self.cache.put(kind.resource, fresh)
-                    return fresh
-                if guard_spec and fresh.get("spec") != plan.snapshot.raw.get("spec"):
-                    raise RolloutFailed(
-                        f"{plan.key} was changed by someone else since preflight; not overwriting it",
-                        workload=plan.key,
-                    ) from None
-                current = fresh
-        raise RolloutFailed(f"{plan.key}: too many write conflicts", workload=plan.key)
-
-    def watched(self, plan: WorkloadPlan, written: Obj, timeout: int) -> Watched:
-        """What to wait for after writing ``written``: its images, by the earlier of both deadlines."""
-        own = plan.kind.deadline(written)
-        reason = (
-            f"not complete within --timeout {timeout}s"
-            if timeout <= own
-            else f"not complete within its own deadline of {own}s"
-        )
-        return Watched(
-            ref=plan.snapshot.ref,
-            expected_images=images_of(written["spec"]["template"]),
-            deadline=time.monotonic() + min(timeout, own + SETTLE_SECONDS),
-            deadline_reason=reason,
-            since=now(),
-        )
-
-    # -- revert -----------------------------------------------------------------------------------------
-
-    def needs_revert(self, plan: WorkloadPlan) -> bool:
-        obj = self.live(plan)
-        entry = self.journal.workloads.get(plan.key)
-        touched = entry is not None and entry.phase not in ("pending", "unchanged")
-        spec = obj.get("spec", {})
-        return touched or bool(spec.get("paused")) or spec.get("template") != plan.baseline.template
-
-    def revert(self, plan: Plan, timeout: int) -> bool:
-        """Return every touched or drifted workload to its journal state; True when verified."""
-        assert self.cache is not None
-        self.journal.state = "reverting"
-        self._try_save()
-        watched = []
-        for wp in plan.workloads:
-            if not self.needs_revert(wp):
-                continue
-            entry = self.journal.workloads[wp.key]
-            entry.phase = "reverting"
-            try:
-                self.write(wp, _reverter(wp), guard_spec=False)
-                self.say(f"{wp.key}: reverting to revision {wp.baseline.revision} {wp.baseline.images}")
-            except ApiError as exc:
-                self.fail(f"revert of {wp.key} failed: {exc}")
-                entry.phase = "error"
-                continue
-            watched.append(
-                Watched(
-                    ref=wp.snapshot.ref,
-                    expected_images=wp.baseline.images,
-                    deadline=time.monotonic() + timeout + SETTLE_SECONDS,
-                    deadline_reason=f"revert not complete within {timeout}s",
-                    since=now(),
-                )
-            )
-        self._try_save()
-        wait_for(
-            self.cache,
-            watched,
-            fail_fast=False,
-            crash_restarts=0,
-            stop_on_failure=False,
-            cancel=self.abort,
-            out=self.say,
-        )
-        ok = True
-        for item in watched:
-            entry = self.journal.workloads[item.ref.key]
-            if item.verdict is not None and item.verdict.phase is Phase.COMPLETE:
-                entry.phase = "reverted"
-                entry.revision_after = item.verdict.revision
-            else:
-                ok = False
-                entry.phase = "error"
-                why = (
-                    item.verdict.message
-                    if item.verdict
-                    else f"stopped waiting after SIGTERM; last seen: {item.last_message or 'nothing'}"
-                )
-                entry.note = why
-                self.fail(f"revert of {item.ref.key} not verified: {why}")
-        return ok and not any(e.phase == "error" for e in self.journal.workloads.values())
-
-    def _try_save(self) -> None:
-        try:
-            self.save()
-        except ApiError as exc:
-            self.fail(f"could not update the journal {self.store.name}: {exc}")
-
-    # -- results ----------------------------------------------------------------------------------------
-
-    def result(self, plan: Plan, wp: WorkloadPlan) -> WorkloadResult:
-        obj = self.live(wp)
-        entry = self.journal.workloads.get(wp.key)
-        revisions = wp.kind.owned(obj, self.cache.objects(wp.kind.revisions)) if self.cache else []
-        pods: list[Obj] = []
-        current = wp.kind.new_revision(obj, revisions)
-        if current is not None and self.cache is not None:
-            from task.kinds import pods_of_revision
-
-            pods = [
-                pod_record(p, revision=current["metadata"]["name"])
-                for p in pods_of_revision(current, self.cache.objects(PODS))
-            ]
-        phase = entry.phase if entry else "unchanged"
-        outcome = {"complete": "rolled-out", "pending": "unchanged", "error": "inconsistent"}.get(
-            phase, phase
-        )
-        return WorkloadResult(
-            kind=wp.snapshot.ref.kind,
-            name=wp.snapshot.ref.name,
-            revision_before=wp.snapshot.revision,
-            revision_after=wp.kind.revision(obj),
-            images_before=dict(wp.snapshot.images),
-            images_after=images_of(obj.get("spec", {}).get("template", {})),
-            outcome=outcome,
-            paused=bool(obj.get("spec", {}).get("paused")),
-            paused_before=wp.snapshot.paused,
-            notes=list(wp.notes),
-            error=entry.note if entry else "",
-            pods=sorted(pods, key=lambda p: p["name"]),
-        )
 
 
 class Rollout(GroupRun):
@@ -438,7 +191,7 @@ class Rollout(GroupRun):
         promotions = {(p.stream, p.tag): p for wp in plan.workloads for p in wp.promoted.values()}
         resolved: dict[tuple[str, str], str] = {}
         for (stream, tag), promo in sorted(promotions.items()):
-            self._copy_tag(promo)
+            copy_tag(self.client, namespace=self.namespace, promo=promo)
             self.say(
                 f"imagestream {stream}: tag {tag} copied from {promo.source_namespace} ({promo.source_image})"
             )
@@ -446,7 +199,7 @@ class Rollout(GroupRun):
         while len(resolved) < len(promotions):
             self.check_cancel()
             for key, promo in promotions.items():
-                ref = _resolved_reference(cache.get(IMAGE_STREAMS, promo.stream), promo)
+                ref = resolved_reference(cache.get(IMAGE_STREAMS, promo.stream), promo)
                 if ref:
                     resolved[key] = ref
             timed_out = len(resolved) < len(promotions) and not cache.wait(deadline - time.monotonic())
@@ -460,33 +213,6 @@ class Rollout(GroupRun):
             for container, promo in wp.promoted.items():
                 wp.target_images[container] = resolved[(promo.stream, promo.tag)]
             self.journal.workloads[wp.key].target_images = dict(wp.target_images)
-
-    def _copy_tag(self, promo: Promotion) -> None:
-        def body(stream: Obj) -> Obj:
-            new = copy.deepcopy(stream)
-            tags = [t for t in new.setdefault("spec", {}).get("tags", []) or [] if t.get("name") != promo.tag]
-            tags.append(
-                {
-                    "name": promo.tag,
-                    "from": {
-                        "kind": "ImageStreamImage",
-                        "namespace": promo.source_namespace,
-                        "name": f"{promo.stream}@{promo.source_image}",
-                    },
-                    "referencePolicy": {"type": "Source"},
-                }
-            )
-            new["spec"]["tags"] = tags
-            return new
-
-        for _ in range(5):
-            stream = self.client.get(IMAGE_STREAMS, promo.stream, namespace=self.namespace)
-            try:
-                self.client.replace(IMAGE_STREAMS, body(stream), namespace=self.namespace)
-                return
-            except Conflict:
-                continue
-        raise RolloutFailed(f"imagestream {promo.stream}: too many write conflicts", workload="imagestreams")
 
     def _apply(self, plan: Plan) -> list[Watched]:
         watched = []
@@ -539,14 +265,6 @@ class Rollout(GroupRun):
         return "inconsistent"
 
 
-def _spec(obj: Obj) -> Obj:
-    """A spec to compare: ``paused: false`` and no ``paused`` are the same (the API omits it)."""
-    spec = dict(obj.get("spec") or {})
-    if not spec.get("paused"):
-        spec.pop("paused", None)
-    return spec
-
-
 def _changer(wp: WorkloadPlan) -> Callable[[Obj], Obj]:
     """The rollout's one change to a workload, applied to whatever version of it is current."""
     trigger_tags = {c: f"{p.stream}:{p.tag}" for c, p in wp.promoted.items()}
@@ -555,22 +273,3 @@ def _changer(wp: WorkloadPlan) -> Callable[[Obj], Obj]:
         return wp.kind.with_images(obj, wp.target_images, trigger_tags=trigger_tags)
 
     return change
-
-
-def _reverter(wp: WorkloadPlan) -> Callable[[Obj], Obj]:
-    def revert(obj: Obj) -> Obj:
-        return wp.kind.with_state(obj, wp.baseline)
-
-    return revert
-
-
-def _resolved_reference(stream: Obj | None, promo: Promotion) -> str:
-    """The dockerImageReference the group's stream now gives the promoted tag, once it has resolved."""
-    if stream is None:
-        return ""
-    for entry in stream.get("status", {}).get("tags", []) or []:
-        if entry.get("tag") == promo.tag and entry.get("items"):
-            item = entry["items"][0]
-            if item.get("image") == promo.source_image:
-                return str(item.get("dockerImageReference", ""))
-    return ""

@@ -16,8 +16,8 @@ from typing import Required, TypedDict, Unpack
 
 from task.audit import emit
 from task.client import Client
-from task.engine import GroupRun, actor
 from task.errors import ApiError, RefusedError, RollguardError, RolloutFailed
+from task.group import GroupRun, actor
 from task.journal import Journal, WorkloadEntry, now
 from task.repair_plan import ACTIONS, Change, RepairPlan, permissions, plan_repair
 from task.report import Outcome

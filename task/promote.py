@@ -1,0 +1,58 @@
+"""Promotion (the OpenDevStack flow): copy a built tag into the group's ImageStreams, like `oc tag`.
+
+The copy points at the source *image* (kind ImageStreamImage), not at the source tag: it does not move
+when the source tag moves later.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from task.client import Client
+from task.errors import Conflict, RolloutFailed
+from task.preflight import Promotion
+from task.resources import IMAGE_STREAMS
+from task.structs import Obj
+
+
+def with_tag_copy(stream: Obj, promo: Promotion) -> Obj:
+    """``stream`` with spec tag ``promo.tag`` pointing at the promoted image (pure)."""
+    new = copy.deepcopy(stream)
+    tags = [t for t in new.setdefault("spec", {}).get("tags", []) or [] if t.get("name") != promo.tag]
+    tags.append(
+        {
+            "name": promo.tag,
+            "from": {
+                "kind": "ImageStreamImage",
+                "namespace": promo.source_namespace,
+                "name": f"{promo.stream}@{promo.source_image}",
+            },
+            "referencePolicy": {"type": "Source"},
+        }
+    )
+    new["spec"]["tags"] = tags
+    return new
+
+
+def copy_tag(client: Client, *, namespace: str, promo: Promotion) -> None:
+    """Write the tag copy, re-reading on conflicts (the stream's controller writes it too)."""
+    for _ in range(5):
+        stream = client.get(IMAGE_STREAMS, promo.stream, namespace=namespace)
+        try:
+            client.replace(IMAGE_STREAMS, with_tag_copy(stream, promo), namespace=namespace)
+            return
+        except Conflict:
+            continue
+    raise RolloutFailed(f"imagestream {promo.stream}: too many write conflicts", workload="imagestreams")
+
+
+def resolved_reference(stream: Obj | None, promo: Promotion) -> str:
+    """The dockerImageReference the group's stream now gives the promoted tag, once it has resolved."""
+    if stream is None:
+        return ""
+    for entry in stream.get("status", {}).get("tags", []) or []:
+        if entry.get("tag") == promo.tag and entry.get("items"):
+            item = entry["items"][0]
+            if item.get("image") == promo.source_image:
+                return str(item.get("dockerImageReference", ""))
+    return ""
