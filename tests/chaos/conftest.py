@@ -8,9 +8,7 @@ save build/chaos/results-slice.json for a look, and leave the document alone.
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,7 +28,6 @@ AREAS = {
 }
 _STARTED = time.monotonic()
 HERE = Path(__file__).resolve().parent
-PARTS_ENV = "ROLLGUARD_CHAOS_LEDGER_PARTS"
 
 
 @pytest.fixture
@@ -84,29 +81,34 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
     return report
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # Under xdist each worker keeps its own ledger: the controller names a directory of its own for
-    # the workers' parts (inherited through the environment when it spawns them) and merges them.
-    if not hasattr(config, "workerinput"):
-        os.environ[PARTS_ENV] = tempfile.mkdtemp(prefix="rollguard-chaos-ledger-")
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    worker = getattr(session.config, "workerinput", {}).get("workerid")
-    parts = Path(os.environ.get(PARTS_ENV, ""))
-    if worker is not None:
-        if ledger.ENTRIES and parts.is_dir():
-            ledger.dump(ledger.ENTRIES, parts / f"{worker}.json")
+    chaos = (session.config.getoption("markexpr") or "").strip() == "chaos"
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput is None:  # a plain session
+        _publish(list(ledger.ENTRIES), time.monotonic() - _STARTED, chaos=chaos)
         return
-    entries = list(ledger.ENTRIES)
-    if parts.is_dir():
-        for part in sorted(parts.glob("*.json")):
-            entries += ledger.load_entries(part)
-        shutil.rmtree(parts, ignore_errors=True)
+    # Under xdist the controller does not load this conftest (it collects nothing): each worker
+    # leaves its part under the run's shared id, and the last one to finish merges them all.
+    parts = ledger.RESULTS_DIR / f"parts-{workerinput['testrunuid']}"
+    parts.mkdir(parents=True, exist_ok=True)
+    ledger.dump(ledger.ENTRIES, time.monotonic() - _STARTED, parts / f"{workerinput['workerid']}.json")
+    found = sorted(parts.glob("*.json"))
+    if len(found) < int(workerinput["workercount"]):
+        return
+    entries: list[ledger.Entry] = []
+    seconds = 0.0
+    for part in found:
+        more, took = ledger.load_part(part)
+        entries += more
+        seconds = max(seconds, took)
+    shutil.rmtree(parts, ignore_errors=True)
+    _publish(entries, seconds, chaos=chaos)
+
+
+def _publish(entries: list[ledger.Entry], seconds: float, *, chaos: bool) -> None:
     if not entries:
         return
-    chaos = (session.config.getoption("markexpr") or "").strip() == "chaos"
-    ledger.save(entries, seconds=time.monotonic() - _STARTED, marker="chaos" if chaos else "slice")
+    ledger.save(entries, seconds=seconds, marker="chaos" if chaos else "slice")
     if chaos:
         from tests.chaos import report
 

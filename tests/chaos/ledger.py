@@ -62,13 +62,16 @@ def save(entries: list[Entry], *, seconds: float, marker: str) -> Path:
     return path
 
 
-def dump(entries: list[Entry], path: Path) -> None:
-    """One xdist worker's entries, for the controller to merge."""
-    path.write_text(json.dumps([asdict(e) for e in entries]))
+def dump(entries: list[Entry], seconds: float, path: Path) -> None:
+    """One xdist worker's entries, written whole (a reader never sees half a part)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"seconds": seconds, "entries": [asdict(e) for e in entries]}))
+    tmp.replace(path)
 
 
-def load_entries(path: Path) -> list[Entry]:
-    return [_entry(raw) for raw in json.loads(path.read_text())]
+def load_part(path: Path) -> tuple[list[Entry], float]:
+    data = json.loads(path.read_text())
+    return [_entry(raw) for raw in data["entries"]], float(data["seconds"])
 
 
 def _entry(raw: dict[str, Any]) -> Entry:
