@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from task import audit
@@ -27,6 +28,7 @@ from task.watch import Watched, wait_for
 from task.watcher import NamespaceCache
 
 PROMOTION_WAIT = 60.0
+APPLY_WORKERS = 8  # concurrent workload writes; the API server's own limits sit far above this
 
 
 @dataclass
@@ -101,10 +103,8 @@ class Rollout(GroupRun):
         reason = {"succeeded": "RollguardRolledOut", "reverted": "RollguardReverted"}.get(
             status, "RollguardInconsistent"
         )
-        for wp in plan.workloads:
-            entry = self.journal.workloads.get(wp.key)
-            if entry is None or entry.phase in ("pending", "unchanged"):
-                continue
+
+        def emit(wp: WorkloadPlan) -> None:
             obj = self.live(wp)
             images = images_of(obj.get("spec", {}).get("template", {}))
             message = f"{actor()} run {self.run_id} ({self.command}): {status}; images now {images}"
@@ -121,6 +121,15 @@ class Rollout(GroupRun):
                 )
             except ApiError as exc:  # the audit trail is best effort: the journal holds the record too
                 self.errors.append(f"could not record an event on {wp.key}: {exc}")
+
+        changed = [
+            wp
+            for wp in plan.workloads
+            if self.journal.workloads.get(wp.key) is not None
+            and self.journal.workloads[wp.key].phase not in ("pending", "unchanged")
+        ]
+        with ThreadPoolExecutor(max_workers=max(1, min(APPLY_WORKERS, len(changed)))) as pool:
+            list(pool.map(emit, changed))
 
     def _run(self, plan: Plan) -> str:
         req = self.request
@@ -215,20 +224,38 @@ class Rollout(GroupRun):
             self.journal.workloads[wp.key].target_images = dict(wp.target_images)
 
     def _apply(self, plan: Plan) -> list[Watched]:
-        watched = []
+        """Write every workload's one change at once, so a group of N costs one round trip, not N.
+
+        The journal already holds every verified state, so a run killed between these writes can be
+        finished by the next one; it is updated once, when all writes have answered.
+        """
+        self.check_cancel()
+        todo = []
         for wp in plan.workloads:
-            self.check_cancel()
-            entry = self.journal.workloads[wp.key]
-            if not wp.needs_change:
-                entry.phase = "unchanged"
-                continue
+            if wp.needs_change:
+                todo.append(wp)
+            else:
+                self.journal.workloads[wp.key].phase = "unchanged"
+
+        def apply(wp: WorkloadPlan) -> Watched:
             written = self.write(wp, _changer(wp), guard_spec=True)
-            entry.phase = "applied"
-            self._try_save()
-            watched.append(self.watched(wp, written, self.request.timeout))
-            expected = watched[-1].expected_images
-            changes = {c: i for c, i in expected.items() if wp.snapshot.images.get(c) != i}
+            self.journal.workloads[wp.key].phase = "applied"
+            item = self.watched(wp, written, self.request.timeout)
+            changes = {c: i for c, i in item.expected_images.items() if wp.snapshot.images.get(c) != i}
             self.say(f"{wp.key}: changed {changes or '(resumed only)'}")
+            return item
+
+        watched: list[Watched] = []
+        errors: list[RollguardError] = []
+        with ThreadPoolExecutor(max_workers=max(1, min(APPLY_WORKERS, len(todo)))) as pool:
+            for future in [pool.submit(apply, wp) for wp in todo]:
+                try:
+                    watched.append(future.result())
+                except RollguardError as exc:
+                    errors.append(exc)
+        self._try_save()
+        if errors:
+            raise errors[0]
         return watched
 
     def _succeed(self, plan: Plan) -> str:
