@@ -131,6 +131,7 @@ class FaultProxy:
         self._eligible = 0
         self._mutations = 0
         self._hooks: dict[int, Callable[[Record], None]] = {}
+        self._matchers: list[tuple[Callable[[Record], bool], Callable[[Record], None]]] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._timer: threading.Timer | None = None
@@ -180,6 +181,7 @@ class FaultProxy:
             self.records.clear()
             self.faults.clear()
             self._hooks.clear()
+            self._matchers.clear()
             self._eligible = self._mutations = 0
             if plan is not None:
                 self.plan = plan
@@ -194,6 +196,12 @@ class FaultProxy:
         """
         with self._lock:
             self._hooks[k] = hook
+
+    def after_mutation_matching(self, predicate: Callable[[Record], bool], hook: Callable[[Record], None]) -> None:
+        """Like `after_mutation`, on the first mutating request ``predicate`` accepts (order-proof
+        where the client sends several writes at once)."""
+        with self._lock:
+            self._matchers.append((predicate, hook))
 
     def kubeconfig(self, source: str | Path, dest: str | Path) -> Path:
         """Write ``dest``: ``source``'s user (token) and namespace, with the proxy as the server."""
@@ -278,7 +286,13 @@ class FaultProxy:
     def _mutation_answered(self, record: Record) -> Callable[[Record], None] | None:
         with self._lock:
             self._mutations += 1
-            return self._hooks.pop(self._mutations, None)
+            hook = self._hooks.pop(self._mutations, None)
+            if hook is None:
+                for index, (predicate, candidate) in enumerate(self._matchers):
+                    if predicate(record):
+                        del self._matchers[index]
+                        return candidate
+            return hook
 
     def _count_cut(self) -> None:
         with self._lock:

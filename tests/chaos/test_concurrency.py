@@ -113,8 +113,10 @@ def test_human_edit_during_the_rollout(client, sandbox, proxy, tmp_path, namespa
         patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": HUMAN}]}}}}
         client.patch(DEPLOYMENT_CONFIGS, "dc2", patch, namespace=namespace)
 
-    # mutating calls: lease, journal, PUT web, journal, PUT dc1, journal, PUT dc2 ...
-    proxy.after_mutation(3 if when == "before-its-write" else 7, human)
+    if when == "before-its-write":  # the journal's create: after preflight, before any workload write
+        proxy.after_mutation_matching(lambda r: r.method == "POST" and r.resource == "configmaps", human)
+    else:  # right after rollguard's own write of dc2 (the writes go out concurrently)
+        proxy.after_mutation_matching(lambda r: r.method == "PUT" and r.path.endswith("/deploymentconfigs/dc2"), human)
     result = h.finish(run, report, timeout=120)
     assert not proxy.hook_errors, proxy.hook_errors
     assert result.code == 1, result.stdout[-2000:] + result.stderr[-1000:]
