@@ -211,14 +211,12 @@ class GroupRun:
             cancel=self.abort,
             out=self.say,
         )
-        ok = True
         for item in watched:
             entry = self.journal.workloads[item.ref.key]
             if item.verdict is not None and item.verdict.phase is Phase.COMPLETE:
                 entry.phase = "reverted"
                 entry.revision_after = item.verdict.revision
             else:
-                ok = False
                 entry.phase = "error"
                 why = (
                     item.verdict.message
@@ -227,7 +225,8 @@ class GroupRun:
                 )
                 entry.note = why
                 self.fail(f"revert of {item.ref.key} not verified: {why}")
-        return ok and not any(e.phase == "error" for e in self.journal.workloads.values())
+        # An unverified revert or a failed write marks its entry "error": that alone decides.
+        return not any(e.phase == "error" for e in self.journal.workloads.values())
 
     def _try_save(self) -> None:
         try:
