@@ -334,18 +334,7 @@ class DeploymentConfigController:
 
     def _update(self, dc: JSON, new: JSON) -> JSON | None:
         """PUT the DC (spec changes: defaults, triggered images); on a conflict read it again."""
-        ns, name = key_of(dc)
-        path = f"{u.DC_PATH}/namespaces/{ns}/deploymentconfigs/{name}"
-        try:
-            updated = self.kube.request("PUT", path, new)
-        except ApiError as e:
-            if e.status == 409:
-                return self._refresh(path)
-            if e.status == 404:
-                return None
-            raise
-        self.dcs.store(updated)
-        return updated
+        return self._put(dc, "", new)
 
     def _update_status(
         self, dc: JSON, rcs: list[JSON], update_observed: bool, *additional: JSON
@@ -356,10 +345,14 @@ class DeploymentConfigController:
         return None
 
     def _write_status(self, dc: JSON, status: JSON) -> JSON | None:
+        return self._put(dc, "/status", {**dc, "status": status})
+
+    def _put(self, dc: JSON, sub: str, body: JSON) -> JSON | None:
+        """PUT the DC or its subresource; a conflict re-reads it, a deletion ends the work."""
         ns, name = key_of(dc)
         path = f"{u.DC_PATH}/namespaces/{ns}/deploymentconfigs/{name}"
         try:
-            updated = self.kube.request("PUT", f"{path}/status", {**dc, "status": status})
+            updated = self.kube.request("PUT", path + sub, body)
         except ApiError as e:
             if e.status == 409:
                 return self._refresh(path)
