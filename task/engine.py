@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from task import audit
@@ -28,7 +27,6 @@ from task.watch import Watched, wait_for
 from task.watcher import NamespaceCache
 
 PROMOTION_WAIT = 60.0
-APPLY_WORKERS = 8  # concurrent workload writes; the API server's own limits sit far above this
 
 
 @dataclass
@@ -128,8 +126,7 @@ class Rollout(GroupRun):
             if self.journal.workloads.get(wp.key) is not None
             and self.journal.workloads[wp.key].phase not in ("pending", "unchanged")
         ]
-        with ThreadPoolExecutor(max_workers=max(1, min(APPLY_WORKERS, len(changed)))) as pool:
-            list(pool.map(emit, changed))
+        self.each_at_once(changed, emit)
 
     def _run(self, plan: Plan) -> str:
         req = self.request
@@ -245,14 +242,9 @@ class Rollout(GroupRun):
             self.say(f"{wp.key}: changed {changes or '(resumed only)'}")
             return item
 
-        watched: list[Watched] = []
-        errors: list[RollguardError] = []
-        with ThreadPoolExecutor(max_workers=max(1, min(APPLY_WORKERS, len(todo)))) as pool:
-            for future in [pool.submit(apply, wp) for wp in todo]:
-                try:
-                    watched.append(future.result())
-                except RollguardError as exc:
-                    errors.append(exc)
+        results = self.each_at_once(todo, apply)
+        watched = [r for r in results if isinstance(r, Watched)]
+        errors = [r for r in results if isinstance(r, RollguardError)]
         self._try_save()
         if errors:
             raise errors[0]

@@ -12,9 +12,11 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from task.client import Client
-from task.errors import ApiError, Conflict, Interrupted, RolloutFailed
+from task.errors import ApiError, Conflict, Interrupted, RollguardError, RolloutFailed
 from task.journal import Journal, JournalStore, now
 from task.kinds import images_of
 from task.lock import GroupLock
@@ -27,6 +29,8 @@ from task.watcher import NamespaceCache
 
 Printer = Callable[[str], None]
 SETTLE_SECONDS = 5
+WRITERS = 8  # concurrent workload writes; the API server's own limits sit far above this
+T = TypeVar("T")
 
 
 def actor() -> str:
@@ -167,6 +171,23 @@ class GroupRun:
 
     # -- revert -----------------------------------------------------------------------------------------
 
+    def each_at_once(
+        self, plans: list[WorkloadPlan], work: Callable[[WorkloadPlan], T]
+    ) -> list[T | RollguardError]:
+        """``work`` for every plan concurrently, results in order (errors as values).
+
+        A group of N then costs about one round trip before the last workload starts rolling, not N.
+        """
+        with ThreadPoolExecutor(max_workers=max(1, min(WRITERS, len(plans)))) as pool:
+            futures = [pool.submit(work, wp) for wp in plans]
+        results: list[T | RollguardError] = []
+        for future in futures:
+            try:
+                results.append(future.result())
+            except RollguardError as exc:
+                results.append(exc)
+        return results
+
     def needs_revert(self, plan: WorkloadPlan) -> bool:
         obj = self.live(plan)
         entry = self.journal.workloads.get(plan.key)
@@ -179,28 +200,33 @@ class GroupRun:
         assert self.cache is not None
         self.journal.state = "reverting"
         self._try_save()
-        watched = []
-        for wp in plan.workloads:
-            if not self.needs_revert(wp):
-                continue
-            entry = self.journal.workloads[wp.key]
-            entry.phase = "reverting"
-            try:
-                self.write(wp, _reverter(wp), guard_spec=False)
-                self.say(f"{wp.key}: reverting to revision {wp.baseline.revision} {wp.baseline.images}")
-            except ApiError as exc:
-                self.fail(f"revert of {wp.key} failed: {exc}")
-                entry.phase = "error"
-                continue
-            watched.append(
-                Watched(
-                    ref=wp.snapshot.ref,
-                    expected_images=wp.baseline.images,
-                    deadline=time.monotonic() + timeout + SETTLE_SECONDS,
-                    deadline_reason=f"revert not complete within {timeout}s",
-                    since=now(),
-                )
+        targets = [wp for wp in plan.workloads if self.needs_revert(wp)]
+
+        def start(wp: WorkloadPlan) -> Watched:
+            self.journal.workloads[wp.key].phase = "reverting"
+            self.write(wp, _reverter(wp), guard_spec=False)
+            self.say(f"{wp.key}: reverting to revision {wp.baseline.revision} {wp.baseline.images}")
+            return Watched(
+                ref=wp.snapshot.ref,
+                expected_images=wp.baseline.images,
+                deadline=time.monotonic() + timeout + SETTLE_SECONDS,
+                deadline_reason=f"revert not complete within {timeout}s",
+                since=now(),
             )
+
+        watched = []
+        unexpected: list[RollguardError] = []
+        for wp, result in zip(targets, self.each_at_once(targets, start), strict=True):
+            if isinstance(result, Watched):
+                watched.append(result)
+            elif isinstance(result, ApiError):
+                self.fail(f"revert of {wp.key} failed: {result}")
+                self.journal.workloads[wp.key].phase = "error"
+            else:
+                self.journal.workloads[wp.key].phase = "error"
+                unexpected.append(result)
+        if unexpected:
+            raise unexpected[0]
         self._try_save()
         wait_for(
             self.cache,
