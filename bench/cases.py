@@ -44,6 +44,7 @@ class GroupResult:
     rollguard: Stats = field(default_factory=Stats)
     engine: Stats = field(default_factory=Stats)
     applied: Stats = field(default_factory=Stats)  # engine clock when the last change was written
+    together: Stats = field(default_factory=Stats)  # the sandbox's floor: all N changed at once, bare
     baseline: Stats = field(default_factory=Stats)
     runs: list[CliRun] = field(default_factory=list)
     baseline_requests: list[Counter[str]] = field(default_factory=list)
@@ -133,7 +134,8 @@ def measure_limit(ctx: Ctx, res: RolloutResults) -> None:
 
 
 def group_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> None:
-    """rollguard and the old stage on the same group, interleaved so that load drifts hit both alike."""
+    """rollguard, the bare floor and the old stage on the same group, interleaved so that load drifts hit
+    all of them alike."""
     for n in sizes:
         ns, g = namespace(n), GroupResult(n)
         res.groups[n] = g
@@ -151,6 +153,14 @@ def group_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> Non
                     res.current[ns] = image
                 else:
                     g.problems.append(f"rollguard run ended {run.status}: {run.proc.tail()}")
+                image = ctx.image()
+                p = ctx.drive("together", "-n", ns, "--workloads", str(n), "--image", image)
+                data = p.json() or {}
+                if data.get("ok"):
+                    g.together.add(float(data["seconds"]))
+                    res.current[ns] = image
+                else:
+                    g.problems.append(f"all-at-once run failed: {data.get('error') or p.tail()}")
             if i < BASELINE_REPS[n]:
                 image = ctx.image()
                 p, server = ctx.drive_counted(
@@ -164,7 +174,7 @@ def group_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> Non
                     res.current[ns] = image
                 else:
                     g.problems.append(f"old-stage run failed: {data.get('error') or p.tail()}")
-        ctx.log(f"N={n}: rollguard {g.rollguard.fmt()}, old stage {g.baseline.fmt()}")
+        ctx.log(f"N={n}: rollguard {g.rollguard.fmt()}, floor {g.together.fmt()}, old stage {g.baseline.fmt()}")
 
 
 def crash_run(ctx: Ctx, res: RolloutResults, n: int, fail: FailResult, extra: tuple[str, ...] = ()) -> None:

@@ -7,6 +7,7 @@ request counts of a later, measured step. Each prints one JSON line as its resul
   create    a namespace with N workloads (even index: DC, odd: Deployment), waiting for the first rollout
   scale     many workloads across namespaces, waiting only until each has its first revision object
   limit     one workload's own rollout: change its image, wait (watch) until complete
+  together  a group's floor: every workload's image changed at once by a bare script, watched until complete
   baseline  the old pipeline stage: pause all, then per workload set image, resume, wait (watch)
   drift     half a group's workloads set to another image by hand (damage for `rollguard revert`)
   check     is every workload of a namespace on the given image, complete and not paused?
@@ -192,6 +193,39 @@ def limit(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     return {"ok": ok, "seconds": seconds, "requests": dict(client.requests)}
 
 
+def together(client: Client, args: argparse.Namespace) -> dict[str, Any]:
+    """The group's floor on this sandbox: every workload changed at once by a bare script, then watched.
+
+    No preflight, lock or journal: what remains is N rollouts at once on the same cores, which is what
+    separates the sandbox's own slowdown under load from what rollguard adds.
+    """
+    names = workload_names(args.workloads)
+    kinds = sorted({kind for kind, _ in names})
+    cache = NamespaceCache(client, args.namespace, [r for k in kinds for r in (KINDS[k].resource, KINDS[k].revisions)])
+    cache.start()  # before the clock starts, as for the limit
+
+    def change(ref: tuple[str, str]) -> None:
+        cache.put(KINDS[ref[0]].resource, set_image(client, args.namespace, *ref, args.image))
+
+    try:
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(len(names)) as pool:
+            list(pool.map(change, names))
+        watched = [
+            Watched(WorkloadRef(kind, name), {"app": args.image}, time.monotonic() + WAIT, "timeout")
+            for kind, name in names
+        ]
+        wait_for(
+            cache, watched, fail_fast=False, crash_restarts=0, stop_on_failure=True,
+            cancel=threading.Event(), out=lambda _line: None,
+        )  # fmt: skip
+        seconds = time.perf_counter() - t0
+    finally:
+        cache.stop()
+    ok = all(w.verdict is not None and w.verdict.phase is Phase.COMPLETE for w in watched)
+    return {"ok": ok, "seconds": seconds, "requests": dict(client.requests)}
+
+
 def baseline(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     """The old stage, step by step; each wait opens its own watch, as `oc rollout status` does."""
     names = workload_names(args.workloads)
@@ -240,6 +274,7 @@ STEPS = {
     "create": create,
     "scale": scale,
     "limit": limit,
+    "together": together,
     "baseline": baseline,
     "drift": drift,
     "check": check,

@@ -21,6 +21,7 @@ from task.resources import Resource
 Obj = dict[str, Any]
 
 _RETRIES = 5
+POOL_SIZE = 32
 _MERGE_PATCH = "application/merge-patch+json"
 
 
@@ -41,10 +42,14 @@ class Client:
         from kubernetes import client as k8s_client
         from kubernetes import config as k8s_config
 
+        cfg = k8s_client.Configuration()
+        # A run holds one connection per watched resource while its writers work in parallel; the
+        # default pool (5 per core) would drop connections and pay a TLS handshake for each new one.
+        cfg.connection_pool_maxsize = POOL_SIZE
         in_pod = os.path.exists("/var/run/secrets/kubernetes.io/serviceaccount/token")
         if kubeconfig is None and context is None and in_pod and os.environ.get("KUBERNETES_SERVICE_HOST"):
-            k8s_config.load_incluster_config()
-            return cls(k8s_client.ApiClient())
+            k8s_config.load_incluster_config(client_configuration=cfg)
+            return cls(k8s_client.ApiClient(cfg))
         path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or "~/.kube/config"
         path = os.path.expanduser(path)
         if not os.path.isfile(path):
@@ -53,7 +58,7 @@ class Client:
                 fix="pass --kubeconfig FILE or set KUBECONFIG (in a pod, the ServiceAccount is used)",
             )
         try:
-            api = k8s_config.new_client_from_config(config_file=path, context=context)
+            k8s_config.load_kube_config(config_file=path, context=context, client_configuration=cfg)
         except Exception as exc:  # the loader raises ConfigException, yaml and key errors alike
             raise RefusedError(
                 f"cannot use kubeconfig {path!r}"
@@ -61,7 +66,7 @@ class Client:
                 + f": {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
                 fix="check the file and the --context name (kubectl config get-contexts)",
             ) from exc
-        return cls(api)
+        return cls(k8s_client.ApiClient(cfg))
 
     # -- verbs ---------------------------------------------------------------------------------------
 

@@ -256,9 +256,7 @@ class Rollout(GroupRun):
         for wp in plan.workloads:
             obj = self.live(wp)
             entry = self.journal.workloads[wp.key]
-            entry.verified = wp.kind.verified_state(
-                obj, wp.kind.owned(obj, self.cache.objects(wp.kind.revisions))
-            )
+            entry.verified = wp.kind.verified_state(obj, self.revisions(wp, obj))
             templates[wp.key] = entry.verified.template
         self.journal.last_success = {"run_id": self.run_id, "finished": now(), "templates": templates}
         self.journal.close_run("succeeded")

@@ -29,7 +29,7 @@ from task.watcher import NamespaceCache
 
 Printer = Callable[[str], None]
 SETTLE_SECONDS = 5
-WRITERS = 8  # concurrent workload writes; the API server's own limits sit far above this
+WRITERS = 16  # concurrent workload writes; the API server's own limits sit far above this
 T = TypeVar("T")
 
 
@@ -117,6 +117,12 @@ class GroupRun:
         # Before the cache starts (a run stopped ahead of its first change) the snapshot is current.
         obj = self.cache.get(plan.kind.resource, plan.snapshot.ref.name) if self.cache is not None else None
         return obj if obj is not None else plan.snapshot.raw
+
+    def revisions(self, plan: WorkloadPlan, obj: Obj) -> list[Obj]:
+        """The workload's revision objects in the live cache, newest first."""
+        if self.cache is None:
+            return []
+        return plan.kind.owned(obj, self.cache.owners(plan.kind.revisions).candidates(obj))
 
     def write(self, plan: WorkloadPlan, make_body: Callable[[Obj], Obj], *, guard_spec: bool) -> Obj:
         """One PUT with a resourceVersion precondition; on conflict re-read and retry.
@@ -265,15 +271,13 @@ class GroupRun:
     def result(self, plan: Plan, wp: WorkloadPlan) -> WorkloadResult:
         obj = self.live(wp)
         entry = self.journal.workloads.get(wp.key)
-        revisions = wp.kind.owned(obj, self.cache.objects(wp.kind.revisions)) if self.cache else []
+        revisions = self.revisions(wp, obj)
         pods: list[Obj] = []
         current = wp.kind.new_revision(obj, revisions)
         if current is not None and self.cache is not None:
-            from task.kinds import pods_of_revision
-
             pods = [
                 pod_record(p, revision=current["metadata"]["name"])
-                for p in pods_of_revision(current, self.cache.objects(PODS))
+                for p in self.cache.owners(PODS).children(current)
             ]
         phase = entry.phase if entry else "unchanged"
         outcome = {"complete": "rolled-out", "pending": "unchanged", "error": "inconsistent"}.get(

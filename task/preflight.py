@@ -7,12 +7,13 @@ is a `Plan`: pure data the engine carries out.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from task.client import Client
 from task.errors import ApiError, Forbidden, NotFound, RefusedError
 from task.journal import Journal, JournalStore
-from task.kinds import KINDS, Kind, kind_of
+from task.kinds import KINDS, Kind, Owners, kind_of
 from task.lock import GroupLock
 from task.resources import (
     CONFIG_MAPS,
@@ -26,6 +27,7 @@ from task.resources import (
 )
 from task.structs import DC, ImageTarget, Obj, Snapshot, VerifiedState, WorkloadRef
 
+ACCESS_REVIEWS = 8  # SelfSubjectAccessReviews in flight at once
 INTEGRATED_REGISTRY = "image-registry.openshift-image-registry.svc:5000"
 # The subresource as RBAC names it ("imagestreams/layers"): a SelfSubjectAccessReview for this resource
 # string matches the same rules as resource imagestreams + subresource layers.
@@ -111,8 +113,14 @@ def list_group(client: Client, namespace: str, selector: str) -> list[tuple[Kind
 
 
 def check_access(client: Client, needs: list[tuple[str, Resource, str]]) -> None:
-    """SelfSubjectAccessReview for each (verb, resource, namespace); refuse naming the first gap."""
-    for verb, res, namespace in needs:
+    """SelfSubjectAccessReview for each (verb, resource, namespace); refuse naming the first gap.
+
+    The reviews go out at once (a rollout asks about twenty): the answers are read in order, so the gap
+    named is always the first of the list, whatever answered first.
+    """
+
+    def ask(need: tuple[str, Resource, str]) -> Obj:
+        verb, res, namespace = need
         review = {
             "apiVersion": "authorization.k8s.io/v1",
             "kind": "SelfSubjectAccessReview",
@@ -125,14 +133,17 @@ def check_access(client: Client, needs: list[tuple[str, Resource, str]]) -> None
                 }
             },
         }
+        return client.create(SELF_SUBJECT_ACCESS_REVIEWS, review)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(ACCESS_REVIEWS, len(needs)))) as pool:
+        answers = [pool.submit(ask, need) for need in needs]
+    for (verb, res, namespace), future in zip(needs, answers, strict=True):
         try:
-            answer = client.create(SELF_SUBJECT_ACCESS_REVIEWS, review)
+            answer = future.result()
         except ApiError as exc:
             raise RefusedError(
                 f"cannot check permissions (SelfSubjectAccessReview failed: {exc})",
-                fix="allow 'create' on selfsubjectaccessreviews.authorization.k8s.io (system:basic-user grants it)"[
-                    :200
-                ],
+                fix="allow 'create' on selfsubjectaccessreviews.authorization.k8s.io (system:basic-user grants it)",
             ) from exc
         if not answer.get("status", {}).get("allowed"):
             raise RefusedError(
@@ -308,11 +319,12 @@ def plan_rollout(
     carried = journal is not None and not journal.final
 
     workloads = []
-    revisions_by_kind: dict[str, list[Obj]] = {}
+    revisions_by_kind: dict[str, Owners] = {}
     for kind, obj in found:
         if kind.kind not in revisions_by_kind:
-            revisions_by_kind[kind.kind] = client.list(kind.revisions, namespace=namespace).get("items", [])
-        revisions = kind.owned(obj, revisions_by_kind[kind.kind])
+            listed = client.list(kind.revisions, namespace=namespace).get("items", [])
+            revisions_by_kind[kind.kind] = Owners(listed)
+        revisions = kind.owned(obj, revisions_by_kind[kind.kind].candidates(obj))
         snapshot = kind.snapshot(obj)
         baseline = kind.verified_state(obj, revisions)
         if carried and journal is not None and snapshot.ref.key in journal.workloads:

@@ -137,7 +137,7 @@ class Repair(GroupRun):
                     entry.phase = "unchanged"
                     self.say(f"{wp.key}: nothing to {plan.action}")
                     obj = self.live(wp)
-                    revisions = wp.kind.owned(obj, cache.objects(wp.kind.revisions))
+                    revisions = self.revisions(wp, obj)
                     if wp.kind.progress(obj, revisions).phase in (Phase.PROGRESSING, Phase.PENDING):
                         # Already as wanted but still rolling out (e.g. a revert an earlier run
                         # wrote and never saw finish): verify it too, or success would be claimed unseen.
@@ -212,9 +212,7 @@ class Repair(GroupRun):
         for wp in self.plan.workloads.workloads:
             obj = self.live(wp)
             entry = self.journal.workloads[wp.key]
-            entry.verified = wp.kind.verified_state(
-                obj, wp.kind.owned(obj, self.cache.objects(wp.kind.revisions))
-            )
+            entry.verified = wp.kind.verified_state(obj, self.revisions(wp, obj))
             templates[wp.key] = entry.verified.template
         if self.plan.whole_group or self.journal.last_success:
             self.journal.last_success = {"run_id": self.run_id, "finished": now(), "templates": templates}

@@ -17,7 +17,7 @@ from task.client import Client
 from task.errors import ApiError, Forbidden, NotFound, RefusedError
 from task.inputs import parse_namespace, parse_selector, parse_workload
 from task.journal import JOURNAL_LABEL, Journal, group_name
-from task.kinds import Kind, images_of, kind_of
+from task.kinds import Kind, Owners, images_of, kind_of
 from task.lock import GroupLock
 from task.preflight import Plan, WorkloadPlan, check_access, check_namespace, list_group, rollout_permissions
 from task.resources import CONFIG_MAPS, IMAGE_STREAMS, LEASES, Resource
@@ -356,7 +356,8 @@ def plan_repair(
     journal: Journal | None = group.journal if group else None
     carried = journal is not None and not journal.final
     all_revisions = {
-        k.kind: client.list(k.revisions, namespace=namespace).get("items", []) for k in {k for k, _ in found}
+        k.kind: Owners(client.list(k.revisions, namespace=namespace).get("items", []))
+        for k in {k for k, _ in found}
     }
     plan = RepairPlan(
         action=action,
@@ -376,7 +377,7 @@ def plan_repair(
     )
     streams: dict[tuple[str, str], Obj | None] = {}
     for kind, obj in found:
-        revisions = kind.owned(obj, all_revisions[kind.kind])
+        revisions = kind.owned(obj, all_revisions[kind.kind].candidates(obj))
         snapshot = kind.snapshot(obj)
         entry = journal.workloads.get(snapshot.ref.key) if journal else None
         baseline = entry.verified if carried and entry else kind.verified_state(obj, revisions)

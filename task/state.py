@@ -16,7 +16,7 @@ from typing import Any
 from task import readiness
 from task.errors import RefusedError
 from task.journal import SELECTOR_ANNOTATION, Journal, WorkloadEntry, parse_configmap
-from task.kinds import KINDS, images_of, kind_of, pods_of_revision
+from task.kinds import KINDS, Owners, images_of, kind_of, pods_of_revision
 from task.lock import read_lease
 from task.selectors import matches, requirements
 from task.state_types import (
@@ -446,20 +446,6 @@ def assess(
     )
 
 
-def _index(objs: Iterable[Obj]) -> dict[str, list[Obj]]:
-    """Objects by owner uid (and RCs also by DC name label), so each workload scans only its own."""
-    index: dict[str, list[Obj]] = {}
-    for obj in objs:
-        meta = obj.get("metadata", {})
-        keys = {ref.get("uid", "") for ref in meta.get("ownerReferences") or []}
-        dc_name = (meta.get("labels") or {}).get("openshift.io/deployment-config.name")
-        if dc_name:
-            keys.add(f"dc:{dc_name}")
-        for key in keys:
-            index.setdefault(key, []).append(obj)
-    return index
-
-
 def assess_namespace(
     namespace: str,
     *,
@@ -485,16 +471,11 @@ def assess_namespace(
         WorkloadRef(k, o["metadata"]["name"]).key: images_of(o.get("spec", {}).get("template", {}))
         for k, o in workloads
     }
-    revisions = _index([*rcs, *rss])
-    pods_by_owner = _index(pods)
+    revisions, pod_owners = Owners([*rcs, *rss]), Owners(pods)
     states = []
     for kind_name, obj in workloads:
-        uid = obj["metadata"].get("uid", "")
-        found = revisions.get(uid, []) + (
-            revisions.get(f"dc:{obj['metadata']['name']}", []) if kind_name == DC else []
-        )
-        candidates = list({r["metadata"]["name"]: r for r in found}.values())
-        own_pods = [p for r in candidates for p in pods_by_owner.get(r["metadata"].get("uid", ""), [])]
+        candidates = revisions.candidates(obj)
+        own_pods = [p for r in candidates for p in pod_owners.children(r)]
         states.append(
             assess(kind_name, obj, candidates, pods=own_pods, groups=groups, members=members, now=at)
         )

@@ -83,17 +83,19 @@ def wait_for(
     """Block until every item has a final verdict (or the first failure, or a cancel request)."""
     while True:
         now = time.monotonic()
-        pods = cache.objects(PODS) if fail_fast else []
+        pod_owners = cache.owners(PODS) if fail_fast else None
         pending = []
         for item in items:
             if item.verdict is not None:
                 continue
             kind = kind_of(item.ref)
+            obj = cache.get(kind.resource, item.ref.name)
+            revisions = cache.owners(kind.revisions).candidates(obj) if obj is not None else []
             progress = judge(
                 item,
-                cache.get(kind.resource, item.ref.name),
-                cache.objects(kind.revisions),
-                pods,
+                obj,
+                revisions,
+                [p for r in revisions for p in pod_owners.children(r)] if pod_owners else [],
                 now=now,
                 fail_fast=fail_fast,
                 crash_restarts=crash_restarts,

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 
 from task.client import Client
 from task.errors import ApiError, Forbidden, Gone, NotFound
+from task.kinds import Owners
 from task.resources import Resource
 from task.structs import Obj
 
@@ -28,6 +29,7 @@ class NamespaceCache:
         self._namespace = namespace
         self._resources = list(resources)
         self._objects: dict[Resource, dict[str, Obj]] = {r: {} for r in self._resources}
+        self._owners: dict[Resource, Owners] = {}  # built on demand, dropped on every change
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._synced = {r: threading.Event() for r in self._resources}
@@ -60,6 +62,14 @@ class NamespaceCache:
         with self._lock:
             return list(self._objects[res].values())
 
+    def owners(self, res: Resource) -> Owners:
+        """The objects of ``res`` grouped by owner, rebuilt only after a change."""
+        with self._lock:
+            index = self._owners.get(res)
+            if index is None:
+                index = self._owners[res] = Owners(self._objects[res].values())
+            return index
+
     def get(self, res: Resource, name: str) -> Obj | None:
         with self._lock:
             return self._objects[res].get(name)
@@ -90,6 +100,7 @@ class NamespaceCache:
                 self._objects[res].pop(name, None)
             else:
                 self._objects[res][name] = obj
+            self._owners.pop(res, None)
         self.events.put((res.plural, name))
 
     def _run(self, res: Resource) -> None:
@@ -126,6 +137,7 @@ class NamespaceCache:
         items = {o["metadata"]["name"]: o for o in listing.get("items", [])}
         with self._lock:
             self._objects[res] = items
+            self._owners.pop(res, None)
         self._synced[res].set()
         self.events.put((res.plural, ""))
         return str(listing.get("metadata", {}).get("resourceVersion", ""))

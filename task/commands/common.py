@@ -57,8 +57,14 @@ def write_or_warn(write: Callable[[], None], what: str) -> None:
         print(f"rollguard: could not write the {what}: {exc}", file=sys.stderr, flush=True)
 
 
+_PRINTING = threading.Lock()
+
+
 def printer(line: str) -> None:
-    print(line, flush=True)
+    """One progress line; whole lines only, as the run's threads report at once."""
+    with _PRINTING:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
 
 
 def install_sigterm(

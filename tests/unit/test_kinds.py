@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
-from task.kinds import KINDS, images_of
+from task.kinds import KINDS, Owners, images_of, pods_of_revision
 from task.structs import DC, DEPLOYMENT, VerifiedState
 
 DC_OBJ = {
@@ -109,3 +109,41 @@ def test_dc_without_config_change_trigger_is_blocked() -> None:
     obj["spec"]["triggers"] = obj["spec"]["triggers"][1:]
     assert "ConfigChange" in (KINDS[DC].rollout_blocker(obj) or "")
     assert KINDS[DC].rollout_blocker(DC_OBJ) is None
+
+
+def _rc(name: str, version: int, *, owner: str | None, dc_label: str | None) -> dict:
+    meta: dict = {"name": name, "uid": f"uid-{name}", "annotations": {"openshift.io/deployment-config.latest-version": str(version)}}
+    if owner:
+        meta["ownerReferences"] = [{"uid": owner, "kind": "DeploymentConfig", "name": "x"}]
+    if dc_label:
+        meta["labels"] = {"openshift.io/deployment-config.name": dc_label}
+    return {"metadata": meta}
+
+
+def test_owners_index_keeps_what_a_full_scan_keeps() -> None:
+    """The index is only a shortcut: `owned` over its candidates equals `owned` over everything."""
+    api, web = DC_OBJ, {"metadata": {"name": "web", "uid": "u2"}}
+    rcs = [
+        _rc("api-1", 1, owner="u1", dc_label="api"),
+        _rc("api-2", 2, owner=None, dc_label="api"),  # orphaned (e.g. DC re-created): the label claims it
+        _rc("web-1", 1, owner="u2", dc_label="web"),
+        _rc("stray", 1, owner="u9", dc_label=None),
+    ]
+    owners, dc = Owners(rcs), KINDS[DC]
+    for workload in (api, web):
+        assert dc.owned(workload, owners.candidates(workload)) == dc.owned(workload, rcs)
+    assert [r["metadata"]["name"] for r in dc.owned(api, owners.candidates(api))] == ["api-2", "api-1"]
+    # A Deployment owns by UID only: an RC labelled with its name is a candidate, never kept.
+    deploy = {"metadata": {"name": "api", "uid": "u7"}}
+    assert KINDS[DEPLOYMENT].owned(deploy, owners.candidates(deploy)) == []
+
+
+def test_owners_children_are_the_pods_of_a_revision() -> None:
+    rs = {"metadata": {"name": "web-abc", "uid": "rs1"}}
+    pods = [
+        {"metadata": {"name": "web-abc-1", "ownerReferences": [{"uid": "rs1"}]}},
+        {"metadata": {"name": "web-def-1", "ownerReferences": [{"uid": "rs2"}]}},
+        {"metadata": {"name": "bare"}},
+    ]
+    assert Owners(pods).children(rs) == pods_of_revision(rs, pods) == [pods[0]]
+    assert Owners(pods).children({"metadata": {"name": "no-uid"}}) == []
