@@ -207,10 +207,16 @@ def where_time_goes(r: RolloutResults) -> list[str]:
                 f" Changed at once without any of rollguard's checks, the same {n} rollouts take "
                 f"{g.together.median:.1f} s ({g.together.median - lim:+.1f} s over the limit): that part is "
                 f"the sandbox's, {n} rollouts sharing its cores; rollguard's run adds "
-                f"{g.engine.median - g.together.median:+.1f} s to it."
+                + _added(g.engine.median - g.together.median)
             )
         out.append(line)
     return ["**Where rollguard's time goes** (medians):", *out] if out else []
+
+
+def _added(seconds: float) -> str:
+    if abs(seconds) < 0.1:  # the run's clock has 0.1 s steps
+        return "nothing measurable to it (within the run clock's 0.1 s step)."
+    return f"{seconds:+.1f} s to it."
 
 
 def _fail_row(f: FailResult) -> list[object]:
