@@ -20,11 +20,17 @@ def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool)
     ]
     if quick:
         lines += ["> **Smoke run (`--quick`)**: small sizes and single repetitions; not the benchmark.", ""]
+    load = f"load average {meta.load_start} at the start, {meta.load_end} at the end, on {m['cores']} cores"
+    if _busy(meta.load_start, m["cores"]):
+        lines += [
+            f"> **Noisy numbers.** Something else ran on the machine when this run started ({load}). Ratios "
+            "measured side by side are more robust than absolute times, but all of it should be re-run on a "
+            "quiet machine.",
+            "",
+        ]
+    else:
+        lines += [f"No other test run shared the machine ({load}, the sandbox's own work included).", ""]
     lines += [
-        f"> **Noisy numbers.** This run shared the machine with other test runs (load average {meta.load_start} "
-        f"at the start, {meta.load_end} at the end, on {m['cores']} cores). Ratios measured side by side are "
-        "more robust than absolute times, but all of it should be re-run on a quiet machine.",
-        "",
         "## Machine",
         "",
         *table.table(
@@ -36,7 +42,7 @@ def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool)
         f"- A fresh sandbox of its own ({meta.sandbox}; etcd, kube-apiserver, kube-controller-manager, the "
         "stand-in kubelet and the OpenShift emulation) in a temporary directory, torn down at the end.",
         "- Each cell: **median (min-max, n=runs)**. Repetitions: limit "
-        f"{LIMIT_REPS} per kind; rollguard rollouts {fmt_reps(ROLLGUARD_REPS)}; old stage {fmt_reps(OLD_REPS)} "
+        f"{LIMIT_REPS} per kind; rollguard rollouts and the floor {fmt_reps(ROLLGUARD_REPS)} each; old stage {fmt_reps(OLD_REPS)} "
         f"(one run of it at N=50 takes minutes); crash rollouts {fmt_reps(CRASH_REPS)}; repairs {REPAIR_REPS}; "
         f"reads {READ_REPS}; "
         f"start-up {STARTUP_REPS}. Fewer when the time budget ran out (n says how many).",
@@ -101,3 +107,11 @@ def lazy_imports(rd: ReadResults) -> list[str]:
                 "for a rollout that lasts seconds to minutes."
             )
     return [*out, ""]
+
+
+def _busy(load: str, cores: str) -> bool:
+    """Was the machine busy before the sandbox started? One-minute load over half the cores."""
+    try:
+        return float(load.split()[0]) > int(cores) / 2
+    except (ValueError, IndexError):
+        return True  # unknown: say so rather than claim a quiet machine
