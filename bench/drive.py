@@ -69,29 +69,39 @@ def resource_of(kind: str) -> Resource:
     return DEPLOYMENT_CONFIGS if kind == DC else DEPLOYMENTS
 
 
+def group_cache(client: Client, namespace: str, kinds: set[str]) -> NamespaceCache:
+    """A started live cache of the workloads and revisions of ``kinds`` in ``namespace``."""
+    resources = [r for k in sorted(kinds) for r in (KINDS[k].resource, KINDS[k].revisions)]
+    cache = NamespaceCache(client, namespace, resources)
+    cache.start()
+    return cache
+
+
+def all_complete(cache: NamespaceCache, expected: dict[tuple[str, str], str], timeout: float) -> bool:
+    """Watch until every (kind, name) runs its expected image completely; False on timeout or failure."""
+    watched = [
+        Watched(
+            ref=WorkloadRef(kind, name),
+            expected_images={"app": image},
+            deadline=time.monotonic() + timeout,
+            deadline_reason=f"not complete within {timeout:.0f}s",
+        )
+        for (kind, name), image in expected.items()
+    ]
+    wait_for(
+        cache, watched, fail_fast=False, crash_restarts=0, stop_on_failure=True,
+        cancel=threading.Event(), out=lambda _line: None,
+    )  # fmt: skip
+    return all(w.verdict is not None and w.verdict.phase is Phase.COMPLETE for w in watched)
+
+
 def wait_complete(
     client: Client, namespace: str, expected: dict[tuple[str, str], str], timeout: float
 ) -> bool:
-    """Watch until every (kind, name) runs its expected image completely; False on timeout or failure."""
-    kinds = sorted({kind for kind, _ in expected})
-    resources = [r for k in kinds for r in (KINDS[k].resource, KINDS[k].revisions)]
-    cache = NamespaceCache(client, namespace, resources)
-    cache.start()
+    """`all_complete` on a cache of its own."""
+    cache = group_cache(client, namespace, {kind for kind, _ in expected})
     try:
-        watched = [
-            Watched(
-                ref=WorkloadRef(kind, name),
-                expected_images={"app": image},
-                deadline=time.monotonic() + timeout,
-                deadline_reason=f"not complete within {timeout:.0f}s",
-            )
-            for (kind, name), image in expected.items()
-        ]
-        wait_for(
-            cache, watched, fail_fast=False, crash_restarts=0, stop_on_failure=True,
-            cancel=threading.Event(), out=lambda _line: None,
-        )  # fmt: skip
-        return all(w.verdict is not None and w.verdict.phase is Phase.COMPLETE for w in watched)
+        return all_complete(cache, expected, timeout)
     finally:
         cache.stop()
 
@@ -171,8 +181,7 @@ def scale(client: Client, args: argparse.Namespace) -> dict[str, Any]:
 
 def limit(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     kind = KINDS[args.kind]
-    cache = NamespaceCache(client, args.namespace, [kind.resource, kind.revisions])
-    cache.start()  # before the clock starts: the limit is the rollout itself, not our set-up
+    cache = group_cache(client, args.namespace, {args.kind})  # before the clock: the rollout itself, not our set-up
     try:
         t0 = time.perf_counter()
         written = set_image(client, args.namespace, args.kind, args.name, args.image)
@@ -200,9 +209,7 @@ def together(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     separates the sandbox's own slowdown under load from what rollguard adds.
     """
     names = workload_names(args.workloads)
-    kinds = sorted({kind for kind, _ in names})
-    cache = NamespaceCache(client, args.namespace, [r for k in kinds for r in (KINDS[k].resource, KINDS[k].revisions)])
-    cache.start()  # before the clock starts, as for the limit
+    cache = group_cache(client, args.namespace, {kind for kind, _ in names})  # before the clock, as for limit
 
     def change(ref: tuple[str, str]) -> None:
         cache.put(KINDS[ref[0]].resource, set_image(client, args.namespace, *ref, args.image))
@@ -211,18 +218,10 @@ def together(client: Client, args: argparse.Namespace) -> dict[str, Any]:
         t0 = time.perf_counter()
         with ThreadPoolExecutor(len(names)) as pool:
             list(pool.map(change, names))
-        watched = [
-            Watched(WorkloadRef(kind, name), {"app": args.image}, time.monotonic() + WAIT, "timeout")
-            for kind, name in names
-        ]
-        wait_for(
-            cache, watched, fail_fast=False, crash_restarts=0, stop_on_failure=True,
-            cancel=threading.Event(), out=lambda _line: None,
-        )  # fmt: skip
+        ok = all_complete(cache, {name: args.image for name in names}, WAIT)
         seconds = time.perf_counter() - t0
     finally:
         cache.stop()
-    ok = all(w.verdict is not None and w.verdict.phase is Phase.COMPLETE for w in watched)
     return {"ok": ok, "seconds": seconds, "requests": dict(client.requests)}
 
 
