@@ -21,7 +21,7 @@ from task.resources import Resource
 Obj = dict[str, Any]
 
 _RETRIES = 5
-POOL_SIZE = 32
+_POOL_SIZE = 32
 _MERGE_PATCH = "application/merge-patch+json"
 
 
@@ -45,7 +45,7 @@ class Client:
         cfg = k8s_client.Configuration()
         # A run holds one connection per watched resource while its writers work in parallel; the
         # default pool (5 per core) would drop connections and pay a TLS handshake for each new one.
-        cfg.connection_pool_maxsize = POOL_SIZE
+        cfg.connection_pool_maxsize = _POOL_SIZE
         in_pod = os.path.exists("/var/run/secrets/kubernetes.io/serviceaccount/token")
         if kubeconfig is None and context is None and in_pod and os.environ.get("KUBERNETES_SERVICE_HOST"):
             k8s_config.load_incluster_config(client_configuration=cfg)

@@ -83,6 +83,8 @@ def wait_for(
     """Block until every item has a final verdict (or the first failure, or a cancel request)."""
     while True:
         now = time.monotonic()
+        # One look at the cache per wake-up: every workload is judged against the same indexes.
+        owners = {res: cache.owners(res) for res in {kind_of(i.ref).revisions for i in items}}
         pod_owners = cache.owners(PODS) if fail_fast else None
         pending = []
         for item in items:
@@ -90,7 +92,7 @@ def wait_for(
                 continue
             kind = kind_of(item.ref)
             obj = cache.get(kind.resource, item.ref.name)
-            revisions = cache.owners(kind.revisions).candidates(obj) if obj is not None else []
+            revisions = owners[kind.revisions].candidates(obj) if obj is not None else []
             progress = judge(
                 item,
                 obj,
