@@ -4,6 +4,11 @@ Each informer keeps every object of one resource (optionally filtered by label s
 resumes its watch from the last resourceVersion, re-lists when the server answers 410 Gone, and calls
 its handler for every change. Controllers read the cache and write through it (`store`) so that their
 next reconcile never acts on an object older than their own last write.
+
+Write-through never swallows an event: the version a controller stored may hold changes it has not
+handled (a merge patch absorbs others' edits; a re-read after a conflict brings someone's new spec), so
+the watch event of that same version is still dispatched, as client-go dispatches every event. Only
+events strictly older than the cached copy are dropped.
 """
 
 from __future__ import annotations
@@ -79,6 +84,12 @@ class Informer:
                 return False  # not newer: our own write came back, or an out-of-date event
             self._put(k, obj, old)
         return True
+
+    def _is_older(self, obj: JSON) -> bool:
+        """Is ``obj`` strictly older than the cached copy of the same object?"""
+        with self._lock:
+            cached = self._objects.get(key_of(obj))
+        return cached is not None and rv_int(cached) > rv_int(obj)
 
     def forget(self, obj: JSON) -> None:
         k = key_of(obj)
@@ -157,6 +168,7 @@ class Informer:
                 old = self._objects.get(k)
                 if old is None or rv_int(old) < rv_int(obj):
                     self._put(k, obj, old)
+                if old is None or rv_int(old) <= rv_int(obj):  # as client-go's Replace: all but older
                     changed.append(obj)
             for o in gone:
                 self._objects.pop(key_of(o), None)
@@ -181,8 +193,8 @@ class Informer:
                 continue
             if etype == "DELETED":
                 self.forget(obj)
-            elif not self.store(obj):
-                continue  # older than what a controller already wrote through
+            elif not self.store(obj) and self._is_older(obj):
+                continue  # a controller already wrote a newer version through, and reacts to its event
             self._dispatch(etype, obj)
         return rv
 
