@@ -76,20 +76,18 @@ class Informer:
     # -- writing ---------------------------------------------------------------------------------------
 
     def store(self, obj: JSON) -> bool:
-        """Put `obj` in the cache if it is newer than the cached copy; True if stored."""
+        """Put `obj` in the cache if it is newer than the cached copy; False if it is strictly older.
+
+        The same version as the cached one (a controller's own write coming back) is not stored again
+        but counts as current: its event is still worth dispatching.
+        """
         k = key_of(obj)
         with self._lock:
             old = self._objects.get(k)
             if old is not None and rv_int(old) >= rv_int(obj):
-                return False  # not newer: our own write came back, or an out-of-date event
+                return rv_int(old) == rv_int(obj)
             self._put(k, obj, old)
         return True
-
-    def _is_older(self, obj: JSON) -> bool:
-        """Is ``obj`` strictly older than the cached copy of the same object?"""
-        with self._lock:
-            cached = self._objects.get(key_of(obj))
-        return cached is not None and rv_int(cached) > rv_int(obj)
 
     def forget(self, obj: JSON) -> None:
         k = key_of(obj)
@@ -193,7 +191,7 @@ class Informer:
                 continue
             if etype == "DELETED":
                 self.forget(obj)
-            elif not self.store(obj) and self._is_older(obj):
+            elif not self.store(obj):
                 continue  # a controller already wrote a newer version through, and reacts to its event
             self._dispatch(etype, obj)
         return rv
