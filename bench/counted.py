@@ -3,7 +3,7 @@ requests its clients sent, by verb, to OUT.json.
 
 The API server's counters cannot tell clients apart (the sandbox's controllers and kubelet react to a
 rollout with many requests of their own), so rollguard's own share is counted here, on the client side,
-from `task.client.Client.requests`. The command runs exactly as `rollguard ARGS...` would.
+from `rollguard.client.Client.requests`. The command runs exactly as `rollguard ARGS...` would.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 def main(argv: list[str]) -> int:
     out, args = argv[0], argv[1:]
-    from task import client as transport
+    from rollguard import client as transport
 
     clients: list[Any] = []
     original = transport.Client.__init__
@@ -26,7 +26,7 @@ def main(argv: list[str]) -> int:
         clients.append(self)
 
     transport.Client.__init__ = init  # type: ignore[method-assign]
-    from task.cli import main as cli_main
+    from rollguard.cli import main as cli_main
 
     code = 70
     try:

@@ -80,24 +80,24 @@ def lazy_imports(rd: ReadResults) -> list[str]:
     for label, found in rd.imports.items():
         seconds = rd.import_seconds.get(label, 0.0)
         k8s = sum(ms for mod, ms in found if mod.split(".")[0] == "kubernetes")
-        state = sum(ms for mod, ms in found if mod == "task.state")
+        state = sum(ms for mod, ms in found if mod == "rollguard.state")
         if "--help" in label:
             out.append(
                 f"- `{label}`: "
                 + ("imports no `kubernetes` module (the subcommand handlers already import their dependencies "
                    "on use). " if not k8s else f"imports `kubernetes` ({k8s:.0f} ms): defer it to the handlers. ")
-                + (f"Importing `task.state` takes {state:.0f} ms (median of {IMPORT_REPS} runs under "
+                + (f"Importing `rollguard.state` takes {state:.0f} ms (median of {IMPORT_REPS} runs under "
                    f"`-X importtime`, which itself slows imports down; the plain command takes "
                    f"{rd.startup[label].median:.2f} s). `drift-check`'s `register` needs it for the finding names "
                    "in its `--fail-on` help, so it cannot be deferred to a handler; moving those names out of "
-                   "`task.state` would save those milliseconds on a help screen: imperceptible, not done."
+                   "`rollguard.state` would save those milliseconds on a help screen: imperceptible, not done."
                    if state else "")
             )  # fmt: skip
         elif k8s:
             share = k8s / 1000 / seconds if seconds else 0.0
             out.append(
                 f"- `{label}`: importing `kubernetes` takes {k8s:.0f} ms ({share:.0%} of the {seconds:.2f} s these "
-                f"runs took under `-X importtime`, medians of {IMPORT_REPS}). `task.client.Client.connect` uses the official "
+                f"runs took under `-X importtime`, medians of {IMPORT_REPS}). `rollguard.client.Client.connect` uses the official "
                 "client's kubeconfig loader and `ApiClient`, and importing any part of the `kubernetes` package "
                 "(even `kubernetes.config`) imports `kubernetes.client` with every generated model. It is a "
                 "fixed cost per process, paid by every command that talks to a cluster, not per workload; the "

@@ -25,13 +25,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from task.client import Client
-from task.errors import Conflict, NotFound
-from task.kinds import KINDS, images_of
-from task.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, NAMESPACES, Resource
-from task.structs import DC, DEPLOYMENT, Obj, Phase, WorkloadRef
-from task.watch import Watched, wait_for
-from task.watcher import NamespaceCache
+from rollguard.client import Client
+from rollguard.errors import Conflict, NotFound
+from rollguard.kinds import KINDS, images_of
+from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, NAMESPACES, Resource
+from rollguard.structs import DC, DEPLOYMENT, Obj, Phase, WorkloadRef
+from rollguard.watch import Watched, wait_for
+from rollguard.watcher import NamespaceCache
 from tests.support import dc_body, deployment_body
 
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")

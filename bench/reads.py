@@ -115,7 +115,7 @@ def tui_first_screen(ctx: Ctx, res: ReadResults) -> None:
 def rollguard_argv() -> list[str]:
     """The installed `rollguard` script (what users start), else the module."""
     script = Path(sys.executable).with_name("rollguard")
-    return [str(script)] if script.exists() else python_module("task.cli")
+    return [str(script)] if script.exists() else python_module("rollguard.cli")
 
 
 def startup(ctx: Ctx, res: ReadResults, namespace: str) -> None:
@@ -134,7 +134,7 @@ def startup(ctx: Ctx, res: ReadResults, namespace: str) -> None:
                 res.problems.append(f"{label}: exit {p.code}: {p.tail()}")
         # -X importtime figures of one run jump by 2-4x on a busy machine: take the median of a few
         profiles = [
-            run(python_module("task.cli", *args), timeout=120, env={"PYTHONPROFILEIMPORTTIME": "1"})
+            run(python_module("rollguard.cli", *args), timeout=120, env={"PYTHONPROFILEIMPORTTIME": "1"})
             for _ in range(IMPORT_REPS)
         ]
         per_module: dict[str, list[float]] = {}

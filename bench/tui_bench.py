@@ -70,10 +70,10 @@ async def _until(pilot: Any, done: Any, what: str, timeout: float = 30.0) -> Non
 
 
 async def measure() -> dict[str, Any]:
-    from tui.app import RollguardApp
-    from tui.backend import Backend, Options
-    from tui.fixtures import NOW, cluster_of, many
-    from tui.widgets.workload_table import WorkloadTable
+    from rollguard.tui.app import RollguardApp
+    from rollguard.tui.backend import Backend, Options
+    from rollguard.tui.widgets.workload_table import WorkloadTable
+    from tests.tui.fixtures import NOW, cluster_of, many
 
     objects = many(WORKLOADS, NAMESPACES)
     cluster = cluster_of(objects, latency=LIST_LATENCY)

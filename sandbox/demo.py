@@ -25,17 +25,17 @@ REPO = "registry.local/shop"
 
 
 def rollguard(kubeconfig: Path, *args: str) -> int:
-    cmd = [sys.executable, "-m", "task.cli", *args, "--kubeconfig", str(kubeconfig)]
+    cmd = [sys.executable, "-m", "rollguard.cli", *args, "--kubeconfig", str(kubeconfig)]
     print(f"\n$ rollguard {' '.join(args)}", flush=True)
     return subprocess.run(cmd, check=False).returncode
 
 
 def create_component(kubeconfig: Path) -> None:
-    from task.client import Client
-    from task.resources import DEPLOYMENT_CONFIGS, NAMESPACES, PODS, REPLICATION_CONTROLLERS
-    from task.structs import DC, Phase, WorkloadRef
-    from task.watch import Watched, wait_for
-    from task.watcher import NamespaceCache
+    from rollguard.client import Client
+    from rollguard.resources import DEPLOYMENT_CONFIGS, NAMESPACES, PODS, REPLICATION_CONTROLLERS
+    from rollguard.structs import DC, Phase, WorkloadRef
+    from rollguard.watch import Watched, wait_for
+    from rollguard.watcher import NamespaceCache
 
     client = Client.connect(kubeconfig=str(kubeconfig))
     client.create(NAMESPACES, {"metadata": {"name": NAMESPACE}})
@@ -101,7 +101,7 @@ def main() -> int:
             for arg in ("--image", f"dc/{n}={REPO}/{n}:v3{'-crash' if n == 'payments' else ''}")
         ]
         second = rollguard(sb.kubeconfig, "rollout", "-n", NAMESPACE, "-l", SELECTOR, *bad)
-        from task.cli import SUBCOMMANDS
+        from rollguard.cli import SUBCOMMANDS
 
         if "status" in SUBCOMMANDS:
             rollguard(sb.kubeconfig, "status", "-n", NAMESPACE)

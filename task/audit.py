@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as dt
 import socket
 
-from task.client import Client
-from task.kinds import kind_of
-from task.resources import EVENTS
-from task.structs import Obj, WorkloadRef
+from rollguard.client import Client
+from rollguard.kinds import kind_of
+from rollguard.resources import EVENTS
+from rollguard.structs import Obj, WorkloadRef
 
 MESSAGE_LIMIT = 1000  # the API server refuses longer event messages (1 KiB)
 

@@ -1,4 +1,4 @@
-"""The `rollguard` command line: parsing and dispatch only; each subcommand lives in task.commands.
+"""The `rollguard` command line: parsing and dispatch only; each subcommand lives in rollguard.commands.
 
 Exit codes: 0 all rolled out (drift-check: nothing found); 1 rollout failed and the group is back on
 its previous state, verified (drift-check: findings); 2 refused before any change (bad input, missing
@@ -12,10 +12,10 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from task import __version__
-from task.errors import EXIT_REFUSED, RefusedError
+from rollguard import __version__
+from rollguard.errors import EXIT_REFUSED, RefusedError
 
-# Subcommand modules under task.commands, in help order. Each defines register(subparsers).
+# Subcommand modules under rollguard.commands, in help order. Each defines register(subparsers).
 SUBCOMMANDS = ["rollout", "status", "resume", "revert", "redeploy", "drift_check", "tui"]
 
 
@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"rollguard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
-        importlib.import_module(f"task.commands.{name}").register(sub)
+        importlib.import_module(f"rollguard.commands.{name}").register(sub)
     return parser
 
 

@@ -1,7 +1,7 @@
 """Transport: sends requests built from `resources` to the API server, returns plain dicts.
 
 Built on the official client's ApiClient (auth, TLS, in-cluster config) but speaking raw JSON, so
-that every kind, custom resources included, is handled alike. Errors become `task.errors` classes
+that every kind, custom resources included, is handled alike. Errors become `rollguard.errors` classes
 with the HTTP exception chained. Safe retries (overload, 5xx, dropped connections) happen here, once.
 """
 
@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from task.errors import ApiError, RefusedError, Unreachable, error_for_status, is_retryable
-from task.resources import Resource
+from rollguard.errors import ApiError, RefusedError, Unreachable, error_for_status, is_retryable
+from rollguard.resources import Resource
 
 Obj = dict[str, Any]
 

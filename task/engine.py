@@ -12,19 +12,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from task import audit
-from task.client import Client
-from task.errors import ApiError, RefusedError, RollguardError, RolloutFailed
-from task.group import GroupRun, Printer, actor
-from task.journal import WorkloadEntry, now
-from task.kinds import images_of
-from task.preflight import Plan, WorkloadPlan, plan_rollout
-from task.promote import copy_tag, resolved_reference
-from task.report import Outcome
-from task.resources import IMAGE_STREAMS
-from task.structs import ImageTarget, Obj, Phase
-from task.watch import Watched, wait_for
-from task.watcher import NamespaceCache
+from rollguard import audit
+from rollguard.client import Client
+from rollguard.errors import ApiError, RefusedError, RollguardError, RolloutFailed
+from rollguard.group import GroupRun, Printer, actor
+from rollguard.journal import WorkloadEntry, now
+from rollguard.kinds import images_of
+from rollguard.preflight import Plan, WorkloadPlan, plan_rollout
+from rollguard.promote import copy_tag, resolved_reference
+from rollguard.report import Outcome
+from rollguard.resources import IMAGE_STREAMS
+from rollguard.structs import ImageTarget, Obj, Phase
+from rollguard.watch import Watched, wait_for
+from rollguard.watcher import NamespaceCache
 
 PROMOTION_WAIT = 60.0
 

@@ -1,6 +1,6 @@
 """What every run on a rollout group shares: lock, journal, live cache, guarded writes, group revert.
 
-`task.engine.Rollout` and `task.repair.Repair` are the two kinds of run built on `GroupRun`.
+`rollguard.engine.Rollout` and `rollguard.repair.Repair` are the two kinds of run built on `GroupRun`.
 """
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from task.client import Client
-from task.errors import ApiError, Conflict, Interrupted, RollguardError, RolloutFailed
-from task.journal import Journal, JournalStore, now
-from task.kinds import images_of
-from task.lock import GroupLock
-from task.preflight import Plan, WorkloadPlan
-from task.report import WorkloadResult, pod_record
-from task.resources import PODS, Resource
-from task.structs import Obj, Phase
-from task.watch import Watched, wait_for
-from task.watcher import NamespaceCache
+from rollguard.client import Client
+from rollguard.errors import ApiError, Conflict, Interrupted, RollguardError, RolloutFailed
+from rollguard.journal import Journal, JournalStore, now
+from rollguard.kinds import images_of
+from rollguard.lock import GroupLock
+from rollguard.preflight import Plan, WorkloadPlan
+from rollguard.report import WorkloadResult, pod_record
+from rollguard.resources import PODS, Resource
+from rollguard.structs import Obj, Phase
+from rollguard.watch import Watched, wait_for
+from rollguard.watcher import NamespaceCache
 
 Printer = Callable[[str], None]
 SETTLE_SECONDS = 5
@@ -101,7 +101,7 @@ class GroupRun:
             )
 
     def start_cache(self, plan: Plan, *, extra: tuple[Resource, ...] = ()) -> NamespaceCache:
-        from task.kinds import KINDS
+        from rollguard.kinds import KINDS
 
         resources = []
         for name in sorted(plan.kinds):

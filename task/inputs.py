@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
-from task.errors import RefusedError
-from task.kinds import kind_of
-from task.selectors import split_requirements
-from task.structs import ImageTarget, WorkloadRef
+from rollguard.errors import RefusedError
+from rollguard.kinds import kind_of
+from rollguard.selectors import split_requirements
+from rollguard.structs import ImageTarget, WorkloadRef
 
 _NAME = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS_SUBDOMAIN = re.compile(rf"^{_NAME}(\.{_NAME})*$")

@@ -1,7 +1,7 @@
 """Reading a namespace (or the whole cluster) for the state model: one LIST per kind and namespace.
 
 Never per workload: `drift-check` over hundreds of workloads costs a fixed number of requests per
-namespace (or per kind, cluster-wide with ``--all-namespaces``). The objects go to `task.state`.
+namespace (or per kind, cluster-wide with ``--all-namespaces``). The objects go to `rollguard.state`.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
-from task.client import Client
-from task.errors import Forbidden, NotFound, RefusedError
-from task.journal import JOURNAL_LABEL, MANAGED_BY
-from task.resources import (
+from rollguard.client import Client
+from rollguard.errors import Forbidden, NotFound, RefusedError
+from rollguard.journal import JOURNAL_LABEL, MANAGED_BY
+from rollguard.resources import (
     CONFIG_MAPS,
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
@@ -22,8 +22,8 @@ from task.resources import (
     REPLICATION_CONTROLLERS,
     Resource,
 )
-from task.state import NamespaceState, assess_namespace
-from task.structs import Obj
+from rollguard.state import NamespaceState, assess_namespace
+from rollguard.structs import Obj
 
 # assess_namespace's argument -> (resource, server-side label selector, filtered by the user's selector)
 LISTS: dict[str, tuple[Resource, str | None, bool]] = {

@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from task.client import Client
-from task.errors import Conflict, NotFound
-from task.resources import CONFIG_MAPS
-from task.structs import Obj, VerifiedState
+from rollguard.client import Client
+from rollguard.errors import Conflict, NotFound
+from rollguard.resources import CONFIG_MAPS
+from rollguard.structs import Obj, VerifiedState
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 JOURNAL_LABEL = "rollguard.io/journal"

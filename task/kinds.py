@@ -10,15 +10,15 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from task import readiness
-from task.resources import (
+from rollguard import readiness
+from rollguard.resources import (
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
     Resource,
 )
-from task.structs import DC, DEPLOYMENT, Obj, Progress, Snapshot, VerifiedState, WorkloadRef
+from rollguard.structs import DC, DEPLOYMENT, Obj, Progress, Snapshot, VerifiedState, WorkloadRef
 
 DEFAULT_DEADLINE = 600
 DC_NAME_LABEL = "openshift.io/deployment-config.name"

@@ -10,10 +10,10 @@ import datetime as dt
 import threading
 from dataclasses import dataclass
 
-from task.client import Client
-from task.errors import ApiError, Conflict, LockHeldError, NotFound
-from task.resources import LEASES
-from task.structs import Obj
+from rollguard.client import Client
+from rollguard.errors import ApiError, Conflict, LockHeldError, NotFound
+from rollguard.resources import LEASES
+from rollguard.structs import Obj
 
 LEASE_SECONDS = 30
 RENEW_EVERY = 10.0

@@ -10,12 +10,12 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from task.client import Client
-from task.errors import ApiError, Forbidden, NotFound, RefusedError
-from task.journal import Journal, JournalStore
-from task.kinds import KINDS, Kind, Owners, kind_of
-from task.lock import GroupLock
-from task.resources import (
+from rollguard.client import Client
+from rollguard.errors import ApiError, Forbidden, NotFound, RefusedError
+from rollguard.journal import Journal, JournalStore
+from rollguard.kinds import KINDS, Kind, Owners, kind_of
+from rollguard.lock import GroupLock
+from rollguard.resources import (
     CONFIG_MAPS,
     EVENTS,
     IMAGE_STREAMS,
@@ -25,7 +25,7 @@ from task.resources import (
     SELF_SUBJECT_ACCESS_REVIEWS,
     Resource,
 )
-from task.structs import DC, ImageTarget, Obj, Snapshot, VerifiedState, WorkloadRef
+from rollguard.structs import DC, ImageTarget, Obj, Snapshot, VerifiedState, WorkloadRef
 
 ACCESS_REVIEWS = 8  # SelfSubjectAccessReviews in flight at once
 INTEGRATED_REGISTRY = "image-registry.openshift-image-registry.svc:5000"

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import copy
 
-from task.client import Client
-from task.errors import Conflict, RolloutFailed
-from task.preflight import Promotion
-from task.resources import IMAGE_STREAMS
-from task.structs import Obj
+from rollguard.client import Client
+from rollguard.errors import Conflict, RolloutFailed
+from rollguard.preflight import Promotion
+from rollguard.resources import IMAGE_STREAMS
+from rollguard.structs import Obj
 
 
 def with_tag_copy(stream: Obj, promo: Promotion) -> Obj:

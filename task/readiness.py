@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from task.structs import Doom, Obj, Phase, Progress
+from rollguard.structs import Doom, Obj, Phase, Progress
 
 PHASE_ANNOTATION = "openshift.io/deployment.phase"
 CANCELLED_ANNOTATION = "openshift.io/deployment.cancelled"

@@ -1,7 +1,7 @@
 """The repair operations: `resume`, `revert`, `redeploy` of workloads or a whole rollout group.
 
 The CLI and the TUI (in a worker thread, with ``out`` as its progress callback) call the same
-functions. Each one: preflight (`task.repair_plan`, exit 2 and no change on any problem), the group's
+functions. Each one: preflight (`rollguard.repair_plan`, exit 2 and no change on any problem), the group's
 lock when the workloads are in a group, one write per workload, an Event on each, the same parallel
 watch as the rollout, and the journal updated. A repair that fails returns what it changed to the
 last verified state (exit 1), like a failed rollout; exit 3 when even that cannot be verified.
@@ -14,15 +14,15 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Required, TypedDict, Unpack
 
-from task.audit import emit
-from task.client import Client
-from task.errors import ApiError, RefusedError, RollguardError, RolloutFailed
-from task.group import GroupRun, actor
-from task.journal import Journal, WorkloadEntry, now
-from task.repair_plan import ACTIONS, Change, RepairPlan, permissions, plan_repair
-from task.report import Outcome
-from task.structs import Phase, WorkloadRef
-from task.watch import Watched, wait_for
+from rollguard.audit import emit
+from rollguard.client import Client
+from rollguard.errors import ApiError, RefusedError, RollguardError, RolloutFailed
+from rollguard.group import GroupRun, actor
+from rollguard.journal import Journal, WorkloadEntry, now
+from rollguard.repair_plan import ACTIONS, Change, RepairPlan, permissions, plan_repair
+from rollguard.report import Outcome
+from rollguard.structs import Phase, WorkloadRef
+from rollguard.watch import Watched, wait_for
 
 __all__ = [
     "ACTIONS",

@@ -13,16 +13,23 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from task.client import Client
-from task.errors import ApiError, Forbidden, NotFound, RefusedError
-from task.inputs import parse_namespace, parse_selector, parse_workload
-from task.journal import JOURNAL_LABEL, Journal, group_name
-from task.kinds import Kind, Owners, images_of, kind_of
-from task.lock import GroupLock
-from task.preflight import Plan, WorkloadPlan, check_access, check_namespace, list_group, rollout_permissions
-from task.resources import CONFIG_MAPS, IMAGE_STREAMS, LEASES, Resource
-from task.state import Group, group_for, read_groups
-from task.structs import DC, Obj, VerifiedState, WorkloadRef
+from rollguard.client import Client
+from rollguard.errors import ApiError, Forbidden, NotFound, RefusedError
+from rollguard.inputs import parse_namespace, parse_selector, parse_workload
+from rollguard.journal import JOURNAL_LABEL, Journal, group_name
+from rollguard.kinds import Kind, Owners, images_of, kind_of
+from rollguard.lock import GroupLock
+from rollguard.preflight import (
+    Plan,
+    WorkloadPlan,
+    check_access,
+    check_namespace,
+    list_group,
+    rollout_permissions,
+)
+from rollguard.resources import CONFIG_MAPS, IMAGE_STREAMS, LEASES, Resource
+from rollguard.state import Group, group_for, read_groups
+from rollguard.structs import DC, Obj, VerifiedState, WorkloadRef
 
 ACTIONS = ("resume", "revert", "redeploy")
 REDEPLOYED_AT = "rollguard.io/redeployed-at"
@@ -129,7 +136,7 @@ def _set_manual(body: Obj, containers: set[str]) -> None:
 
 
 def _trigger_texts(obj: Obj) -> tuple[str, ...]:
-    from task.state import trigger_text
+    from rollguard.state import trigger_text
 
     return tuple(trigger_text(t) for t in obj.get("spec", {}).get("triggers") or [])
 

@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from task.errors import EXIT_INCONSISTENT, EXIT_OK, EXIT_REFUSED, EXIT_REVERTED
-from task.structs import Obj
+from rollguard.errors import EXIT_INCONSISTENT, EXIT_OK, EXIT_REFUSED, EXIT_REVERTED
+from rollguard.structs import Obj
 
 EXIT_BY_STATUS = {
     "succeeded": EXIT_OK,

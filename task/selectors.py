@@ -1,4 +1,4 @@
-"""Label selectors in the normalized syntax of `task.inputs.parse_selector`, matched locally (pure).
+"""Label selectors in the normalized syntax of `rollguard.inputs.parse_selector`, matched locally (pure).
 
 Used to tell which rollout group (journal selector) a workload belongs to without asking the API.
 """
@@ -28,7 +28,7 @@ def requirements(selector: str) -> list[str]:
 
 
 def matches(selector: str, labels: Mapping[str, str]) -> bool:
-    """Whether ``labels`` satisfy a selector in `task.inputs.parse_selector`'s normalized syntax."""
+    """Whether ``labels`` satisfy a selector in `rollguard.inputs.parse_selector`'s normalized syntax."""
     for req in requirements(selector):
         if " in (" in req or " notin (" in req:
             key, op, rest = req.split(" ", 2)

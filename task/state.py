@@ -4,7 +4,7 @@ Per workload every finding that applies (`paused`, `progressing`, `failed`, `stu
 `drifted`, `mutable-image`, `unavailable`), each with a one-line reason, else `healthy`. A workload
 belongs to the rollout group of a journal ConfigMap whose selector matches its labels; the journal
 and the group's Lease tell whether a run died mid-way and what the last successful run verified.
-`task.inventory` reads the objects; `rollguard status`, `drift-check` and the TUI show the result.
+`rollguard.inventory` reads the objects; `rollguard status`, `drift-check` and the TUI show the result.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from task import readiness
-from task.errors import RefusedError
-from task.journal import SELECTOR_ANNOTATION, Journal, WorkloadEntry, parse_configmap
-from task.kinds import KINDS, Owners, images_of, kind_of, pods_of_revision
-from task.lock import read_lease
-from task.selectors import matches, requirements
-from task.state_types import (
+from rollguard import readiness
+from rollguard.errors import RefusedError
+from rollguard.journal import SELECTOR_ANNOTATION, Journal, WorkloadEntry, parse_configmap
+from rollguard.kinds import KINDS, Owners, images_of, kind_of, pods_of_revision
+from rollguard.lock import read_lease
+from rollguard.selectors import matches, requirements
+from rollguard.state_types import (
     DEFAULT_FAIL_ON,
     DRIFTED,
     FAILED,
@@ -38,8 +38,8 @@ from task.state_types import (
     RevisionInfo,
     WorkloadState,
 )
-from task.structs import DC, DEPLOYMENT, Obj, Phase, WorkloadRef
-from task.templates import MOVING_TAGS, moving_tag, normalized, template_changes
+from rollguard.structs import DC, DEPLOYMENT, Obj, Phase, WorkloadRef
+from rollguard.templates import MOVING_TAGS, moving_tag, normalized, template_changes
 
 __all__ = [
     "DEFAULT_FAIL_ON",

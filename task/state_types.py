@@ -1,14 +1,14 @@
 """The state model's data: findings, revisions, pods, rollout groups and workload states (no logic).
 
-`task.state` computes them and re-exports every name here; import them from there.
+`rollguard.state` computes them and re-exports every name here; import them from there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from task.journal import Journal
-from task.structs import SHORT_KIND, Obj, WorkloadRef
+from rollguard.journal import Journal
+from rollguard.structs import SHORT_KIND, Obj, WorkloadRef
 
 PAUSED = "paused"
 PROGRESSING = "progressing"

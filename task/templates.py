@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from task.kinds import images_of
-from task.structs import Obj
+from rollguard.kinds import images_of
+from rollguard.structs import Obj
 
 # Tags that by convention move to each new build; an untagged reference means `latest`.
 MOVING_TAGS = frozenset({"latest"})

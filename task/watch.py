@@ -11,11 +11,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from task.kinds import images_of, kind_of, pods_of_revision
-from task.readiness import pod_doom
-from task.resources import PODS
-from task.structs import Obj, Phase, Progress, WorkloadRef
-from task.watcher import NamespaceCache
+from rollguard.kinds import images_of, kind_of, pods_of_revision
+from rollguard.readiness import pod_doom
+from rollguard.resources import PODS
+from rollguard.structs import Obj, Phase, Progress, WorkloadRef
+from rollguard.watcher import NamespaceCache
 
 
 @dataclass

@@ -12,11 +12,11 @@ import threading
 import time
 from collections.abc import Iterable
 
-from task.client import Client
-from task.errors import ApiError, Forbidden, Gone, NotFound
-from task.kinds import Owners
-from task.resources import Resource
-from task.structs import Obj
+from rollguard.client import Client
+from rollguard.errors import ApiError, Forbidden, Gone, NotFound
+from rollguard.kinds import Owners
+from rollguard.resources import Resource
+from rollguard.structs import Obj
 
 _WAKE = ("wake", "")
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from task.client import Client
-from task.errors import Conflict
-from task.inputs import parse_selector
-from task.inventory import read_namespace
-from task.journal import Journal, JournalStore, WorkloadEntry
-from task.kinds import KINDS
-from task.resources import (
+from rollguard.client import Client
+from rollguard.errors import Conflict
+from rollguard.inputs import parse_selector
+from rollguard.inventory import read_namespace
+from rollguard.journal import Journal, JournalStore, WorkloadEntry
+from rollguard.kinds import KINDS
+from rollguard.resources import (
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
     EVENTS,
@@ -22,8 +22,8 @@ from task.resources import (
     LEASES,
     REPLICATION_CONTROLLERS,
 )
-from task.state import WorkloadState
-from task.structs import DC, Obj
+from rollguard.state import WorkloadState
+from rollguard.structs import DC, Obj
 from tests.support import SELECTOR, create_group, dc_body, rolled_out, rollguard, wait_until
 
 OLD = "registry.local/shop/api:v1"

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from task.client import Client
-from task.kinds import KINDS, images_of
-from task.resources import (
+from rollguard.client import Client
+from rollguard.kinds import KINDS, images_of
+from rollguard.resources import (
     CONFIG_MAPS,
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
@@ -27,7 +27,7 @@ from task.resources import (
     REPLICATION_CONTROLLERS,
     Resource,
 )
-from task.structs import DC, DEPLOYMENT, Obj, Phase
+from rollguard.structs import DC, DEPLOYMENT, Obj, Phase
 
 GROUP_LABELS = {"app": "shop-api"}
 SELECTOR = "app=shop-api"
@@ -211,7 +211,7 @@ def rollguard(
     env: dict[str, str] | None = None,
 ) -> Result:
     """Run the CLI as a subprocess, like the Tekton step does."""
-    cmd = [sys.executable, "-m", "task.cli", *args, "--kubeconfig", str(kubeconfig)]
+    cmd = [sys.executable, "-m", "rollguard.cli", *args, "--kubeconfig", str(kubeconfig)]
     if report is not None:
         cmd += ["--report", str(report)]
     proc = subprocess.run(
@@ -222,7 +222,7 @@ def rollguard(
 
 
 def start_rollguard(kubeconfig: str | Path, *args: str) -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "task.cli", *args, "--kubeconfig", str(kubeconfig)]
+    cmd = [sys.executable, "-m", "rollguard.cli", *args, "--kubeconfig", str(kubeconfig)]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

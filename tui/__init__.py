@@ -1,6 +1,6 @@
 """The repair TUI (`rollguard tui`): a Textual face over `task`'s state model and repair operations.
 
-`task` never imports this package; `task.commands.tui` imports it inside its handler.
+`task` never imports this package; `rollguard.commands.tui` imports it inside its handler.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ def main(
     read_only: bool = False,
 ) -> int:
     """Run the TUI until the user quits; exit code 0 (2 when the kubeconfig is unusable)."""
-    from tui.app import RollguardApp
-    from tui.backend import Backend, Options
+    from rollguard.tui.app import RollguardApp
+    from rollguard.tui.backend import Backend, Options
 
     # Library warnings (urllib3 pool, kubernetes) must not scribble over the screen.
     logging.getLogger().addHandler(logging.NullHandler())

@@ -20,16 +20,16 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from tui.backend import Backend
-from tui.messages import Connected, InventoryLoaded, PermissionsLoaded, Problem
-from tui.views import ACTIONS, Inventory, ResultView, Target
+from rollguard.tui.backend import Backend
+from rollguard.tui.messages import Connected, InventoryLoaded, PermissionsLoaded, Problem
+from rollguard.tui.views import ACTIONS, Inventory, ResultView, Target
 
 Clock = Callable[[], dt.datetime]
 
 
 def describe_error(exc: BaseException) -> str:
     """One line for a notification: our errors carry their own text; others get their type."""
-    from task.errors import RollguardError
+    from rollguard.errors import RollguardError
 
     if isinstance(exc, RollguardError):
         return str(exc)
@@ -77,7 +77,7 @@ class RollguardApp(App[int]):
         return self.backend.options.read_only
 
     def on_mount(self) -> None:
-        from tui.screens.workloads import WorkloadsScreen
+        from rollguard.tui.screens.workloads import WorkloadsScreen
 
         self.push_screen(WorkloadsScreen())
         self.load()
@@ -218,7 +218,7 @@ class RollguardApp(App[int]):
 
     def open_action(self, action: str, target: Target) -> None:
         """Confirm, then run, an action: the dialog shows the plan, the progress and the result."""
-        from tui.screens.confirm import ConfirmScreen
+        from rollguard.tui.screens.confirm import ConfirmScreen
 
         self.push_screen(ConfirmScreen(action, target), self._action_done)
 
@@ -231,7 +231,7 @@ class RollguardApp(App[int]):
         self.refresh_now()
 
     def action_help(self) -> None:
-        from tui.screens.help import HelpScreen
+        from rollguard.tui.screens.help import HelpScreen
 
         self.push_screen(HelpScreen())
 

@@ -1,7 +1,7 @@
 """The TUI's blocking side: connects, reads, watches and acts through the task package.
 
 Every method may block on the network: the app calls them from thread workers only. Views are built
-by `tui.data`; this module only moves objects.
+by `rollguard.tui.data`; this module only moves objects.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from task.errors import Forbidden, NotFound
-from task.inventory import LISTS
-from task.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, EVENTS, NAMESPACES, Resource
-from task.structs import Obj
-from task.watcher import NamespaceCache
-from tui import data
-from tui.views import ACTIONS, DetailView, Inventory, PlanView, ResultView, Target, WorkloadRow
+from rollguard.errors import Forbidden, NotFound
+from rollguard.inventory import LISTS
+from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, EVENTS, NAMESPACES, Resource
+from rollguard.structs import Obj
+from rollguard.tui import data
+from rollguard.tui.views import ACTIONS, DetailView, Inventory, PlanView, ResultView, Target, WorkloadRow
+from rollguard.watcher import NamespaceCache
 
 ClientFactory = Callable[[str | None, str | None], Any]  # (kubeconfig, context) -> task.client.Client
 Printer = Callable[[str], None]
@@ -41,7 +41,7 @@ class Options:
 
 
 def default_factory(kubeconfig: str | None, context: str | None) -> Any:
-    from task.client import Client
+    from rollguard.client import Client
 
     return Client.connect(kubeconfig=kubeconfig, context=context)
 

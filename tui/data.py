@@ -1,4 +1,4 @@
-"""Adapter: the task package's types and objects -> the TUI's views (`tui.views`).
+"""Adapter: the task package's types and objects -> the TUI's views (`rollguard.tui.views`).
 
 The only module of the TUI that knows how `task` models workloads, findings and repairs, so that a
 change there is absorbed here. Pure functions except `run_action`/`plan_action`, which call the
@@ -12,10 +12,10 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from task import state
-from task.journal import JOURNAL_LABEL
-from task.kinds import kind_of
-from task.resources import (
+from rollguard import state
+from rollguard.journal import JOURNAL_LABEL
+from rollguard.kinds import kind_of
+from rollguard.resources import (
     CONFIG_MAPS,
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
@@ -25,8 +25,8 @@ from task.resources import (
     REPLICATION_CONTROLLERS,
     Resource,
 )
-from task.structs import Obj
-from tui.views import (
+from rollguard.structs import Obj
+from rollguard.tui.views import (
     UNGROUPED,
     Change,
     ConditionView,
@@ -293,15 +293,15 @@ def applicable(action: str, rows: Iterable[WorkloadRow], *, to_revision: int | N
 
 def needs(action: str, namespace: str, kinds: Iterable[str]) -> list[tuple[str, Resource, str]]:
     """(verb, resource, namespace) an action needs: what the repair preflight checks."""
-    from task.repair_plan import permissions
+    from rollguard.repair_plan import permissions
 
     return permissions(action, namespace, set(kinds))
 
 
 def may(client: Any, verb: str, res: Resource, namespace: str) -> bool:
     """One SelfSubjectAccessReview; an unanswerable one counts as no."""
-    from task.errors import RefusedError
-    from task.preflight import check_access
+    from rollguard.errors import RefusedError
+    from rollguard.preflight import check_access
 
     try:
         check_access(client, [(verb, res, namespace)])
@@ -335,8 +335,8 @@ def plan_action(
     client: Any, action: str, target: Target, *, context: str | None, kubeconfig: str | None
 ) -> PlanView:
     """The repair's preflight and plan (read-only), as the confirmation dialog shows it."""
-    from task.errors import RefusedError
-    from task.repair_plan import plan_repair
+    from rollguard.errors import RefusedError
+    from rollguard.repair_plan import plan_repair
 
     command = command_line(action, target, context=context, kubeconfig=kubeconfig)
     try:
@@ -365,7 +365,7 @@ def run_action(
 ) -> ResultView:
     """Carry out the plan the user confirmed (the very one shown: a workload changed by someone else
     since is not overwritten), reporting progress lines to ``out``."""
-    from task.repair import Repair
+    from rollguard.repair import Repair
 
     if plan.handle is None or plan.refusal:
         return ResultView("refused", 2, plan.refusal or "nothing to do")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from tui.views import DetailView, Inventory, PlanView, ResultView
+from rollguard.tui.views import DetailView, Inventory, PlanView, ResultView
 
 
 class Connected(Message):

@@ -1,6 +1,6 @@
 """What the TUI shows, as plain frozen dataclasses, and pure formatting helpers.
 
-Screens and widgets only see these types; `tui.data` builds them from the task package's types.
+Screens and widgets only see these types; `rollguard.tui.data` builds them from the task package's types.
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ def cluster_args(parser: argparse.ArgumentParser) -> None:
 
 
 def connect(args: argparse.Namespace) -> Any:
-    """A `task.client.Client` for the command's --kubeconfig/--context (RefusedError when unusable)."""
-    from task.client import Client
+    """A `rollguard.client.Client` for the command's --kubeconfig/--context (RefusedError when unusable)."""
+    from rollguard.client import Client
 
     return Client.connect(kubeconfig=args.kubeconfig, context=args.context)
 
@@ -34,7 +34,7 @@ def check_report_path(path: str | None, flag: str = "--report") -> None:
         return
     from pathlib import Path
 
-    from task.errors import RefusedError
+    from rollguard.errors import RefusedError
 
     target = Path(path).expanduser()
     existing = next((p for p in (target.parent, *target.parent.parents) if p.exists()), None)

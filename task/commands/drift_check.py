@@ -10,16 +10,16 @@ import datetime as dt
 import sys
 from typing import Any
 
-from task.commands.common import check_report_path, cluster_args, connect, write_or_warn
-from task.commands.status import read, render, to_json
-from task.errors import EXIT_OK, EXIT_REFUSED, EXIT_REVERTED, ApiError, RefusedError
+from rollguard.commands.common import check_report_path, cluster_args, connect, write_or_warn
+from rollguard.commands.status import read, render, to_json
+from rollguard.errors import EXIT_OK, EXIT_REFUSED, EXIT_REVERTED, ApiError, RefusedError
 
 EXIT_FINDINGS = EXIT_REVERTED  # 1: something selected by --fail-on was found
 EVENT_REASON = "RollguardDriftCheck"
 
 
 def register(sub: Any) -> None:
-    from task.state import DEFAULT_FAIL_ON, FINDINGS
+    from rollguard.state import DEFAULT_FAIL_ON, FINDINGS
 
     p = sub.add_parser(
         "drift-check",
@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
         description="Exit 0 when nothing selected by --fail-on is found, 1 when something is, "
         "2 on bad input or an unreachable cluster.",
     )
-    from task.commands.status import scope_args
+    from rollguard.commands.status import scope_args
 
     scope_args(p, many=True)
     p.add_argument("--report", metavar="FILE", help="write the JSON report to FILE")
@@ -48,7 +48,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from task.state import FINDINGS, parse_findings, selected
+    from rollguard.state import FINDINGS, parse_findings, selected
 
     started = dt.datetime.now(dt.UTC)
     report: dict[str, Any] = {"status": "error", "checked_at": started.strftime("%Y-%m-%dT%H:%M:%SZ")}
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _emit(client: Any, failing: list[Any], fail_on: frozenset[str], errors: list[str]) -> int:
-    from task.audit import emit
+    from rollguard.audit import emit
 
     sent = 0
     for w in failing:
@@ -123,7 +123,7 @@ def _emit(client: Any, failing: list[Any], fail_on: frozenset[str], errors: list
 
 
 def _write(path: str | None, report: dict[str, Any]) -> None:
-    from task.report import write_json
+    from rollguard.report import write_json
 
     if path:
         write_or_warn(lambda: write_json(report, path), "report")

@@ -7,7 +7,7 @@ import sys
 import threading
 from typing import Any
 
-from task.commands.common import (
+from rollguard.commands.common import (
     check_report_path,
     cluster_args,
     connect,
@@ -15,7 +15,7 @@ from task.commands.common import (
     printer,
     write_or_warn,
 )
-from task.errors import ApiError, RefusedError
+from rollguard.errors import ApiError, RefusedError
 
 
 def add(sub: Any, action: str, *, help: str, description: str) -> argparse.ArgumentParser:
@@ -39,9 +39,9 @@ def add(sub: Any, action: str, *, help: str, description: str) -> argparse.Argum
 
 
 def run(args: argparse.Namespace) -> int:
-    from task.inputs import parse_duration
-    from task.repair import Repair, plan_repair
-    from task.report import Outcome, write_report
+    from rollguard.inputs import parse_duration
+    from rollguard.repair import Repair, plan_repair
+    from rollguard.report import Outcome, write_report
 
     action = args.action
     report_ok = False  # a refused --report path is not written to either

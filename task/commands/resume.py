@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from task.commands.repairing import add
+from rollguard.commands.repairing import add
 
 
 def register(sub: Any) -> None:

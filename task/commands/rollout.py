@@ -7,7 +7,7 @@ import sys
 import threading
 from typing import Any
 
-from task.commands.common import (
+from rollguard.commands.common import (
     check_report_path,
     cluster_args,
     connect,
@@ -15,7 +15,7 @@ from task.commands.common import (
     printer,
     write_or_warn,
 )
-from task.errors import RefusedError
+from rollguard.errors import RefusedError
 
 
 def register(sub: Any) -> None:
@@ -63,9 +63,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from task.engine import Rollout, RolloutRequest
-    from task.inputs import parse_duration, parse_image_target, parse_namespace, parse_selector
-    from task.report import Outcome, default_results_dir, write_report, write_results
+    from rollguard.engine import Rollout, RolloutRequest
+    from rollguard.inputs import parse_duration, parse_image_target, parse_namespace, parse_selector
+    from rollguard.report import Outcome, default_results_dir, write_report, write_results
 
     outcome: Outcome
     report_ok = False  # a refused --report path is not written to either

@@ -7,11 +7,11 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from task.commands.common import cluster_args, connect
+from rollguard.commands.common import cluster_args, connect
 
 if TYPE_CHECKING:
-    from task.client import Client
-    from task.state import NamespaceState, WorkloadState
+    from rollguard.client import Client
+    from rollguard.state import NamespaceState, WorkloadState
 
 
 def register(sub: Any) -> None:
@@ -38,8 +38,8 @@ def scope_args(p: argparse.ArgumentParser, *, many: bool = False) -> None:
 
 def read(client: Client, args: argparse.Namespace) -> list[NamespaceState]:
     """The states the scope arguments select (RefusedError on bad input)."""
-    from task.inputs import parse_namespace, parse_selector
-    from task.inventory import read_cluster, read_namespaces
+    from rollguard.inputs import parse_namespace, parse_selector
+    from rollguard.inventory import read_cluster, read_namespaces
 
     selector = parse_selector(args.selector) if args.selector is not None else None
     if args.all_namespaces:
@@ -47,7 +47,7 @@ def read(client: Client, args: argparse.Namespace) -> list[NamespaceState]:
     given = args.namespace if isinstance(args.namespace, list) else [args.namespace] if args.namespace else []
     namespaces = [parse_namespace(ns) for ns in given] or [default_namespace(args)]
     states = read_namespaces(client, namespaces, selector=selector)
-    from task.preflight import check_namespace
+    from rollguard.preflight import check_namespace
 
     for state in states:
         if not state.workloads and not state.groups:
@@ -145,7 +145,7 @@ def to_json(namespaces: Sequence[NamespaceState]) -> list[Any]:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from task.errors import EXIT_REFUSED, ApiError
+    from rollguard.errors import EXIT_REFUSED, ApiError
 
     try:
         namespaces = read(connect(args), args)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from task.commands.common import cluster_args
+from rollguard.commands.common import cluster_args
 
 
 def register(sub: Any) -> None:
@@ -20,11 +20,11 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from task.inputs import parse_namespace, parse_selector
+    from rollguard.inputs import parse_namespace, parse_selector
 
     namespace = parse_namespace(args.namespace) if args.namespace else None
     selector = parse_selector(args.selector) if args.selector is not None else ""
-    from tui import main  # lazily: Textual loads only for this subcommand
+    from rollguard.tui import main  # lazily: Textual loads only for this subcommand
 
     return main(
         namespace=namespace,

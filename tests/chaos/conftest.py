@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from task.client import Client
+from rollguard.client import Client
 from tests.chaos import ledger
 from tests.chaos.proxy import FaultProxy
 

@@ -19,12 +19,12 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from task.client import Client
-from task.errors import ApiError, NotFound
-from task.inputs import parse_selector
-from task.journal import DATA_KEY, FINAL_STATES, group_name
-from task.lock import read_lease
-from task.resources import CONFIG_MAPS, LEASES, NAMESPACES, Resource
+from rollguard.client import Client
+from rollguard.errors import ApiError, NotFound
+from rollguard.inputs import parse_selector
+from rollguard.journal import DATA_KEY, FINAL_STATES, group_name
+from rollguard.lock import read_lease
+from rollguard.resources import CONFIG_MAPS, LEASES, NAMESPACES, Resource
 from tests.support import (
     DC,
     DEPLOYMENT,
@@ -145,7 +145,7 @@ def assert_consistent(
 def start(
     kubeconfig: str | Path, *args: str, report: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "task.cli", *args, "--kubeconfig", str(kubeconfig)]
+    cmd = [sys.executable, "-m", "rollguard.cli", *args, "--kubeconfig", str(kubeconfig)]
     if report is not None:
         cmd += ["--report", str(report)]
     return subprocess.Popen(

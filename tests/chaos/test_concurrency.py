@@ -11,7 +11,7 @@ import signal
 
 import pytest
 
-from task.resources import DEPLOYMENT_CONFIGS
+from rollguard.resources import DEPLOYMENT_CONFIGS
 from tests.chaos import harness as h
 from tests.chaos.test_sigterm import journal_reaches
 

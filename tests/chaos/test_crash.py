@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from task.client import Client
-from task.lock import read_lease
-from task.resources import LEASES
+from rollguard.client import Client
+from rollguard.lock import read_lease
+from rollguard.resources import LEASES
 from tests.chaos import harness as h
 from tests.chaos.ledger import Entry
 from tests.chaos.proxy import FaultProxy, Record

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from task.client import Client
+from rollguard.client import Client
 from tests.chaos import harness as h
 from tests.support import resource_versions
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from task.journal import DATA_KEY
-from task.resources import CONFIG_MAPS
+from rollguard.journal import DATA_KEY
+from rollguard.resources import CONFIG_MAPS
 from tests.chaos import harness as h
 from tests.support import wait_until
 

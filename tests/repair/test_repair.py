@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from task.client import Client
-from task.inputs import parse_selector
-from task.journal import DATA_KEY, group_name
-from task.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, LEASES
+from rollguard.client import Client
+from rollguard.inputs import parse_selector
+from rollguard.journal import DATA_KEY, group_name
+from rollguard.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, LEASES
 from tests.scenarios import (
     CRASH,
     NEW,
@@ -204,7 +204,7 @@ def test_lock_held_and_missing_permission_are_refused(sandbox, namespace, client
     before = resource_versions(client, namespace)
     denied = rollguard(sandbox.user_kubeconfig("alice"), "resume", "dc/dc1", "-n", namespace)
     assert denied.code == 2 and "not allowed to" in denied.stderr, denied.stderr
-    from task.lock import GroupLock
+    from rollguard.lock import GroupLock
 
     lock = GroupLock(client, namespace=namespace, name=JOURNAL, holder="pipeline-7 run y")
     lock.acquire()

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from task.client import Client
-from task.inputs import parse_selector
-from task.journal import DATA_KEY, group_name
-from task.lock import read_lease
-from task.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, IMAGE_STREAMS, LEASES, NAMESPACES
+from rollguard.client import Client
+from rollguard.inputs import parse_selector
+from rollguard.journal import DATA_KEY, group_name
+from rollguard.lock import read_lease
+from rollguard.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, IMAGE_STREAMS, LEASES, NAMESPACES
 from tests.support import (
     DC,
     DEPLOYMENT,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from task.client import Client
-from task.resources import DEPLOYMENT_CONFIGS, EVENTS
+from rollguard.client import Client
+from rollguard.resources import DEPLOYMENT_CONFIGS, EVENTS
 from tests.support import (
     DC,
     DEPLOYMENT,

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rollguard.client import Client
+from rollguard.resources import NAMESPACES, Resource
 from sandbox.cluster import write_kubeconfig
-from task.client import Client
-from task.resources import NAMESPACES, Resource
 from tests.scenarios import OLD, events, pause
 from tests.support import create_group, dc_body, deployment_body, resource_versions, rollguard, wait_until
 

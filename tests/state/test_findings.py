@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from task.client import Client
-from task.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS
+from rollguard.client import Client
+from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS
 from tests.scenarios import (
     CRASH,
     NEW,

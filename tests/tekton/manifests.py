@@ -77,8 +77,8 @@ def go_duration(text: str) -> int:
 
 
 def subparsers() -> dict[str, argparse.ArgumentParser]:
-    """Subcommand name -> its parser, from the real `task.cli.build_parser()`."""
-    from task.cli import build_parser
+    """Subcommand name -> its parser, from the real `rollguard.cli.build_parser()`."""
+    from rollguard.cli import build_parser
 
     parser = build_parser()
     for action in parser._actions:

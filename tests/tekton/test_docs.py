@@ -30,7 +30,7 @@ def test_generated_tables_match_the_task(name: str, doc: Path) -> None:
 
 
 def test_exit_code_table_matches_the_code() -> None:
-    from task.report import EXIT_BY_STATUS
+    from rollguard.report import EXIT_BY_STATUS
 
     rows = re.findall(r"^\| (\d) \| `(\w+)` \|", TEKTON_DOC.read_text(), re.M)
     assert {int(code): status for code, status in rows} == {c: s for s, c in EXIT_BY_STATUS.items()}
@@ -47,7 +47,7 @@ def command_lines(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("doc", COMMAND_DOCS, ids=[d.name for d in COMMAND_DOCS])
 def test_documented_commands_parse(doc: Path) -> None:
-    from task.cli import build_parser
+    from rollguard.cli import build_parser
 
     lines = command_lines(doc)
     if doc.name == "migrating.md":

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import tomllib
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,9 +83,10 @@ def test_containerfile_recipe() -> None:
 
 def test_containerignore_keeps_the_context_to_the_sources() -> None:
     patterns = ignore_patterns()
-    for kept in ("pyproject.toml", "task/cli.py", "tui", "sandbox/cluster.py"):
+    for kept in ("pyproject.toml", "task/cli.py", "tui"):
         assert not ignored(kept, patterns), kept
     for dropped in (".git/HEAD", ".venv/bin/python", ".sandbox/default/kubeconfig", "tests/conftest.py",
+                    "sandbox/cluster.py", "tests/tui/fakecluster.py",
                     "task/__pycache__/cli.cpython-311.pyc", ".mypy_cache/x"):  # fmt: skip
         assert ignored(dropped, patterns), dropped
 
@@ -97,6 +99,7 @@ class Installed:
     venv: Path
     home: Path
     tmp: Path
+    wheel: Path
     env: dict[str, str]  # the runtime stage's ENV with this venv's bin first on PATH
 
     def run(self, *args: str, uid: int | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -209,7 +212,7 @@ def installed() -> Iterator[Installed]:
             d.chmod(0o770)
         env = {**env_of(runtime), "HOME": str(home), "TMPDIR": str(tmp)}
         env["PATH"] = f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin"
-        yield Installed(venv=venv, home=home, tmp=tmp, env=env)
+        yield Installed(venv=venv, home=home, tmp=tmp, wheel=Path(wheels[0]), env=env)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -223,11 +226,31 @@ def test_rollguard_runs_from_the_clean_venv_alone(installed: Installed) -> None:
     assert installed.run("rollout", "--help").returncode == 0
     assert installed.run("--version").stdout.strip() == f"rollguard {version}"
     where = subprocess.run(
-        [str(installed.venv / "bin" / "python"), "-c", "import task, tui, kubernetes, yaml; print(task.__file__)"],
+        [str(installed.venv / "bin" / "python"), "-c", "import rollguard, rollguard.tui, kubernetes, yaml; print(rollguard.__file__)"],
         env=installed.env, cwd=installed.home, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert where.returncode == 0, where.stderr
-    assert where.stdout.strip().startswith(str(installed.venv)), "task must come from the venv, not the checkout"
+    assert where.stdout.strip().startswith(str(installed.venv)), "rollguard must come from the venv, not the checkout"
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_one_import_name_and_no_test_equipment(installed: Installed) -> None:
+    """Every module of task/ and tui/ is in the wheel, as `rollguard` and `rollguard.tui`; nothing else is."""
+    with zipfile.ZipFile(installed.wheel) as wheel:
+        names = [n for n in wheel.namelist() if not n.startswith("rollguard-")]  # less the .dist-info
+    assert {n.split("/")[0] for n in names} == {"rollguard"}, names
+    expected = {f"rollguard/{p.relative_to(ROOT / 'task').as_posix()}" for p in (ROOT / "task").rglob("*.py")}
+    expected |= {f"rollguard/tui/{p.relative_to(ROOT / 'tui').as_posix()}" for p in (ROOT / "tui").rglob("*.py")}
+    expected.add("rollguard/tui/styles.tcss")
+    assert set(names) == expected
+    assert not any("fake" in n or "fixtures" in n or "sandbox" in n for n in names)
+
+
+@pytest.mark.slow
+def test_both_entry_points_answer_help(installed: Installed) -> None:
+    assert installed.run("--help").returncode == 0
+    tui = installed.run("tui", "--help")
+    assert tui.returncode == 0 and "--read-only" in tui.stdout, tui.stderr
 
 
 def unreachable_rollout(installed: Installed, **kwargs: object) -> subprocess.CompletedProcess[str]:

@@ -25,10 +25,9 @@ from typing import Any
 import pytest
 import yaml
 
-from sandbox import cluster
-from task.client import Client
-from task.errors import ApiError, NotFound
-from task.resources import (
+from rollguard.client import Client
+from rollguard.errors import ApiError, NotFound
+from rollguard.resources import (
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
     IMAGE_STREAMS,
@@ -36,6 +35,7 @@ from task.resources import (
     SELF_SUBJECT_ACCESS_REVIEWS,
     Resource,
 )
+from sandbox import cluster
 from tests.support import (
     DC,
     DEPLOYMENT,
@@ -140,7 +140,7 @@ def test_rollout_role_is_exactly_what_the_preflight_checks() -> None:
     both kinds that promotes: nothing the tool does not ask for, nothing it asks for missing. (The
     sandbox does not emulate OpenShift's own check of `get imagestreams/layers` on a cross-namespace
     tag; the preflight asks for it, so the matrix below measures it all the same.)"""
-    from task.preflight import rollout_permissions
+    from rollguard.preflight import rollout_permissions
 
     needs = rollout_permissions("t", {DC, DEPLOYMENT}, promote_from="c")
     wanted = {(ns, res.group, res.plural, verb) for verb, res, ns in needs}
@@ -309,7 +309,7 @@ def set_rules(s: Setup, sa: Client, role: str, rules: list[Obj], expect: dict[Gr
 
 def run_in_process(*argv: str) -> tuple[int, str]:
     """The CLI's main() in this process: a refused run never gets past its read-only preflight."""
-    from task.cli import main
+    from rollguard.cli import main
 
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):

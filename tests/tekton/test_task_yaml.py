@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from task.inputs import parse_duration
+from rollguard.inputs import parse_duration
 from tests.tekton.manifests import (
     CONTEXT_VARIABLES,
     CRONJOB_FILE,
@@ -109,7 +109,7 @@ def test_every_reference_is_declared_and_every_param_used(task_obj: Obj) -> None
 
 
 def test_results_are_exactly_what_rollguard_writes(task_obj: Obj, tmp_path: Path) -> None:
-    from task.report import Outcome, write_results
+    from rollguard.report import Outcome, write_results
 
     write_results(Outcome(status="refused", command="rollout", namespace="ns", selector="a=b", error="x"), str(tmp_path))
     assert {p.name for p in tmp_path.iterdir()} == set(declared(task_obj, "results"))
@@ -233,7 +233,7 @@ def run_step(task_obj: Obj, shell: str, params: dict[str, str], arrays: dict[str
 @pytest.mark.parametrize("shell", SHELLS)
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_step_command_line_parses_as_intended(task_obj: Obj, shell: str, scenario: str, tmp_path: Path) -> None:
-    from task.cli import build_parser
+    from rollguard.cli import build_parser
 
     params, arrays, bound = SCENARIOS[scenario]
     argv, env = run_step(task_obj, shell, params, arrays, bound, tmp_path)

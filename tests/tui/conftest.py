@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from tui.app import RollguardApp
-from tui.backend import Backend, Options
-from tui.fakecluster import FakeCluster
-from tui.fixtures import NOW, demo_cluster
+from rollguard.tui.app import RollguardApp
+from rollguard.tui.backend import Backend, Options
+from tests.tui.fakecluster import FakeCluster
+from tests.tui.fixtures import NOW, demo_cluster
 
 SIZE = (130, 36)
 

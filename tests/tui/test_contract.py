@@ -1,4 +1,5 @@
-"""`task` must never import Textual: the CLI, the Tekton image and the CronJob run without it."""
+"""The core (`rollguard` less `rollguard.tui`) must never import Textual: the CLI, the Tekton image and the
+CronJob run without it."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ ROOT = Path(__file__).resolve().parents[2]
 BLOCKED = """
 import importlib, pkgutil, sys
 sys.modules["textual"] = None  # any `import textual...` now raises ImportError
-import task
-names = [m.name for m in pkgutil.walk_packages(task.__path__, "task.")]
+import rollguard
+names = [
+    m.name for m in pkgutil.walk_packages(rollguard.__path__, "rollguard.")
+    if m.name != "rollguard.tui" and not m.name.startswith("rollguard.tui.")
+]
 for name in names:
     importlib.import_module(name)
-from task.cli import build_parser
+from rollguard.cli import build_parser
 build_parser().parse_args(["tui", "-n", "x", "--read-only"])
 assert not any(m == "textual" or m.startswith("textual.") for m in sys.modules if sys.modules[m] is not None)
 print(len(names))
@@ -27,11 +31,11 @@ def test_every_task_module_imports_without_textual():
         [sys.executable, "-c", BLOCKED], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
-    assert int(result.stdout.strip()) >= 20  # all of task.*, task.commands.* included
+    assert int(result.stdout.strip()) >= 20  # all of rollguard.*, rollguard.commands.* included
 
 
 def test_the_tui_subcommand_loads_textual_only_when_run():
-    code = "import sys; from task.cli import build_parser; build_parser(); print('textual' in sys.modules)"
+    code = "import sys; from rollguard.cli import build_parser; build_parser(); print('textual' in sys.modules)"
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
@@ -40,7 +44,7 @@ def test_the_tui_subcommand_loads_textual_only_when_run():
 
 def test_the_tui_refuses_an_unusable_kubeconfig_before_opening(tmp_path: Path):
     result = subprocess.run(
-        [sys.executable, "-m", "task.cli", "tui", "--kubeconfig", str(tmp_path / "none")],
+        [sys.executable, "-m", "rollguard.cli", "tui", "--kubeconfig", str(tmp_path / "none")],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert result.returncode == 2

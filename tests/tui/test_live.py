@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from task.client import Client
-from task.resources import Resource
+from rollguard.client import Client
+from rollguard.resources import Resource
+from rollguard.tui.screens.confirm import ConfirmScreen
+from rollguard.tui.screens.workloads import WorkloadsScreen
+from rollguard.tui.widgets.workload_table import WorkloadTable
 from tests.scenarios import NEW, OLD, pause, reference_state, set_image, states
 from tests.support import DC, create_group, dc_body, deployment_body
 from tests.tui.conftest import SIZE, footer_keys, make_app, until
-from tui.screens.confirm import ConfirmScreen
-from tui.screens.workloads import WorkloadsScreen
-from tui.widgets.workload_table import WorkloadTable
 
 ACTION_KEYS = {"u", "U", "v", "V", "d", "D"}
 ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
+from rollguard.tui.screens.confirm import ConfirmScreen
+from rollguard.tui.screens.detail import DetailScreen
 from tests.tui.conftest import SIZE, make_app, settle
 from tests.tui.snapshot import SVGScreenshot
-from tui.screens.confirm import ConfirmScreen
-from tui.screens.detail import DetailScreen
 
 
 @pytest.fixture

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import datetime as dt
 
-from tui import data
-from tui.fixtures import NOW, demo_cluster, reference_case
-from tui.views import Finding, Target, WorkloadRow, age, command_line, matches, short_image, sort_rows
-from tui.widgets.workload_table import build_lines
+from rollguard.tui import data
+from rollguard.tui.views import (
+    Finding,
+    Target,
+    WorkloadRow,
+    age,
+    command_line,
+    matches,
+    short_image,
+    sort_rows,
+)
+from rollguard.tui.widgets.workload_table import build_lines
+from tests.tui.fixtures import NOW, demo_cluster, reference_case
 
 
 def row(name: str, *codes: str, revision: int = 2, paused: bool = False, group: str = "app=a") -> WorkloadRow:

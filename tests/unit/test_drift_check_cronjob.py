@@ -2,7 +2,7 @@
 
 Every field is checked against the Kubernetes models of the official client (unknown or misspelt keys,
 wrong types, missing required fields), the command against the real CLI parser, and the RBAC against
-what `task.inventory` actually lists.
+what `rollguard.inventory` actually lists.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import kubernetes.client as k8s
 import pytest
 import yaml
 
-from task.cli import build_parser
-from task.inventory import LISTS
+from rollguard.cli import build_parser
+from rollguard.inventory import LISTS
 
 FILE = Path(__file__).resolve().parents[2] / "tekton" / "drift-check-cronjob.yaml"
 MODELS = {

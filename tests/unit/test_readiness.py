@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from task.readiness import dc_progress, deployment_progress, pod_doom
+from rollguard.readiness import dc_progress, deployment_progress, pod_doom
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

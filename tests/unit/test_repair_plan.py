@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from task.errors import RefusedError
-from task.kinds import KINDS
-from task.repair_plan import Change, revert_target
-from task.structs import DC, DEPLOYMENT, WorkloadRef
+from rollguard.errors import RefusedError
+from rollguard.kinds import KINDS
+from rollguard.repair_plan import Change, revert_target
+from rollguard.structs import DC, DEPLOYMENT, WorkloadRef
 from tests.unit.test_state import load
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from task.errors import RefusedError
-from task.inputs import parse_selector
-from task.state import (
+from rollguard.errors import RefusedError
+from rollguard.inputs import parse_selector
+from rollguard.state import (
     DEFAULT_FAIL_ON,
     FINDINGS,
     NamespaceState,
@@ -208,7 +208,7 @@ def test_a_change_the_controller_has_not_picked_up_is_not_stuck() -> None:
 
 def test_a_deadline_exceeded_before_our_write_does_not_fail_our_rollout() -> None:
     """After an undo of a timed-out Deployment the controller keeps the old condition for a sync."""
-    from task.readiness import deployment_progress
+    from rollguard.readiness import deployment_progress
 
     broken = next(o for o in load("deployments.yaml")["deployments"] if o["metadata"]["name"] == "broken")
     assert deployment_progress(broken).phase.value == "failed"

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from textual.binding import Binding
 from textual.screen import ModalScreen
 
-from tui import data
-from tui.views import UNGROUPED, Target, WorkloadRow
+from rollguard.tui import data
+from rollguard.tui.views import UNGROUPED, Target, WorkloadRow
 
 if TYPE_CHECKING:
-    from tui.app import RollguardApp
+    from rollguard.tui.app import RollguardApp
 
 ACTION_BINDINGS = [
     Binding("u", "resume('selection')", "Resume"),
@@ -104,7 +104,7 @@ class ActionsMixin:
         self.run_action("redeploy", scope)
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
-        from tui.app import palette_entries
+        from rollguard.tui.app import palette_entries
 
         return palette_entries(self)
 

@@ -13,13 +13,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Label, RichLog, Static
 
-from tui.app import describe_error
-from tui.messages import ActionFinished, PlanLoaded, ProgressLine
-from tui.screens.base import TITLES, Dialog
-from tui.views import Change, PlanView, ResultView, Target, short_image
+from rollguard.tui.app import describe_error
+from rollguard.tui.messages import ActionFinished, PlanLoaded, ProgressLine
+from rollguard.tui.screens.base import TITLES, Dialog
+from rollguard.tui.views import Change, PlanView, ResultView, Target, short_image
 
 if TYPE_CHECKING:
-    from tui.app import RollguardApp
+    from rollguard.tui.app import RollguardApp
 
 COLUMNS = ("Workload", "Image before", "Image after", "Paused", "Revision")
 

@@ -12,15 +12,21 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Label, Static
 
-from tui.app import describe_error
-from tui.messages import DetailLoaded, Problem
-from tui.screens.base import ACTION_BINDINGS, ActionsMixin, Selection, group_selection, workload_selection
-from tui.views import DetailView, GroupView, Inventory, WorkloadRow, age, images_text
-from tui.widgets.badges import badges
-from tui.widgets.keybar import KeyBar
+from rollguard.tui.app import describe_error
+from rollguard.tui.messages import DetailLoaded, Problem
+from rollguard.tui.screens.base import (
+    ACTION_BINDINGS,
+    ActionsMixin,
+    Selection,
+    group_selection,
+    workload_selection,
+)
+from rollguard.tui.views import DetailView, GroupView, Inventory, WorkloadRow, age, images_text
+from rollguard.tui.widgets.badges import badges
+from rollguard.tui.widgets.keybar import KeyBar
 
 if TYPE_CHECKING:
-    from tui.app import RollguardApp
+    from rollguard.tui.app import RollguardApp
 
 ROLLING = ("New", "Pending", "Running")
 TABLES = {

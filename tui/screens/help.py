@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Label, Static
 
-from tui.screens.base import Dialog
+from rollguard.tui.screens.base import Dialog
 
 # Keys the DataTable and the app handle themselves.
 TABLE_KEYS = [
@@ -30,10 +30,10 @@ def _key(binding: Binding) -> str:
 
 def key_rows() -> list[tuple[str, list[tuple[str, str]]]]:
     """(section, [(keys, description)]) for every screen."""
-    from tui.app import RollguardApp
-    from tui.screens.confirm import ConfirmScreen
-    from tui.screens.detail import DetailScreen
-    from tui.screens.workloads import WorkloadsScreen
+    from rollguard.tui.app import RollguardApp
+    from rollguard.tui.screens.confirm import ConfirmScreen
+    from rollguard.tui.screens.detail import DetailScreen
+    from rollguard.tui.screens.workloads import WorkloadsScreen
 
     def rows(bindings: list[Binding] | list[object]) -> list[tuple[str, str]]:
         out = []

@@ -11,11 +11,11 @@ from textual.containers import Vertical
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from tui.app import describe_error
-from tui.screens.base import Dialog
+from rollguard.tui.app import describe_error
+from rollguard.tui.screens.base import Dialog
 
 if TYPE_CHECKING:
-    from tui.app import RollguardApp
+    from rollguard.tui.app import RollguardApp
 
 ALL_NAMESPACES = "\x00all"
 

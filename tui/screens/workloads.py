@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
-from tui.screens.base import (
+from rollguard.tui.screens.base import (
     ACTION_BINDINGS,
     TITLES,
     ActionsMixin,
@@ -19,12 +19,12 @@ from tui.screens.base import (
     group_selection,
     workload_selection,
 )
-from tui.views import SORT_KEYS, Inventory
-from tui.widgets.keybar import KeyBar
-from tui.widgets.workload_table import WorkloadTable, build_lines
+from rollguard.tui.views import SORT_KEYS, Inventory
+from rollguard.tui.widgets.keybar import KeyBar
+from rollguard.tui.widgets.workload_table import WorkloadTable, build_lines
 
 if TYPE_CHECKING:
-    from tui.app import RollguardApp
+    from rollguard.tui.app import RollguardApp
 
 
 class WorkloadsScreen(ActionsMixin, Screen[None]):
@@ -180,7 +180,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
     # -- keys --------------------------------------------------------------------------------------------
 
     def action_details(self) -> None:
-        from tui.screens.detail import DetailScreen
+        from rollguard.tui.screens.detail import DetailScreen
 
         line = self.table.current
         if line is not None and line.row is not None:
@@ -224,7 +224,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.app.notify("reloading", timeout=2)
 
     def action_namespace(self) -> None:
-        from tui.screens.pick import ALL_NAMESPACES, NamespacePicker
+        from rollguard.tui.screens.pick import ALL_NAMESPACES, NamespacePicker
 
         def chosen(value: str | None) -> None:
             if value == ALL_NAMESPACES:
@@ -235,7 +235,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.app.push_screen(NamespacePicker(), chosen)
 
     def action_context(self) -> None:
-        from tui.screens.pick import ContextPicker
+        from rollguard.tui.screens.pick import ContextPicker
 
         def chosen(value: str | None) -> None:
             if value:

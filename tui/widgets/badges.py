@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from rich.text import Text
 
-from tui.views import Finding
+from rollguard.tui.views import Finding
 
 # Colours chosen to read on dark and light themes and to stay distinct without colour (the word is shown).
 STYLES = {

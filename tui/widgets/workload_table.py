@@ -11,7 +11,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from tui.views import (
+from rollguard.tui.views import (
     UNGROUPED,
     Finding,
     GroupView,
@@ -24,7 +24,7 @@ from tui.views import (
     parse_time,
     sort_rows,
 )
-from tui.widgets.badges import badges
+from rollguard.tui.widgets.badges import badges
 
 COLUMNS = (("workload", "Workload"), ("findings", "Findings"), ("rev", "Rev"), ("ready", "Ready"),
            ("images", "Images"), ("age", "Age"))  # fmt: skip

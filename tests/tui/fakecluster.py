@@ -1,4 +1,4 @@
-"""An in-memory stand-in for `task.client.Client`: the calls the TUI makes, answered from a dict.
+"""An in-memory stand-in for `rollguard.client.Client`: the calls the TUI makes, answered from a dict.
 
 Used for screen snapshots, the benchmark and tests that need fixed data; live tests use the sandbox.
 Watches work (so live refresh can be tested), and SelfSubjectAccessReviews ask an ``allow`` callback.
@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from task.errors import NotFound
-from task.resources import Resource
-from task.selectors import matches
+from rollguard.errors import NotFound
+from rollguard.resources import Resource
+from rollguard.selectors import matches
 
 Obj = dict[str, Any]
 Allow = Callable[[str, str, str], bool]  # (verb, resource plural, namespace) -> allowed

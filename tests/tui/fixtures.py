@@ -1,6 +1,6 @@
 """Fixed, real-shaped cluster data and an in-memory client, for snapshots, tests and the benchmark.
 
-Fed to `tui.fakecluster.FakeCluster`, the whole stack (backend, state model, screens) runs without a
+Fed to `rollguard.tui.fakecluster.FakeCluster`, the whole stack (backend, state model, screens) runs without a
 cluster and always shows the same thing. Times are fixed relative to `NOW`.
 """
 
@@ -11,7 +11,7 @@ import json
 import uuid
 from typing import Any
 
-from task.journal import (
+from rollguard.journal import (
     DATA_KEY,
     JOURNAL_LABEL,
     MANAGED_BY,
@@ -20,8 +20,8 @@ from task.journal import (
     WorkloadEntry,
     group_name,
 )
-from task.structs import VerifiedState
-from tui.fakecluster import Allow, FakeCluster, allow_all
+from rollguard.structs import VerifiedState
+from tests.tui.fakecluster import Allow, FakeCluster, allow_all
 
 Obj = dict[str, Any]
 NOW = dt.datetime(2024, 5, 2, 10, 0, 0, tzinfo=dt.UTC)
