@@ -156,3 +156,43 @@ def parse_namespace(namespace: str) -> str:
             fix="namespaces are lowercase letters, digits and '-', at most 63 characters",
         )
     return namespace
+
+
+# What a run may spend besides the rollout and its revert: preflight and the live cache's first sync,
+# the lock, the promotion wait (engine.PROMOTION_WAIT, 60 s), the revert's settling time and the
+# journal writes. Generous on purpose: the budget it protects ends in a SIGKILL.
+STEP_OVERHEAD = 180
+
+
+def format_duration(seconds: int) -> str:
+    """``25m``, ``90s``, ``1h30m``: the form --timeout takes, for messages."""
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = (f"{hours}h" if hours else "") + (f"{minutes}m" if minutes else "") + (f"{secs}s" if secs else "")
+    return text or "0s"
+
+
+def check_step_budget(*, timeout: int, step_timeout: int) -> None:
+    """Refuse a rollout ``timeout`` whose worst case cannot end before the step's own deadline.
+
+    The worst case is the rollout taking all of ``timeout``, then the group revert as long again, plus
+    STEP_OVERHEAD. A Tekton step timeout kills the step with SIGKILL, so a run that needed longer would
+    be killed mid-revert; refusing first costs nothing on the cluster.
+    """
+    worst = 2 * timeout + STEP_OVERHEAD
+    if worst <= step_timeout:
+        return
+    limit = (step_timeout - STEP_OVERHEAD) // 2
+    fits = (
+        f"use --timeout {format_duration(limit)} or less"
+        if limit >= 1
+        else "no --timeout fits a step that short"
+    )
+    raise RefusedError(
+        f"--timeout {format_duration(timeout)} cannot fit in the step's {format_duration(step_timeout)}: "
+        f"the rollout may take {format_duration(timeout)}, its revert {format_duration(timeout)} more, plus "
+        f"{format_duration(STEP_OVERHEAD)} for preflight, lock and promotion = {format_duration(worst)}, "
+        "and the step is killed (SIGKILL, no revert) when its time is up",
+        fix=f"{fits}, or give the step a timeout of at least {format_duration(worst)} "
+        "(a copy of the Task; pass --step-timeout to match)",
+    )

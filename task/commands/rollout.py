@@ -35,6 +35,12 @@ def register(sub: Any) -> None:
         "--timeout", default="10m", metavar="DURATION", help="overall rollout timeout (default 10m)"
     )
     p.add_argument(
+        "--step-timeout",
+        metavar="DURATION",
+        help="the deadline of the CI step running this (the Tekton Task passes its own): refuse a"
+        " --timeout whose rollout plus revert cannot end before it",
+    )
+    p.add_argument(
         "--on-paused",
         choices=("take-over", "refuse"),
         default="take-over",
@@ -64,7 +70,13 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rollguard.engine import Rollout, RolloutRequest
-    from rollguard.inputs import parse_duration, parse_image_target, parse_namespace, parse_selector
+    from rollguard.inputs import (
+        check_step_budget,
+        parse_duration,
+        parse_image_target,
+        parse_namespace,
+        parse_selector,
+    )
     from rollguard.report import Outcome, default_results_dir, write_report, write_results
 
     outcome: Outcome
@@ -76,13 +88,17 @@ def run(args: argparse.Namespace) -> int:
             raise RefusedError("--promote-from and --tag go together", fix="pass both, or neither")
         if not 0 <= args.crash_restarts <= 1000:
             raise RefusedError(f"--crash-restarts {args.crash_restarts} is out of range", fix="use 0 to 1000")
+        timeout = parse_duration(args.timeout)
+        if args.step_timeout is not None:
+            step_timeout = parse_duration(args.step_timeout, flag="--step-timeout")
+            check_step_budget(timeout=timeout, step_timeout=step_timeout)
         request = RolloutRequest(
             namespace=parse_namespace(args.namespace),
             selector=parse_selector(args.selector),
             targets=[parse_image_target(t) for t in args.image],
             promote_from=parse_namespace(args.promote_from) if args.promote_from else None,
             tag=args.tag,
-            timeout=parse_duration(args.timeout),
+            timeout=timeout,
             on_paused=args.on_paused,
             fail_fast=not args.no_fail_fast,
             crash_restarts=args.crash_restarts,

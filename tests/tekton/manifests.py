@@ -123,10 +123,17 @@ def substitute(text: str, values: dict[str, str]) -> str:
 
 
 def tekton_values(
-    task_obj: Obj, params: dict[str, str], *, bound: set[str], taskrun: str = "deploy-1-rollout"
+    task_obj: Obj,
+    params: dict[str, str],
+    *,
+    bound: set[str],
+    taskrun: str = "deploy-1-rollout",
+    root: Path | None = None,
 ) -> dict[str, str]:
     """The values Tekton gives a TaskRun's string variables: params (defaults filled in), workspaces,
-    results and context."""
+    results and context. With ``root``, /workspace and /tekton/results are placed under it, so a
+    script can run on this machine."""
+    base = "" if root is None else str(root)
     values: dict[str, str] = {}
     for p in task_obj["spec"]["params"]:
         if p.get("type", "string") == "string":
@@ -137,9 +144,9 @@ def tekton_values(
         name = w["name"]
         is_bound = name in bound
         values[f"workspaces.{name}.bound"] = "true" if is_bound else "false"
-        values[f"workspaces.{name}.path"] = f"/workspace/{name}" if is_bound else ""
+        values[f"workspaces.{name}.path"] = f"{base}/workspace/{name}" if is_bound else ""
     for r in task_obj["spec"].get("results", []):
-        values[f"results.{r['name']}.path"] = f"/tekton/results/{r['name']}"
+        values[f"results.{r['name']}.path"] = f"{base}/tekton/results/{r['name']}"
     values["context.taskRun.name"] = taskrun
     values["context.taskRun.namespace"] = "myproj-cd"
     return values
@@ -156,6 +163,34 @@ def step_argv(task_obj: Obj, arrays: dict[str, list[str]], values: dict[str, str
         else:
             argv.append(substitute(item, values))
     return argv
+
+
+def rendered_step(
+    task_obj: Obj,
+    params: dict[str, str],
+    arrays: dict[str, list[str]],
+    *,
+    bound: set[str],
+    root: Path | None = None,
+) -> tuple[str, list[str], dict[str, str]]:
+    """The step's script, its arguments and its environment as Tekton hands them to the container."""
+    values = tekton_values(task_obj, params, bound=bound, root=root)
+    s = step(task_obj)
+    env = {e["name"]: substitute(e["value"], values) for e in s.get("env", [])}
+    return s["script"], step_argv(task_obj, arrays, values), env
+
+
+def taskrun_inputs(taskrun: Obj) -> tuple[dict[str, str], dict[str, list[str]], set[str]]:
+    """(string params, array params, bound workspaces) of a TaskRun or a Pipeline's task entry."""
+    spec = taskrun.get("spec", taskrun)
+    params: dict[str, str] = {}
+    arrays: dict[str, list[str]] = {}
+    for p in spec.get("params", []):
+        if isinstance(p["value"], list):
+            arrays[p["name"]] = [str(v) for v in p["value"]]
+        else:
+            params[p["name"]] = str(p["value"])
+    return params, arrays, {w["name"] for w in spec.get("workspaces", [])}
 
 
 # -- parameter and result tables for docs/tekton.md ---------------------------------------------------

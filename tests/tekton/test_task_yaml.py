@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from rollguard.inputs import parse_duration
+from rollguard.errors import RefusedError
+from rollguard.inputs import STEP_OVERHEAD, check_step_budget, parse_duration
 from tests.tekton.manifests import (
     CONTEXT_VARIABLES,
     CRONJOB_FILE,
@@ -27,13 +28,11 @@ from tests.tekton.manifests import (
     load_one,
     options_of,
     references,
+    rendered_step,
     required_options_of,
     step,
-    step_argv,
     subparsers,
-    substitute,
     task,
-    tekton_values,
 )
 
 CATALOG_ANNOTATIONS = (
@@ -151,8 +150,14 @@ def test_step_runs_as_non_root_with_a_pinned_image(task_obj: Obj) -> None:
     assert sc["seccompProfile"]["type"] == "RuntimeDefault"
     assert "runAsUser" not in sc, "OpenShift assigns the UID; a fixed one breaks restricted SCCs"
     assert s["image"] == "$(params.image)"
-    default = declared(task_obj, "params")["image"]["default"]
-    assert re.fullmatch(r"[a-z0-9.-]+(?::\d+)?/[a-z0-9._/-]+@sha256:[0-9a-f]{64}", default), default
+    image = declared(task_obj, "params")["image"]
+    # No default that does not exist: required, or a real reference the build produces, never a
+    # placeholder digest (sha256:000..., one repeated hex digit) that fails every run on image pull.
+    if "default" in image:
+        default = image["default"]
+        assert re.fullmatch(r"[a-z0-9.-]+(?::\d+)?/[a-z0-9._/-]+@sha256:[0-9a-f]{64}", default), default
+        assert len(set(default.rpartition(":")[2])) > 4, f"a placeholder digest: {default}"
+    assert "build-image.yaml" in image["description"], "the param must say where the image comes from"
     if sc.get("readOnlyRootFilesystem"):
         env = {e["name"]: e["value"] for e in s["env"]}
         mounts = {m["mountPath"] for m in s["volumeMounts"]}
@@ -167,6 +172,14 @@ def test_step_timeout_leaves_room_for_the_revert(task_obj: Obj) -> None:
     assert step_timeout >= 2 * rollout_timeout + REVERT_MARGIN
     limit = (step_timeout - REVERT_MARGIN) // 2
     assert f"{limit // 60}m" in declared(task_obj, "params")["timeout"]["description"]
+    # rollguard is told the step's budget and enforces the same limit the description states.
+    env = {e["name"]: e["value"] for e in step(task_obj)["env"]}
+    assert go_duration(env["RG_STEP_TIMEOUT"]) == step_timeout, "RG_STEP_TIMEOUT must equal the step timeout"
+    assert '--step-timeout "$RG_STEP_TIMEOUT"' in step(task_obj)["script"]
+    assert STEP_OVERHEAD == REVERT_MARGIN
+    check_step_budget(timeout=limit, step_timeout=step_timeout)
+    with pytest.raises(RefusedError):
+        check_step_budget(timeout=limit + 1, step_timeout=step_timeout)
     pipeline = load_one(PIPELINE_FILE)
     rollout_tasks = [t for t in pipeline["spec"]["tasks"] if t.get("taskRef", {}).get("name") == "rollguard-rollout"]
     assert rollout_tasks and all(go_duration(t["timeout"]) > step_timeout for t in rollout_tasks)
@@ -175,22 +188,24 @@ def test_step_timeout_leaves_room_for_the_revert(task_obj: Obj) -> None:
 # -- the step's script, run by a real shell with Tekton's substitutions and a fake rollguard ----------
 
 SHELLS = [s for s in ("sh", "bash", "dash") if shutil.which(s)]
+IMAGE = "image-registry.openshift-image-registry.svc:5000/shop-cd/rollguard@sha256:" + "4e" * 32
 TRICKY = "dc/weird=repo.local/x:1 $(touch pwned) `id` 'q' \"dq\" ; rm -rf /"
 
 SCENARIOS: dict[str, tuple[dict[str, str], dict[str, list[str]], set[str]]] = {
     "images": (
-        {"namespace": "shop-dev", "selector": "app=shop,tier in (api, web)"},
+        {"namespace": "shop-dev", "selector": "app=shop,tier in (api, web)", "image": IMAGE},
         {"images": ["dc/api=reg.local/api@sha256:" + "a" * 64, "deployment/web/nginx=reg.local/web:2", TRICKY]},
         set(),
     ),
     "promote-no-images": (
-        {"namespace": "shop-dev", "selector": "app=shop", "promote-from": "shop-cd", "tag": "0a1b2c3"},
+        {"namespace": "shop-dev", "selector": "app=shop", "promote-from": "shop-cd", "tag": "0a1b2c3",
+         "image": IMAGE},
         {},
         set(),
     ),
     "workspaces-bound": (
         {"namespace": "shop-dev", "selector": "app=shop", "timeout": "90s", "on-paused": "refuse",
-         "report-file": "deploy/report one.json"},
+         "report-file": "deploy/report one.json", "image": IMAGE},
         {"images": ["deploy/web=reg.local/web:3"]},
         {"kubeconfig-dir", "report"},
     ),
@@ -200,10 +215,7 @@ SCENARIOS: dict[str, tuple[dict[str, str], dict[str, list[str]], set[str]]] = {
 def run_step(task_obj: Obj, shell: str, params: dict[str, str], arrays: dict[str, list[str]], bound: set[str],
              tmp_path: Path) -> tuple[list[str], dict[str, str]]:  # fmt: skip
     """Run the step's script as Tekton would; a fake `rollguard` records its argv and environment."""
-    values = tekton_values(task_obj, params, bound=bound)
-    s = step(task_obj)
-    env = {e["name"]: substitute(e["value"], values) for e in s["env"]}
-    argv = step_argv(task_obj, arrays, values)
+    script_text, argv, env = rendered_step(task_obj, params, arrays, bound=bound)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     record = tmp_path / "argv.json"
@@ -215,7 +227,7 @@ def run_step(task_obj: Obj, shell: str, params: dict[str, str], arrays: dict[str
     )
     fake.chmod(0o755)
     script = tmp_path / "script.sh"
-    script.write_text(s["script"])
+    script.write_text(script_text)
     proc = subprocess.run(
         [shell, str(script), *argv],
         env={**env, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
@@ -244,6 +256,7 @@ def test_step_command_line_parses_as_intended(task_obj: Obj, shell: str, scenari
     assert args.promote_from == (params.get("promote-from") or None)
     assert args.tag == (params.get("tag") or None)
     assert args.timeout == params.get("timeout", "10m")
+    assert args.step_timeout == step(task_obj)["timeout"]
     assert args.on_paused == params.get("on-paused", "take-over")
     assert args.results_dir == "/tekton/results"
     if "kubeconfig-dir" in bound:
@@ -266,17 +279,30 @@ def test_pipeline_example_uses_the_task_as_declared(task_obj: Obj) -> None:
     spec = pipeline["spec"]
     pipeline_params = {p["name"] for p in spec.get("params", [])}
     pipeline_workspaces = {w["name"] for w in spec.get("workspaces", [])}
+    everything = [*spec["tasks"], *spec.get("finally", [])]
     names = [t["name"] for t in spec["tasks"]]
     task_params, task_workspaces = declared(task_obj, "params"), declared(task_obj, "workspaces")
     task_results = declared(task_obj, "results")
-    for kind, rest in references(spec):
+    # An embedded taskSpec's own $(params.x) refer to its own params, not the Pipeline's.
+    outer = {k: v for k, v in spec.items() if k not in ("tasks", "finally")}
+    outer["tasks"] = [{k: v for k, v in t.items() if k != "taskSpec"} for t in everything]
+    for kind, rest in references(outer):
         if kind == "params":
             assert rest in pipeline_params, f"$(params.{rest}) is not a Pipeline param"
         elif kind == "tasks":
             name, _, result = rest.partition(".results.")
+            if not result:  # $(tasks.NAME.status), allowed in finally only
+                name, _, attr = rest.rpartition(".")
+                assert attr == "status" and any(t["name"] == name for t in everything)
+                continue
             assert name in names, f"$(tasks.{rest}): no such pipeline task"
             if spec["tasks"][names.index(name)].get("taskRef", {}).get("name") == "rollguard-rollout":
                 assert result in task_results
+    for t in everything:
+        if "taskSpec" in t:
+            own = {p["name"] for p in t["taskSpec"].get("params", [])}
+            used = {rest for kind, rest in references(t["taskSpec"]) if kind == "params"}
+            assert used <= own and {p["name"] for p in t.get("params", [])} == own, t["name"]
     ours = [t for t in spec["tasks"] if t.get("taskRef", {}).get("name") == "rollguard-rollout"]
     assert ours
     for t in spec["tasks"]:
@@ -293,6 +319,18 @@ def test_pipeline_example_uses_the_task_as_declared(task_obj: Obj) -> None:
             assert isinstance(value, list) == (want == "array"), f"param {name} must be {want}"
         assert {w["name"] for w in t.get("workspaces", [])} <= set(task_workspaces)
         assert t.get("runAfter"), "the rollout runs after the build"
+
+
+def test_pipeline_surfaces_the_rollout_status_on_failure() -> None:
+    """Pipeline results from a failed task are dropped before Tekton v1.10; a finally task gets them."""
+    spec = load_one(PIPELINE_FILE)["spec"]
+    rollout = next(t["name"] for t in spec["tasks"] if t.get("taskRef", {}).get("name") == "rollguard-rollout")
+    finals = spec.get("finally", [])
+    given = {p["value"] for t in finals for p in t.get("params", [])}
+    assert f"$(tasks.{rollout}.results.status)" in given and f"$(tasks.{rollout}.results.summary)" in given
+    for t in finals:  # values reach the finally script through env, never pasted into its text
+        for s in t.get("taskSpec", {}).get("steps", []):
+            assert not references(s.get("script", ""))
 
 
 # -- the drift-check CronJob (a colleague's file): same treatment when it exists ---------------------

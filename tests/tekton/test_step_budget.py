@@ -1,0 +1,108 @@
+"""The Task's step budget on the live sandbox: the step's script, rendered as Tekton renders it, runs the
+real `rollguard`, which refuses a `timeout` param whose rollout plus revert cannot end before the step's
+SIGKILL (exit 2, the numbers in the message and the `summary` result, nothing changed on the cluster),
+and accepts the largest `timeout` that fits (the rollout runs and succeeds).
+
+Tekton's step timeout is enforced by its entrypoint with Go's exec.CommandContext, which kills the step
+with SIGKILL (tektoncd/pipeline cmd/entrypoint/runner.go, pkg/entrypoint/entrypointer.go): a revert still
+running then is cut off mid-way. Hence a refusal before any change rather than a run that might not fit.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rollguard.client import Client
+from rollguard.inputs import STEP_OVERHEAD, format_duration
+from tests.support import DC, SELECTOR, create_group, dc_body, deployment_body, resource_versions, view
+from tests.tekton.manifests import Obj, go_duration, rendered_step, step, task
+
+OLD, NEW = "registry.local/shop/api:v1", "registry.local/shop/api:v2"
+IMAGE = "image-registry.openshift-image-registry.svc:5000/shop-cd/rollguard@sha256:" + "4e" * 32
+
+
+def run_task(task_obj: Obj, kubeconfig: Path, tmp_path: Path, params: dict[str, str],
+             images: list[str]) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:  # fmt: skip
+    """The step as the container runs it: its script under sh, Tekton's values, this checkout's rollguard
+    on PATH, the sandbox's kubeconfig in the `kubeconfig-dir` workspace; returns the results too."""
+    bound = {"kubeconfig-dir", "report"}
+    script, argv, env = rendered_step(task_obj, params, {"images": images}, bound=bound, root=tmp_path)
+    for name in bound:
+        (tmp_path / "workspace" / name).mkdir(parents=True)
+    shutil.copy(kubeconfig, tmp_path / "workspace" / "kubeconfig-dir" / "kubeconfig")
+    results = tmp_path / "tekton" / "results"
+    results.mkdir(parents=True)
+    (tmp_path / "script.sh").write_text(script)
+    env = {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin", "HOME": str(tmp_path),
+           "TMPDIR": str(tmp_path)}  # fmt: skip
+    proc = subprocess.run(
+        ["sh", str(tmp_path / "script.sh"), *argv], env=env, capture_output=True, text=True, timeout=300
+    )
+    return proc, {p.name: p.read_text() for p in results.iterdir()}
+
+
+@pytest.fixture
+def group(sandbox, namespace) -> Client:
+    client = Client.connect(kubeconfig=str(sandbox.kubeconfig))
+    create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
+    return client
+
+
+def test_a_timeout_that_cannot_fit_is_refused_without_change(sandbox, namespace, group, tmp_path) -> None:
+    task_obj = task()
+    step_timeout = go_duration(step(task_obj)["timeout"])
+    too_long = (step_timeout - STEP_OVERHEAD) // 2 + 60  # one minute over the largest that fits
+    before = resource_versions(group, namespace)
+    params = {"namespace": namespace, "selector": SELECTOR, "image": IMAGE, "timeout": format_duration(too_long)}
+    proc, results = run_task(task_obj, sandbox.kubeconfig, tmp_path, params, [f"dc/dc1={NEW}"])
+
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    message = proc.stderr.strip().splitlines()[-1]
+    worst = format_duration(2 * too_long + STEP_OVERHEAD)
+    for number in (format_duration(too_long), format_duration(step_timeout), worst,
+                   format_duration((step_timeout - STEP_OVERHEAD) // 2)):  # fmt: skip
+        assert number in message, message
+    assert message.startswith("rollguard: refused: ") and "--timeout" in message
+    assert results["status"] == "refused" and format_duration(step_timeout) in results["summary"]
+    assert resource_versions(group, namespace) == before
+    assert view(group, namespace, DC, "dc1").images == {"app": OLD}
+
+
+def test_the_largest_timeout_that_fits_rolls_out(sandbox, namespace, group, tmp_path) -> None:
+    task_obj = task()
+    step_timeout = go_duration(step(task_obj)["timeout"])
+    fits = (step_timeout - STEP_OVERHEAD) // 2
+    params = {"namespace": namespace, "selector": SELECTOR, "image": IMAGE, "timeout": format_duration(fits)}
+    proc, results = run_task(task_obj, sandbox.kubeconfig, tmp_path, params, [f"dc/dc1={NEW}", f"deployment/web={NEW}"])
+
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert results["status"] == "succeeded"
+    assert view(group, namespace, DC, "dc1").images == {"app": NEW}
+    assert (tmp_path / "workspace" / "report" / "rollguard-report.json").exists()
+
+
+# -- the arithmetic, pure ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("seconds", "text"), [(90, "1m30s"), (1500, "25m"), (5400, "1h30m"), (3600, "1h"), (7, "7s")])
+def test_durations_print_as_timeout_takes_them(seconds: int, text: str) -> None:
+    from rollguard.inputs import parse_duration
+
+    assert format_duration(seconds) == text and parse_duration(text) == seconds
+
+
+def test_the_budget_boundary() -> None:
+    from rollguard.errors import RefusedError
+    from rollguard.inputs import check_step_budget
+
+    check_step_budget(timeout=600, step_timeout=2 * 600 + STEP_OVERHEAD)
+    with pytest.raises(RefusedError, match="no --timeout fits"):
+        check_step_budget(timeout=1, step_timeout=STEP_OVERHEAD)
+    with pytest.raises(RefusedError, match=r"use --timeout 10m or less"):
+        check_step_budget(timeout=601, step_timeout=2 * 600 + STEP_OVERHEAD)
