@@ -3,6 +3,12 @@
 Built on the official client's ApiClient (auth, TLS, in-cluster config) but speaking raw JSON, so
 that every kind, custom resources included, is handled alike. Errors become `rollguard.errors` classes
 with the HTTP exception chained. Safe retries (overload, 5xx, dropped connections) happen here, once.
+
+Every LIST is paginated (``limit``/``continue``, pages of `Client.page_size` as client-go's pager) and
+each page may be reduced item by item before the next page is fetched, so a cluster-wide read never
+holds one huge response. A continue token that expired (410 Expired: etcd compacted the revision the
+list started at) is handled as client-go's ``tools/pager`` does: a full list at the requested
+resourceVersion replaces the pages read so far (`Page.restarted` tells a streaming consumer).
 """
 
 from __future__ import annotations
@@ -12,10 +18,11 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from rollguard.errors import ApiError, RefusedError, Unreachable, error_for_status, is_retryable
+from rollguard.errors import ApiError, Gone, RefusedError, Unreachable, error_for_status, is_retryable
 from rollguard.resources import Resource
 
 Obj = dict[str, Any]
@@ -23,14 +30,34 @@ Obj = dict[str, Any]
 _RETRIES = 5
 _POOL_SIZE = 32
 _MERGE_PATCH = "application/merge-patch+json"
+PAGE_SIZE = 500  # client-go's pager default: a page of pods is a few MB of JSON
+
+Reducer = Callable[[Obj], Obj]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a LIST: its (possibly reduced) items and the list's resourceVersion.
+
+    ``restarted``: the continue token expired and this page is a full list that replaces every page
+    before it (client-go's pager falls back the same way).
+    """
+
+    items: list[Obj]
+    resource_version: str
+    restarted: bool = False
 
 
 class Client:
-    """A connection to one cluster, counting requests by verb (for benchmarks and tests)."""
+    """A connection to one cluster, counting requests by verb (for benchmarks and tests).
 
-    def __init__(self, api_client: Any, *, user_agent: str = "rollguard") -> None:
+    ``page_size``: items per LIST page; 0 reads each list in one request (tests compare both).
+    """
+
+    def __init__(self, api_client: Any, *, user_agent: str = "rollguard", page_size: int = PAGE_SIZE) -> None:
         self._api = api_client
         self._api.user_agent = user_agent
+        self.page_size = page_size
         self.requests: Counter[str] = Counter()
         self._lock = threading.Lock()
 
@@ -73,9 +100,63 @@ class Client:
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
         return self._call("GET", res.path(namespace=namespace, name=name), verb="get")
 
-    def list(self, res: Resource, *, namespace: str | None = None, selector: str | None = None) -> Obj:
-        query = [("labelSelector", selector)] if selector else []
-        return self._call("GET", res.path(namespace=namespace), query=query, verb="list")
+    def list(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        selector: str | None = None,
+        reduce: Reducer | None = None,
+    ) -> Obj:
+        """Every object (``reduce``d, if given), read page by page: ``{"items", "metadata.resourceVersion"}``."""
+        items: list[Obj] = []
+        rv = ""
+        for page in self.pages(res, namespace=namespace, selector=selector, reduce=reduce):
+            if page.restarted:
+                items = []
+            items.extend(page.items)
+            rv = page.resource_version if page.restarted or not rv else rv
+        return {"items": items, "metadata": {"resourceVersion": rv}}
+
+    def pages(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        selector: str | None = None,
+        reduce: Reducer | None = None,
+    ) -> Iterator[Page]:
+        """The pages of one LIST, each reduced before the next is requested.
+
+        The resourceVersion of a paginated list is the first page's: all pages are one consistent
+        snapshot. On an expired continue token the full list (at the resourceVersion asked for, here
+        the latest) comes as one page with ``restarted`` set, as in client-go's ``ListPager.List``.
+        """
+        base = [("labelSelector", selector)] if selector else []
+        path = res.path(namespace=namespace)
+        token = ""
+        rv = ""
+        while True:
+            query = [*base, ("limit", self.page_size)] if self.page_size > 0 else list(base)
+            if token:
+                query.append(("continue", token))
+            try:
+                data = self._call("GET", path, query=query, verb="list")
+            except Gone:
+                if not token:
+                    raise  # an expired first page is not a pagination problem: the caller's to handle
+                data = self._call("GET", path, query=base, verb="list")  # client-go: a full list
+                full = Page(_reduced(data, reduce), _rv(data), restarted=True)
+                del data  # the raw response is not kept while the consumer works on the page
+                yield full
+                return
+            rv = rv or _rv(data)
+            token = str((data.get("metadata") or {}).get("continue") or "")
+            page = Page(_reduced(data, reduce), rv)
+            del data
+            yield page
+            if not token:
+                return
 
     def create(self, res: Resource, body: Obj, *, namespace: str | None = None) -> Obj:
         return self._call("POST", res.path(namespace=namespace), body=body, verb="create")
@@ -214,6 +295,15 @@ class Client:
             raise _api_error(exc, method, path) from exc
         except Exception as exc:  # urllib3: refused, reset, timed out, TLS
             raise Unreachable(f"{method} {path}: cannot reach the API server ({_short(exc)})") from exc
+
+
+def _reduced(data: Obj, reduce: Reducer | None) -> list[Obj]:
+    items: list[Obj] = data.get("items") or []
+    return [reduce(o) for o in items] if reduce else items
+
+
+def _rv(data: Obj) -> str:
+    return str((data.get("metadata") or {}).get("resourceVersion") or "")
 
 
 def _api_error(exc: Any, method: str, path: str) -> ApiError:

@@ -1,17 +1,32 @@
-"""Reading a namespace (or the whole cluster) for the state model: one LIST per kind and namespace.
+"""Reading namespaces (or the whole cluster) for the state model, in memory bounded by the report.
 
-Never per workload: `drift-check` over hundreds of workloads costs a fixed number of requests per
-namespace (or per kind, cluster-wide with ``--all-namespaces``). The objects go to `rollguard.state`.
+Never per workload and never one unbounded response:
+
+- Every LIST is paginated and each page reduced to what the state model reads (`rollguard.client`,
+  `rollguard.reduce`) before the next page is fetched.
+- Cluster-wide without a selector: one paginated list per kind, the seven read side by side in
+  namespace order (the API server lists from etcd in key order, ``namespace/name``). A namespace is
+  assessed as soon as every list has passed it and its objects are dropped: memory is the biggest
+  namespace plus the states, not the cluster. A list that breaks that order is refused, never
+  assessed half-read (`OutOfOrder`).
+- With a selector: the workloads first (the server applies the selector), then only the revisions
+  and pods of those: RCs by their ``openshift.io/deployment-config.name`` label, ReplicaSets and pods
+  by each workload's own selector (what its controllers select them by). Requests and memory grow
+  with what the selector matches; a namespace where it matches many reads its lists whole instead.
+- Journal ConfigMaps and Leases: by label (few and small).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from rollguard.client import Client
-from rollguard.errors import Forbidden, NotFound, RefusedError
+from rollguard.errors import ApiError, Forbidden, NotFound, RefusedError
 from rollguard.journal import JOURNAL_LABEL, MANAGED_BY
+from rollguard.kinds import DC_NAME_LABEL
+from rollguard.reduce import reducer_for
 from rollguard.resources import (
     CONFIG_MAPS,
     DEPLOYMENT_CONFIGS,
@@ -25,6 +40,8 @@ from rollguard.resources import (
 from rollguard.state import NamespaceState, assess_namespace
 from rollguard.structs import Obj
 
+Lists = dict[str, list[Obj]]
+
 # assess_namespace's argument -> (resource, server-side label selector, filtered by the user's selector)
 LISTS: dict[str, tuple[Resource, str | None, bool]] = {
     "dcs": (DEPLOYMENT_CONFIGS, None, True),
@@ -35,33 +52,233 @@ LISTS: dict[str, tuple[Resource, str | None, bool]] = {
     "configmaps": (CONFIG_MAPS, f"{JOURNAL_LABEL}=true", False),
     "leases": (LEASES, f"{MANAGED_BY}=rollguard", False),
 }
+WORKLOADS = ("dcs", "deployments")
+OWNED = ("rcs", "rss", "pods")
+# Above this many selected workloads in a namespace, its revisions and pods are read whole (3 lists)
+# rather than by owner (up to 2 lists per workload).
+NARROW_MAX = 20
+_NAMES_PER_QUERY = 50  # names per ``label in (...)`` selector: keeps the query string short
 
 
-def _list(client: Client, res: Resource, *, namespace: str | None, selector: str | None) -> list[Obj]:
-    where = f"in namespace {namespace!r}" if namespace else "cluster-wide"
-    try:
-        items: list[Obj] = client.list(res, namespace=namespace, selector=selector).get("items", [])
-    except NotFound:
-        if res is DEPLOYMENT_CONFIGS:
-            return []  # not an OpenShift cluster: no DCs to read
-        raise RefusedError(f"cannot list {res.label} {where}: not found", fix="check the namespace") from None
-    except Forbidden as exc:
-        raise RefusedError(
-            f"not allowed to list {res.label} {where}",
-            fix="grant 'list' on it (see tekton/drift-check-cronjob.yaml for the read-only Role)",
-        ) from exc
-    return items
+class OutOfOrder(ApiError):
+    """A cluster-wide list did not come in namespace order: streaming it would mix namespaces up."""
+
+
+def _order(namespace: str) -> str:
+    """Where a namespace's objects sit in a list: etcd's key order, ``namespace/name``."""
+    return namespace + "/"
+
+
+def _key(obj: Obj) -> str:
+    meta = obj.get("metadata", {})
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+class _Reader:
+    """The lists of one read; ``problems`` given: forbidden lists are noted there instead of refused."""
+
+    def __init__(self, client: Client, problems: list[str] | None = None) -> None:
+        self.client = client
+        self.problems = problems
+
+    def items(self, res: Resource, *, namespace: str | None, selector: str | None) -> Iterator[Obj]:
+        """Every reduced object of one list, page by page.
+
+        After an expired continue token the client hands the full list (client-go's fallback); the
+        objects before the last one already handed on are skipped, in the list's key order.
+        """
+        where = f"in namespace {namespace!r}" if namespace else "cluster-wide"
+        last = ""
+        try:
+            for page in self.client.pages(
+                res, namespace=namespace, selector=selector, reduce=reducer_for(res)
+            ):
+                for obj in page.items:
+                    key = _key(obj)
+                    if page.restarted and key <= last:
+                        continue
+                    last = key
+                    yield obj
+        except NotFound:
+            if res is DEPLOYMENT_CONFIGS:
+                return  # not an OpenShift cluster: no DCs to read
+            if self.problems is not None:
+                return
+            raise RefusedError(
+                f"cannot list {res.label} {where}: not found", fix="check the namespace"
+            ) from None
+        except Forbidden as exc:
+            if self.problems is not None:
+                self.problems.append(f"not allowed to list {res.label} {where}: findings may be incomplete")
+                return
+            raise RefusedError(
+                f"not allowed to list {res.label} {where}",
+                fix="grant 'list' on it (see tekton/drift-check-cronjob.yaml for the read-only Role)",
+            ) from exc
+
+    def listed(self, arg: str, *, namespace: str | None, selector: str | None = None) -> list[Obj]:
+        res, fixed, filtered = LISTS[arg]
+        return list(self.items(res, namespace=namespace, selector=selector if filtered else fixed))
+
+    # -- by owner ---------------------------------------------------------------------------------------
+
+    def owned(self, namespace: str, lists: Lists) -> None:
+        """Fill ``lists`` with the revisions and pods of its workloads only (whole lists when many)."""
+        dcs, deployments = lists["dcs"], lists["deployments"]
+        if len(dcs) + len(deployments) > NARROW_MAX:
+            for arg in OWNED:
+                lists[arg] = self.listed(arg, namespace=namespace)
+            return
+        names = [o["metadata"]["name"] for o in dcs]
+        lists["rcs"] = self.union(REPLICATION_CONTROLLERS, namespace, _in_queries(DC_NAME_LABEL, names))
+        rs_selectors = {_selector_of(o) for o in deployments}
+        pod_selectors = rs_selectors | {_selector_of(o) for o in dcs}
+        # a workload selecting nothing by label: read the namespace's list whole
+        lists["rss"] = (
+            self.listed("rss", namespace=namespace)
+            if "" in rs_selectors
+            else self.union(REPLICA_SETS, namespace, _combined(rs_selectors))
+        )
+        lists["pods"] = (
+            self.listed("pods", namespace=namespace)
+            if "" in pod_selectors
+            else self.union(PODS, namespace, _combined(pod_selectors))
+        )
+
+    def union(self, res: Resource, namespace: str, selectors: Iterable[str]) -> list[Obj]:
+        """The objects any of ``selectors`` selects, each once."""
+        found: dict[str, Obj] = {}
+        for selector in selectors:
+            for obj in self.items(res, namespace=namespace, selector=selector):
+                found[obj["metadata"].get("uid") or _key(obj)] = obj
+        return list(found.values())
+
+
+def _in_queries(key: str, values: Iterable[str]) -> list[str]:
+    """``key in (...)`` selectors covering ``values``, a bounded number of values each."""
+    ordered = sorted(set(values))
+    return [
+        f"{key} in ({','.join(ordered[i : i + _NAMES_PER_QUERY])})"
+        for i in range(0, len(ordered), _NAMES_PER_QUERY)
+    ]
+
+
+def _combined(selectors: Iterable[str]) -> list[str]:
+    """Fewer queries selecting the same union: single ``k=v`` selectors of one key become ``k in (...)``."""
+    by_key: dict[str, list[str]] = {}
+    rest = []
+    for selector in selectors:
+        key, _, value = selector.partition("=")
+        if value and not any(c in selector for c in ", !()") and "=" not in value:
+            by_key.setdefault(key, []).append(value)
+        else:
+            rest.append(selector)
+    return sorted(rest) + [q for key, values in sorted(by_key.items()) for q in _in_queries(key, values)]
+
+
+def _selector_of(workload: Obj) -> str:
+    """A workload's pod selector as a label selector string ("" when it has none)."""
+    selector: Any = workload.get("spec", {}).get("selector") or {}
+    if not isinstance(selector, dict):
+        return ""
+    if "matchLabels" not in selector and "matchExpressions" not in selector:
+        return ",".join(f"{k}={v}" for k, v in sorted(selector.items()))  # a DC: a plain map
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
+        if op == "In":
+            parts.append(f"{key} in ({','.join(values)})")
+        elif op == "NotIn":
+            parts.append(f"{key} notin ({','.join(values)})")
+        elif op == "Exists":
+            parts.append(key)
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+    return ",".join(parts)
+
+
+def _runs(items: Iterator[Obj], what: str) -> Iterator[tuple[str, list[Obj]]]:
+    """(namespace, its objects) from a list in namespace order; `OutOfOrder` when it is not."""
+    current: str | None = None
+    run: list[Obj] = []
+    for obj in items:
+        ns = obj.get("metadata", {}).get("namespace", "")
+        if ns != current:
+            if current is not None:
+                if _order(ns) < _order(current):
+                    raise OutOfOrder(
+                        f"the list of {what} came out of namespace order ({ns!r} after {current!r})"
+                    )
+                yield current, run
+            current, run = ns, []
+        run.append(obj)
+    if current is not None:
+        yield current, run
+
+
+def _side_by_side(reader: _Reader, selector: str | None) -> Iterator[tuple[str, Lists]]:
+    """Every namespace's lists, from the seven cluster-wide lists read in step (namespace order)."""
+    streams = {
+        arg: _runs(reader.items(res, namespace=None, selector=selector if filtered else fixed), res.label)
+        for arg, (res, fixed, filtered) in LISTS.items()
+    }
+    heads = {arg: next(stream, None) for arg, stream in streams.items()}
+    while any(heads.values()):
+        ns = min((h[0] for h in heads.values() if h), key=_order)
+        lists: Lists = {arg: [] for arg in LISTS}
+        for arg, head in heads.items():
+            if head is not None and head[0] == ns:
+                lists[arg] = head[1]
+                heads[arg] = next(streams[arg], None)
+        yield ns, lists
+
+
+def namespace_lists(
+    client: Client,
+    namespaces: Iterable[str] | None,
+    *,
+    selector: str | None = None,
+    problems: list[str] | None = None,
+) -> Iterator[tuple[str, Lists]]:
+    """(namespace, reduced objects by `assess_namespace` argument), one namespace at a time.
+
+    ``namespaces`` None: the whole cluster, namespaces holding a selected DC or Deployment (or a journal)
+    in list order. ``problems``: forbidden lists are noted there (the TUI) instead of refused.
+    """
+    reader = _Reader(client, problems)
+    if namespaces is not None:
+        for ns in dict.fromkeys(namespaces):
+            lists = {
+                arg: reader.listed(arg, namespace=ns, selector=selector)
+                for arg in (*WORKLOADS, "configmaps", "leases")
+            }
+            if selector:
+                reader.owned(ns, lists)
+            else:
+                for arg in OWNED:
+                    lists[arg] = reader.listed(arg, namespace=ns)
+            yield ns, lists
+        return
+    if not selector:
+        yield from _side_by_side(reader, None)
+        return
+    found: dict[str, Lists] = {}
+    for arg in (*WORKLOADS, "configmaps", "leases"):
+        for obj in reader.listed(arg, namespace=None, selector=selector):
+            ns = obj.get("metadata", {}).get("namespace", "")
+            found.setdefault(ns, {a: [] for a in LISTS})[arg].append(obj)
+    for ns in sorted(found, key=_order):
+        lists = found.pop(ns)
+        if lists["dcs"] or lists["deployments"]:
+            reader.owned(ns, lists)
+        yield ns, lists
 
 
 def read_namespace(
     client: Client, namespace: str, *, selector: str | None = None, now: dt.datetime | None = None
 ) -> NamespaceState:
     """The state of every DC and Deployment in ``namespace`` (matching ``selector``, if given)."""
-    lists = {
-        arg: _list(client, res, namespace=namespace, selector=selector if filtered else fixed)
-        for arg, (res, fixed, filtered) in LISTS.items()
-    }
-    return assess_namespace(namespace, selector=selector, now=now, **lists)
+    return read_namespaces(client, [namespace], selector=selector, now=now)[0]
 
 
 def read_namespaces(
@@ -69,21 +286,24 @@ def read_namespaces(
 ) -> list[NamespaceState]:
     """`read_namespace` for each namespace, in the order given (duplicates dropped)."""
     at = now or dt.datetime.now(dt.UTC)
-    return [read_namespace(client, ns, selector=selector, now=at) for ns in dict.fromkeys(namespaces)]
+    return [
+        assess_namespace(ns, selector=selector, now=at, **lists)
+        for ns, lists in namespace_lists(client, namespaces, selector=selector)
+    ]
+
+
+def stream_cluster(
+    client: Client, *, selector: str | None = None, now: dt.datetime | None = None
+) -> Iterator[NamespaceState]:
+    """Every namespace holding a DC or Deployment (matching ``selector``), one at a time, in order."""
+    at = now or dt.datetime.now(dt.UTC)
+    for ns, lists in namespace_lists(client, None, selector=selector):
+        if lists["dcs"] or lists["deployments"]:
+            yield assess_namespace(ns, selector=selector, now=at, **lists)
 
 
 def read_cluster(
     client: Client, *, selector: str | None = None, now: dt.datetime | None = None
 ) -> list[NamespaceState]:
-    """Every namespace holding a DC or Deployment (matching ``selector``), from cluster-wide lists."""
-    at = now or dt.datetime.now(dt.UTC)
-    by_namespace: dict[str, dict[str, list[Obj]]] = {}
-    for arg, (res, fixed, filtered) in LISTS.items():
-        for obj in _list(client, res, namespace=None, selector=selector if filtered else fixed):
-            ns = obj.get("metadata", {}).get("namespace", "")
-            by_namespace.setdefault(ns, {a: [] for a in LISTS})[arg].append(obj)
-    return [
-        assess_namespace(ns, selector=selector, now=at, **lists)
-        for ns, lists in sorted(by_namespace.items())
-        if lists["dcs"] or lists["deployments"]
-    ]
+    """`stream_cluster` as a list, sorted by namespace name."""
+    return sorted(stream_cluster(client, selector=selector, now=now), key=lambda s: s.namespace)

@@ -1,0 +1,137 @@
+"""Field reduction (rollguard.reduce): assessing reduced objects gives exactly the states of full ones.
+
+Run over every state fixture (tests/fixtures), the TUI's generated clusters (tests/tui/fixtures.py) and
+the readiness and pod fixtures, so a field the state model starts reading and the reducer drops fails
+here. Workload states are frozen dataclasses: equality covers findings, reasons, revisions and pods.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rollguard import reduce
+from rollguard.readiness import ENCODED_DC_ANNOTATION, dc_progress, deployment_progress, pod_doom
+from rollguard.resources import PODS, REPLICATION_CONTROLLERS
+from rollguard.state import assess_namespace
+from tests.tui import fixtures as tui_fixtures
+from tests.unit.test_state import AFTER_RUN, FIXTURES, load
+
+RESOURCE = {
+    "dcs": reduce.workload,
+    "deployments": reduce.workload,
+    "rcs": reduce.replication_controller,
+    "rss": reduce.replica_set,
+    "pods": reduce.pod,
+    "configmaps": reduce.whole,
+    "leases": reduce.whole,
+}
+KIND_TO_ARG = {
+    "DeploymentConfig": "dcs",
+    "Deployment": "deployments",
+    "ReplicationController": "rcs",
+    "ReplicaSet": "rss",
+    "Pod": "pods",
+    "ConfigMap": "configmaps",
+    "Lease": "leases",
+}
+UNIT = Path(__file__).parent / "fixtures"
+
+
+def reduced(lists: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    return {arg: [RESOURCE[arg](copy.deepcopy(o)) for o in objs] for arg, objs in lists.items()}
+
+
+def size(lists: dict[str, list[dict]]) -> int:
+    return len(json.dumps(lists))
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.glob("*.yaml")))
+def test_state_fixtures_assess_alike(fixture: str) -> None:
+    full = load(fixture)
+    for selector in (None, "app=shop"):
+        want = assess_namespace("shop-dev", now=AFTER_RUN, selector=selector, **full)
+        got = assess_namespace("shop-dev", now=AFTER_RUN, selector=selector, **reduced(full))
+        assert got.workloads == want.workloads
+        assert got.groups == want.groups
+
+
+def _tui_lists(objs: list[dict]) -> dict[str, dict[str, list[dict]]]:
+    by_ns: dict[str, dict[str, list[dict]]] = {}
+    for obj in objs:
+        arg = KIND_TO_ARG.get(obj.get("kind", ""))
+        if arg:
+            lists = by_ns.setdefault(obj["metadata"]["namespace"], {a: [] for a in RESOURCE})
+            lists[arg].append({k: v for k, v in obj.items() if k != "kind"})
+    return by_ns
+
+
+@pytest.mark.parametrize(
+    "scene",
+    ["reference_case", "neighbours", "many"],
+)
+def test_tui_scenes_assess_alike(scene: str) -> None:
+    objs = getattr(tui_fixtures, scene)()
+    now = tui_fixtures.NOW
+    checked = 0
+    for ns, full in _tui_lists(objs).items():
+        want = assess_namespace(ns, now=now, **full)
+        got = assess_namespace(ns, now=now, **reduced(full))
+        assert got.workloads == want.workloads, ns
+        checked += len(want.workloads)
+        assert size(reduced(full)) < size(full)
+    assert checked
+
+
+def test_paused_and_mid_rollout_states_assess_alike() -> None:
+    """The findings that read revision templates (stuck: a diff) and pods (a doomed pod's reason)."""
+    objs = tui_fixtures.dc_objects(
+        "ns", "api", [("repo/api:1", "Complete"), ("repo/api:2-crash", "Running")], labels={"app": "a"}
+    ) + tui_fixtures.deployment_objects("ns", "web", ["repo/web:1", "repo/web:2"], labels={"app": "a"})
+    full = _tui_lists(objs)["ns"]
+    for dc in full["dcs"]:
+        dc["spec"]["paused"] = True
+        dc["spec"]["template"]["spec"]["containers"][0]["image"] = "repo/api:3"
+    for now in (tui_fixtures.NOW, tui_fixtures.NOW + dt.timedelta(hours=2)):
+        want = assess_namespace("ns", now=now, **full)
+        got = assess_namespace("ns", now=now, **reduced(full))
+        assert got.workloads == want.workloads
+        assert any(w.findings for w in want.workloads)
+
+
+@pytest.mark.parametrize("path", sorted((UNIT / "pods").glob("*.yaml")), ids=lambda p: p.stem)
+def test_pod_fixtures_doom_alike(path: Path) -> None:
+    pod = yaml.safe_load(path.read_text())["pod"]
+    for restarts in (0, 2, 5):
+        assert pod_doom(reduce.pod(pod), crash_restarts=restarts) == pod_doom(pod, crash_restarts=restarts)
+
+
+@pytest.mark.parametrize("path", sorted((UNIT / "readiness").glob("*.yaml")), ids=lambda p: p.stem)
+def test_readiness_fixtures_alike(path: Path) -> None:
+    data = yaml.safe_load(path.read_text())
+    if "dc" in data:
+        rc = reduce.replication_controller(data["rc"]) if data.get("rc") else None
+        assert dc_progress(reduce.workload(data["dc"]), rc) == dc_progress(data["dc"], data.get("rc"))
+    else:
+        assert deployment_progress(reduce.workload(data["deployment"])) == deployment_progress(
+            data["deployment"]
+        )
+
+
+def test_what_is_dropped() -> None:
+    """The bulky parts go: managedFields, last-applied annotations, pod specs, the RC's copy of the DC."""
+    rc = next(o for o in tui_fixtures.reference_case() if o["kind"] == "ReplicationController")
+    rc = copy.deepcopy(rc)
+    rc["metadata"]["managedFields"] = [{"manager": "kube-controller-manager", "fieldsV1": {"f:spec": {}}}]
+    small = reduce.reducer_for(REPLICATION_CONTROLLERS)(rc)  # type: ignore[misc]
+    assert "managedFields" not in small["metadata"]
+    encoded = json.loads(small["metadata"]["annotations"][ENCODED_DC_ANNOTATION])
+    assert set(encoded) == {"spec"} and set(encoded["spec"]) <= {"template", "triggers"}
+    assert "template" not in small["spec"]
+    pod = next(o for o in tui_fixtures.reference_case() if o["kind"] == "Pod")
+    assert set(reduce.reducer_for(PODS)(pod)["spec"]) <= {"nodeName"}  # type: ignore[misc]
