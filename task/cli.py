@@ -2,18 +2,23 @@
 
 Exit codes: 0 all rolled out (drift-check: nothing found); 1 rollout failed and the group is back on
 its previous state, verified (drift-check: findings); 2 refused before any change (bad input, missing
-permission, lock held, unreachable cluster); 3 failed and could not restore (see the journal).
+permission, lock held, unreachable cluster); 3 failed and could not restore (see the journal); 141
+(128 + SIGPIPE) when the reader of stdout went away early, as for any Unix tool.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 from collections.abc import Sequence
 
 from rollguard import __version__
+from rollguard.commands.common import silence_stdout
 from rollguard.errors import EXIT_REFUSED, RefusedError
+
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 # Subcommand modules under rollguard.commands, in help order. Each defines register(subparsers).
 SUBCOMMANDS = ["rollout", "status", "resume", "revert", "redeploy", "drift_check", "tui"]
@@ -24,7 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rollguard",
         description="Guarded, all-or-nothing rollouts of DeploymentConfigs and Deployments.",
         epilog="exit codes: 0 ok; 1 failed and reverted (drift-check: findings); 2 refused, nothing changed; "
-        "3 failed and not restored (see the journal)",
+        "3 failed and not restored (see the journal); 141 the output's reader closed the pipe early. "
+        "namespace of every command: -n, else the kubeconfig context's, else (in a pod) the pod's, else "
+        "'default'; KUBECONFIG lists are merged as kubectl merges them",
     )
     parser.add_argument("--version", action="version", version=f"rollguard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -42,12 +49,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_REFUSED
     try:
         code: int = handler(args)
+        sys.stdout.flush()  # here, not at exit, where a closed pipe would print a warning
         return code
     except RefusedError as exc:
         print(f"rollguard: refused: {exc}", file=sys.stderr)
         return EXIT_REFUSED
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader closed the pipe early (`rollguard status | head`): end quietly, with the status
+        # of a process ended by SIGPIPE, as a shell reports for `cat` or `yes` (128 + 13).
+        silence_stdout()
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

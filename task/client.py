@@ -14,16 +14,18 @@ resourceVersion replaces the pages read so far (`Page.restarted` tells a streami
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rollguard.errors import ApiError, Gone, RefusedError, Unreachable, error_for_status, is_retryable
+from rollguard.errors import ApiError, Gone, Unreachable, error_for_status, is_retryable
 from rollguard.resources import Resource
+
+if TYPE_CHECKING:
+    from rollguard.kubeconfig import Connection
 
 Obj = dict[str, Any]
 
@@ -65,34 +67,21 @@ class Client:
 
     @classmethod
     def connect(cls, *, kubeconfig: str | None = None, context: str | None = None) -> Client:
-        """In-cluster config inside a pod (unless a kubeconfig is given), else the kubeconfig."""
+        """Connect as kubectl would with these flags (`rollguard.kubeconfig`); RefusedError when unusable."""
+        from rollguard.kubeconfig import resolve
+
+        return cls.from_connection(resolve(kubeconfig=kubeconfig, context=context))
+
+    @classmethod
+    def from_connection(cls, connection: Connection) -> Client:
+        """A client for a resolved kubeconfig context or the pod's ServiceAccount."""
         from kubernetes import client as k8s_client
-        from kubernetes import config as k8s_config
 
         cfg = k8s_client.Configuration()
         # A run holds one connection per watched resource while its writers work in parallel; the
         # default pool (5 per core) would drop connections and pay a TLS handshake for each new one.
         cfg.connection_pool_maxsize = _POOL_SIZE
-        in_pod = os.path.exists("/var/run/secrets/kubernetes.io/serviceaccount/token")
-        if kubeconfig is None and context is None and in_pod and os.environ.get("KUBERNETES_SERVICE_HOST"):
-            k8s_config.load_incluster_config(client_configuration=cfg)
-            return cls(k8s_client.ApiClient(cfg))
-        path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or "~/.kube/config"
-        path = os.path.expanduser(path)
-        if not os.path.isfile(path):
-            raise RefusedError(
-                f"kubeconfig {path!r} does not exist",
-                fix="pass --kubeconfig FILE or set KUBECONFIG (in a pod, the ServiceAccount is used)",
-            )
-        try:
-            k8s_config.load_kube_config(config_file=path, context=context, client_configuration=cfg)
-        except Exception as exc:  # the loader raises ConfigException, yaml and key errors alike
-            raise RefusedError(
-                f"cannot use kubeconfig {path!r}"
-                + (f" with context {context!r}" if context else "")
-                + f": {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-                fix="check the file and the --context name (kubectl config get-contexts)",
-            ) from exc
+        connection.configure(cfg)
         return cls(k8s_client.ApiClient(cfg))
 
     # -- verbs ---------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ class RolloutRequest:
     on_paused: str = "take-over"
     fail_fast: bool = True
     crash_restarts: int = 2
+    allow_never_completed: bool = False
 
 
 class Rollout(GroupRun):

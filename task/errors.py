@@ -7,6 +7,8 @@ engine agree on them.
 
 from __future__ import annotations
 
+from typing import Any
+
 EXIT_OK = 0
 EXIT_REVERTED = 1
 EXIT_REFUSED = 2
@@ -53,8 +55,19 @@ class BadRequest(ApiError):
     status = 400
 
 
+LOGIN_FIX = (
+    "log in again (oc login) or refresh the kubeconfig's credentials (an expired token is the usual cause); "
+    "kubectl config view --minify shows which ones are used"
+)
+
+
 class Unauthorized(ApiError):
+    """401: the credentials were not accepted (expired or revoked token, wrong certificate)."""
+
     status = 401
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        super().__init__(f"{message}; {LOGIN_FIX}", **kwargs)
 
 
 class Forbidden(ApiError):

@@ -42,6 +42,7 @@ class Outcome:
     status: str  # succeeded|reverted|refused|inconsistent
     command: str
     namespace: str = ""
+    namespace_from: str = ""  # why this namespace: -n, the context's, the pod's, or the default
     selector: str = ""
     run_id: str = ""
     error: str = ""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import os
 import queue
 import threading
 import time
@@ -47,33 +46,21 @@ def default_factory(kubeconfig: str | None, context: str | None) -> Any:
 
 
 def kubeconfig_contexts(kubeconfig: str | None) -> tuple[list[str], str | None]:
-    """Context names of the kubeconfig and its current one ([] inside a pod without one)."""
-    from kubernetes import config as k8s_config
+    """Context names of the (merged) kubeconfig and its current one ([] inside a pod without one)."""
+    from rollguard.kubeconfig import contexts
 
-    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or "~/.kube/config"
-    path = os.path.expanduser(path)
-    if not os.path.isfile(path):
-        return [], None
-    try:
-        contexts, current = k8s_config.list_kube_config_contexts(config_file=path)
-    except Exception:  # a broken kubeconfig: switching is impossible, not an error worth a crash
-        return [], None
-    return sorted(c["name"] for c in contexts), (current or {}).get("name")
+    return contexts(kubeconfig)
 
 
 def default_namespace(kubeconfig: str | None, context: str | None) -> str:
-    """The context's namespace, like kubectl, else ``default``."""
-    from kubernetes import config as k8s_config
+    """The namespace by kubectl's rule (`rollguard.kubeconfig`): the context's, the pod's, else default."""
+    from rollguard.errors import RefusedError
+    from rollguard.kubeconfig import resolve
 
-    path = os.path.expanduser(
-        kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or "~/.kube/config"
-    )
     try:
-        contexts, current = k8s_config.list_kube_config_contexts(config_file=path)
-    except Exception:
+        return resolve(kubeconfig=kubeconfig, context=context).namespace(None)[0]
+    except RefusedError:  # connect() has already said what is wrong with the kubeconfig
         return "default"
-    chosen = next((c for c in contexts if c["name"] == context), current) if context else current
-    return str(((chosen or {}).get("context") or {}).get("namespace") or "default")
 
 
 class Backend:

@@ -10,8 +10,15 @@ import datetime as dt
 import sys
 from typing import Any
 
-from rollguard.commands.common import check_report_path, cluster_args, connect, write_or_warn
-from rollguard.commands.status import read, render, to_json
+from rollguard.commands.common import (
+    NAMESPACE_RULE,
+    check_report_path,
+    cluster_args,
+    printer,
+    session,
+    write_or_warn,
+)
+from rollguard.commands.status import heading, read, render, scope, to_json
 from rollguard.errors import EXIT_OK, EXIT_REFUSED, EXIT_REVERTED, ApiError, RefusedError
 
 EXIT_FINDINGS = EXIT_REVERTED  # 1: something selected by --fail-on was found
@@ -25,7 +32,9 @@ def register(sub: Any) -> None:
         "drift-check",
         help="find damaged workloads (exit 1) for a scheduled job",
         description="Exit 0 when nothing selected by --fail-on is found, 1 when something is, "
-        "2 on bad input or an unreachable cluster.",
+        f"2 on bad input, an unwritable --report or an unreachable cluster. {NAMESPACE_RULE}. "
+        "--emit-events records one Warning Event per workload and finding text, counted up on each run "
+        "(count and lastTimestamp, as kubectl's event recorder aggregates repeats).",
     )
     from rollguard.commands.status import scope_args
 
@@ -61,8 +70,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         fail_on = parse_findings(args.fail_on)
         report["fail_on"] = sorted(fail_on)
-        client = connect(args)
-        namespaces = read(client, args)
+        where = session(args)
+        client = where.client
+        printer(heading("drift-check", where, args))
+        report["namespace_from"] = scope(where, args)[1]
+        namespaces = read(where, args)
     except (RefusedError, ApiError) as exc:
         report["error"] = str(exc)
         print(f"rollguard: drift-check: {exc}", file=sys.stderr)
@@ -95,9 +107,9 @@ def run(args: argparse.Namespace) -> int:
     report["api_requests"] = dict(client.requests)
     lines = render(namespaces, only=failing)
     if lines:
-        print("\n".join(lines))
+        printer("\n".join(lines))
     found = ", ".join(f"{k} {v}" for k, v in counts.items() if v and k in fail_on)
-    print(
+    printer(
         f"drift-check: {len(workloads)} workloads in {len(namespaces)} namespaces; "
         + (f"{len(failing)} with findings ({found})" if failing else "nothing selected by --fail-on found")
     )

@@ -8,11 +8,13 @@ import threading
 from typing import Any
 
 from rollguard.commands.common import (
+    NAMESPACE_HELP,
+    NAMESPACE_RULE,
     check_report_path,
     cluster_args,
-    connect,
     install_sigterm,
     printer,
+    session,
     write_or_warn,
 )
 from rollguard.errors import ApiError, RefusedError
@@ -20,9 +22,14 @@ from rollguard.errors import ApiError, RefusedError
 
 def add(sub: Any, action: str, *, help: str, description: str) -> argparse.ArgumentParser:
     """The subcommand's parser with every option the three repairs take."""
-    p: argparse.ArgumentParser = sub.add_parser(action, help=help, description=description)
+    p: argparse.ArgumentParser = sub.add_parser(
+        action,
+        help=help,
+        description=f"{description} {NAMESPACE_RULE}. Refused before any change (exit 2): bad input, "
+        "a --report that cannot be written, missing permissions, a held lock.",
+    )
     p.add_argument("targets", nargs="*", metavar="TARGET", help="dc/NAME or deployment/NAME (or use -l)")
-    p.add_argument("-n", "--namespace", required=True, help="namespace of the workloads")
+    p.add_argument("-n", "--namespace", help=NAMESPACE_HELP)
     p.add_argument("-l", "--selector", help="act on this rollout group's workloads instead of TARGETs")
     p.add_argument(
         "--dry-run",
@@ -45,23 +52,26 @@ def run(args: argparse.Namespace) -> int:
 
     action = args.action
     report_ok = False  # a refused --report path is not written to either
+    namespace, namespace_from = args.namespace or "", ""
     try:
         check_report_path(args.report)
         report_ok = True
         timeout = parse_duration(args.timeout)
-        client = connect(args)
+        where = session(args)
+        namespace, namespace_from, client = where.namespace, where.namespace_from, where.client
+        printer(where.heading(action))
         plan = plan_repair(
             client,
             action=action,
-            namespace=args.namespace,
+            namespace=namespace,
             targets=args.targets,
             selector=args.selector,
             to_revision=getattr(args, "to_revision", None),
         )
         if args.dry_run:
-            print("\n".join(plan.diff()))
+            printer("\n".join(plan.diff()))
             changed = sum(c.changed for c in plan.changes)
-            print(f"dry run: {changed} of {len(plan.changes)} workloads would change; nothing was changed")
+            printer(f"dry run: {changed} of {len(plan.changes)} workloads would change; nothing was changed")
             outcome = Outcome(
                 status="succeeded", command=action, namespace=plan.namespace, selector=plan.selector
             )
@@ -74,14 +84,15 @@ def run(args: argparse.Namespace) -> int:
         outcome = Outcome(
             status="refused",
             command=action,
-            namespace=args.namespace,
+            namespace=namespace,
             selector=args.selector or "",
             error=str(exc),
         )
+    outcome.namespace_from = namespace_from
     if outcome.status == "refused":
         print(f"rollguard: refused: {outcome.error}", file=sys.stderr)
     elif not args.dry_run:
-        print(outcome.summary())
+        printer(outcome.summary())
     if args.report and report_ok:
         write_or_warn(lambda: write_report(outcome, args.report), "report")
     return outcome.exit_code

@@ -8,19 +8,30 @@ import threading
 from typing import Any
 
 from rollguard.commands.common import (
+    NAMESPACE_HELP,
+    NAMESPACE_RULE,
     check_report_path,
+    check_results_dir,
     cluster_args,
-    connect,
     install_sigterm,
     printer,
+    session,
     write_or_warn,
 )
 from rollguard.errors import RefusedError
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("rollout", help="roll out every workload matching a selector, all-or-nothing")
-    p.add_argument("-n", "--namespace", required=True, help="namespace of the rollout group")
+    p = sub.add_parser(
+        "rollout",
+        help="roll out every workload matching a selector, all-or-nothing",
+        description="Roll out the group (every DeploymentConfig and Deployment matching -l) so that it ends "
+        f"all-new or all-old. {NAMESPACE_RULE}. Refused before any change (exit 2): bad input, a --report "
+        "or --results-dir that cannot be written, a workload that never completed a rollout (nothing to "
+        "revert to; --allow-never-completed accepts it), missing permissions, a held lock. "
+        "Exit 0 rolled out, 1 failed and reverted, 2 refused, 3 not restored.",
+    )
+    p.add_argument("-n", "--namespace", help=NAMESPACE_HELP)
     p.add_argument("-l", "--selector", required=True, help="label selector of the rollout group")
     p.add_argument(
         "--image",
@@ -58,11 +69,18 @@ def register(sub: Any) -> None:
         metavar="N",
         help="fail fast once a new pod's container restarted N times (default 2)",
     )
-    p.add_argument("--report", metavar="FILE", help="write a JSON report to FILE")
+    p.add_argument(
+        "--allow-never-completed",
+        action="store_true",
+        help="accept workloads that never completed a rollout (a failed run then has no verified state "
+        "to revert them to); refused by default",
+    )
+    p.add_argument("--report", metavar="FILE", help="write a JSON report to FILE (refused when unwritable)")
     p.add_argument(
         "--results-dir",
         metavar="DIR",
-        help="write Tekton results status and summary here (default /tekton/results if present)",
+        help="write Tekton results status and summary here (default /tekton/results if present; "
+        "refused when unwritable)",
     )
     cluster_args(p)
     p.set_defaults(handler=run)
@@ -80,48 +98,59 @@ def run(args: argparse.Namespace) -> int:
     from rollguard.report import Outcome, default_results_dir, write_report, write_results
 
     outcome: Outcome
-    report_ok = False  # a refused --report path is not written to either
+    report_ok = results_ok = False  # a refused --report or --results-dir is not written to either
+    namespace, namespace_from = args.namespace or "", ""
+    results = args.results_dir or default_results_dir()
     try:
         check_report_path(args.report)
         report_ok = True
+        check_results_dir(results)
+        results_ok = True
         if bool(args.promote_from) != bool(args.tag):
             raise RefusedError("--promote-from and --tag go together", fix="pass both, or neither")
         if not 0 <= args.crash_restarts <= 1000:
             raise RefusedError(f"--crash-restarts {args.crash_restarts} is out of range", fix="use 0 to 1000")
+        selector = parse_selector(args.selector)
+        targets = [parse_image_target(t) for t in args.image]
         timeout = parse_duration(args.timeout)
         if args.step_timeout is not None:
             step_timeout = parse_duration(args.step_timeout, flag="--step-timeout")
             check_step_budget(timeout=timeout, step_timeout=step_timeout)
+        promote_from = parse_namespace(args.promote_from) if args.promote_from else None
+        where = session(args)
+        namespace, namespace_from = where.namespace, where.namespace_from
+        printer(where.heading("rollout"))
         request = RolloutRequest(
-            namespace=parse_namespace(args.namespace),
-            selector=parse_selector(args.selector),
-            targets=[parse_image_target(t) for t in args.image],
-            promote_from=parse_namespace(args.promote_from) if args.promote_from else None,
+            namespace=namespace,
+            selector=selector,
+            targets=targets,
+            promote_from=promote_from,
             tag=args.tag,
             timeout=timeout,
             on_paused=args.on_paused,
             fail_fast=not args.no_fail_fast,
             crash_restarts=args.crash_restarts,
+            allow_never_completed=args.allow_never_completed,
         )
         cancel = threading.Event()
-        rollout = Rollout(connect(args), request, out=printer, cancel=cancel)
+        rollout = Rollout(where.client, request, out=printer, cancel=cancel)
         install_sigterm(cancel, lambda: rollout.cache.wake() if rollout.cache else None, rollout.abort)
         outcome = rollout.execute()
     except RefusedError as exc:
         outcome = Outcome(
             status="refused",
             command="rollout",
-            namespace=args.namespace,
+            namespace=namespace,
             selector=args.selector,
             error=str(exc),
         )
+    outcome.namespace_from = namespace_from
     if outcome.status == "refused":
         print(f"rollguard: refused: {outcome.error}", file=sys.stderr)
     else:
-        print(outcome.summary())
+        printer(outcome.summary())
     if args.report and report_ok:
         write_or_warn(lambda: write_report(outcome, args.report), "report")
-    results = args.results_dir or default_results_dir()
-    if results:
+    if results and results_ok:
         write_or_warn(lambda: write_results(outcome, results), "Tekton results")
     return outcome.exit_code

@@ -7,15 +7,18 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from rollguard.commands.common import cluster_args, connect
+from rollguard.commands.common import NAMESPACE_RULE, Session, cluster_args, session
 
 if TYPE_CHECKING:
-    from rollguard.client import Client
     from rollguard.state import NamespaceState, WorkloadState
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("status", help="show each workload's state and findings, by rollout group")
+    p = sub.add_parser(
+        "status",
+        help="show each workload's state and findings, by rollout group",
+        description=f"Read-only. {NAMESPACE_RULE} (table output; -o json holds it per entry).",
+    )
     scope_args(p)
     p.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
     cluster_args(p)
@@ -30,22 +33,45 @@ def scope_args(p: argparse.ArgumentParser, *, many: bool = False) -> None:
         "--namespace",
         action="extend" if many else "store",
         nargs="+" if many else None,
-        help="namespace to read" + (" (repeatable)" if many else "") + " (default: the kubeconfig's)",
+        help="namespace to read"
+        + (" (repeatable)" if many else "")
+        + " (default: the kubeconfig context's; in a pod, the pod's; else 'default')",
     )
     scope.add_argument("-A", "--all-namespaces", action="store_true", help="read every namespace")
     p.add_argument("-l", "--selector", help="only workloads matching this label selector")
 
 
-def read(client: Client, args: argparse.Namespace) -> list[NamespaceState]:
+def scope(where: Session, args: argparse.Namespace) -> tuple[list[str], str]:
+    """(namespaces, where they came from) the scope arguments select; ([], ...) for all namespaces."""
+    from rollguard.inputs import parse_namespace
+
+    if args.all_namespaces:
+        return [], "--all-namespaces"
+    given = args.namespace if isinstance(args.namespace, list) else [args.namespace] if args.namespace else []
+    if given:
+        return [parse_namespace(ns) for ns in given], "--namespace"
+    return [where.namespace], where.namespace_from
+
+
+def heading(command: str, where: Session, args: argparse.Namespace) -> str:
+    """The first line of output: the namespaces read and why those."""
+    namespaces, source = scope(where, args)
+    what = f"namespace {namespaces[0]}" if len(namespaces) == 1 else f"namespaces {', '.join(namespaces)}"
+    if not namespaces:
+        what = "all namespaces"
+    return f"rollguard {command}: {what} ({source}), {where.connection.describe}"
+
+
+def read(where: Session, args: argparse.Namespace) -> list[NamespaceState]:
     """The states the scope arguments select (RefusedError on bad input)."""
-    from rollguard.inputs import parse_namespace, parse_selector
+    from rollguard.inputs import parse_selector
     from rollguard.inventory import read_cluster, read_namespaces
 
     selector = parse_selector(args.selector) if args.selector is not None else None
+    client = where.client
     if args.all_namespaces:
         return read_cluster(client, selector=selector)
-    given = args.namespace if isinstance(args.namespace, list) else [args.namespace] if args.namespace else []
-    namespaces = [parse_namespace(ns) for ns in given] or [default_namespace(args)]
+    namespaces, _ = scope(where, args)
     states = read_namespaces(client, namespaces, selector=selector)
     from rollguard.preflight import check_namespace
 
@@ -55,26 +81,6 @@ def read(client: Client, args: argparse.Namespace) -> list[NamespaceState]:
             # drift-check of a wrong name would report "clean" forever. One GET, only when empty.
             check_namespace(client, state.namespace)
     return states
-
-
-def default_namespace(args: argparse.Namespace) -> str:
-    """The kubeconfig context's namespace (or the pod's), else ``default``, like kubectl."""
-    import os
-
-    path = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
-    if args.kubeconfig is None and os.path.exists(path):
-        with open(path) as f:
-            return f.read().strip() or "default"
-    try:
-        from kubernetes import config
-
-        _, current = config.list_kube_config_contexts(config_file=args.kubeconfig)
-        if args.context:
-            contexts, _ = config.list_kube_config_contexts(config_file=args.kubeconfig)
-            current = next((c for c in contexts if c["name"] == args.context), current)
-        return str(current.get("context", {}).get("namespace") or "default")
-    except Exception:  # no usable kubeconfig: Client.connect will say so
-        return "default"
 
 
 def short_image(image: str) -> str:
@@ -145,16 +151,17 @@ def to_json(namespaces: Sequence[NamespaceState]) -> list[Any]:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from rollguard.errors import EXIT_REFUSED, ApiError
+    from rollguard.errors import EXIT_REFUSED, ApiError, RefusedError
 
     try:
-        namespaces = read(connect(args), args)
-    except ApiError as exc:  # unreachable or refused by the API server
+        where = session(args)
+        namespaces = read(where, args)
+    except (ApiError, RefusedError) as exc:  # unreachable or refused by the API server
         print(f"rollguard: status: {exc}", file=sys.stderr)
         return EXIT_REFUSED
     if args.output == "json":
         print(json.dumps(to_json(namespaces), indent=2, sort_keys=True))
     else:
-        lines = render(namespaces)
-        print("\n".join(lines) if lines else "no DeploymentConfigs or Deployments found")
+        lines = [heading("status", where, args), *render(namespaces)]
+        print("\n".join(lines) if len(lines) > 1 else f"{lines[0]}\nno DeploymentConfigs or Deployments found")
     return 0
