@@ -56,14 +56,14 @@ def test_missing_files_are_skipped_but_an_explicit_one_must_exist(tmp_path):
     one = write(tmp_path / "one", {"current-context": "x"})
     merged = read(environ={"KUBECONFIG": os.pathsep.join([str(tmp_path / "gone"), one])})
     assert merged.files == (one,) and merged.missing == (str(tmp_path / "gone"),)
-    with pytest.raises(RefusedError, match="--kubeconfig .* does not exist"):
+    with pytest.raises(RefusedError, match=r"--kubeconfig .* does not exist"):
         read(str(tmp_path / "gone"), environ={})
 
 
 def test_unparsable_file_is_refused_naming_it(tmp_path):
     bad = tmp_path / "bad"
     bad.write_text("clusters: [unclosed\n")
-    with pytest.raises(RefusedError, match="cannot read kubeconfig .*bad"):
+    with pytest.raises(RefusedError, match=r"cannot read kubeconfig .*bad"):
         read(environ={"KUBECONFIG": str(bad)})
 
 
@@ -72,7 +72,7 @@ def test_unknown_context_lists_the_known_ones(tmp_path):
         "clusters": [entry("cluster", "k", server="https://x")],
         "contexts": [entry("context", "a", cluster="k"), entry("context", "b", cluster="k")],
     })  # fmt: skip
-    with pytest.raises(RefusedError, match="context 'zz' is not in the kubeconfig.*a, b"):
+    with pytest.raises(RefusedError, match=r"context 'zz' is not in the kubeconfig.*a, b"):
         resolve(context="zz", environ={"KUBECONFIG": cfg}, serviceaccount_dir=str(tmp_path / "no-sa"))
     with pytest.raises(RefusedError, match="no current-context"):
         resolve(environ={"KUBECONFIG": cfg}, serviceaccount_dir=str(tmp_path / "no-sa"))
