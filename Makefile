@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 CACHE  ?= $(HOME)/.cache/rollguard
 export ROLLGUARD_CACHE := $(CACHE)
 
-.PHONY: venv controlplane demo test lint bench chaos image clean
+.PHONY: venv controlplane demo test lint bench chaos image lock clean
 
 venv: $(VENV)/.installed
 
@@ -42,10 +42,31 @@ chaos: venv controlplane
 bench: venv controlplane
 	$(PY) -m bench
 
+# The image's labels: the version from pyproject.toml, the commit and its time from git (the commit's
+# time rather than now, so that a rebuild of one commit is labelled alike). Override on the command line,
+# e.g. `make image TAG=quay.io/me/rollguard:0.1.0`. tekton/build-image.yaml passes the same three.
+VERSION  ?= $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+CREATED  ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo unknown)
+TAG      ?= rollguard:$(VERSION)
+
 image:
 	@engine=$$(command -v podman || command -v docker || true); \
 	if [ -z "$$engine" ]; then echo "make image: neither podman nor docker is installed" >&2; exit 2; fi; \
-	$$engine build -f Containerfile -t rollguard:dev .
+	if [ -n "$$(git status --porcelain 2>/dev/null)" ]; then echo "make image: note: uncommitted changes are built but labelled $(REVISION)" >&2; fi; \
+	set -x; $$engine build -f Containerfile -t $(TAG) \
+	  --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --build-arg CREATED=$(CREATED) .
+
+# requirements.lock: every runtime dependency pinned with the hashes of its files on PyPI, resolved for
+# the image's Python (3.11). The image installs exactly that (--require-hashes). `make lock` keeps the
+# pins that still satisfy pyproject.toml; `make lock UPGRADE=1` moves every pin to the newest release.
+# This machine's pip configuration (local indexes, find-links, constraints) is left out: the lock
+# records what PyPI serves.
+lock: venv
+	$(PY) -m pip install -q 'pip-tools>=7.4,<8'
+	CUSTOM_COMPILE_COMMAND='make lock' PIP_CONFIG_FILE=/dev/null PIP_FIND_LINKS= PIP_CONSTRAINT= \
+	  $(VENV)/bin/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url --no-emit-find-links \
+	  $(if $(UPGRADE),--upgrade) --output-file requirements.lock pyproject.toml
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .sandbox
