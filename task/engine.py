@@ -22,7 +22,7 @@ from rollguard.preflight import Plan, WorkloadPlan, plan_rollout
 from rollguard.promote import copy_tag, resolved_reference
 from rollguard.report import Outcome
 from rollguard.resources import IMAGE_STREAMS
-from rollguard.structs import ImageTarget, Obj, Phase
+from rollguard.structs import ImageTarget, Obj, Phase, RunState, Status, WorkloadPhase
 from rollguard.watch import Watched, wait_for
 from rollguard.watcher import NamespaceCache
 
@@ -57,7 +57,7 @@ class Rollout(GroupRun):
     def execute(self) -> Outcome:
         req = self.request
         outcome = Outcome(
-            status="refused",
+            status=Status.REFUSED,
             command=self.command,
             namespace=req.namespace,
             selector=req.selector,
@@ -97,9 +97,9 @@ class Rollout(GroupRun):
         outcome.workloads = [self.result(plan, wp) for wp in plan.workloads]
         return outcome
 
-    def _audit(self, plan: Plan, status: str) -> None:
+    def _audit(self, plan: Plan, status: Status) -> None:
         """An Event on every workload this run changed: who, which run, what it ended as, and why."""
-        reason = {"succeeded": "RollguardRolledOut", "reverted": "RollguardReverted"}.get(
+        reason = {Status.SUCCEEDED: "RollguardRolledOut", Status.REVERTED: "RollguardReverted"}.get(
             status, "RollguardInconsistent"
         )
 
@@ -116,7 +116,7 @@ class Rollout(GroupRun):
                     obj,
                     reason=reason,
                     message=message,
-                    warning=status != "succeeded",
+                    warning=status is not Status.SUCCEEDED,
                 )
             except ApiError as exc:  # the audit trail is best effort: the journal holds the record too
                 self.errors.append(f"could not record an event on {wp.key}: {exc}")
@@ -124,24 +124,23 @@ class Rollout(GroupRun):
         changed = [
             wp
             for wp in plan.workloads
-            if self.journal.workloads.get(wp.key) is not None
-            and self.journal.workloads[wp.key].phase not in ("pending", "unchanged")
+            if wp.key in self.journal.workloads and self.journal.workloads[wp.key].phase.touched
         ]
         self.each_at_once(changed, emit)
 
-    def _run(self, plan: Plan) -> str:
+    def _run(self, plan: Plan) -> Status:
         req = self.request
         names = ", ".join(w.key for w in plan.workloads)
         self.say(f"run {self.run_id}: group {req.selector!r} in {req.namespace}: {names}")
         if plan.carried_forward and plan.journal is not None:
             self.say(
                 f"journal {self.store.name}: run {plan.journal.run_id} ended in state "
-                f"{plan.journal.state!r}; its last verified state is carried forward"
+                f"'{plan.journal.state}'; its last verified state is carried forward"
             )
             self.journal = plan.journal
         self.journal.run_id, self.journal.command, self.journal.actor = self.run_id, self.command, actor()
         self.journal.state, self.journal.started, self.journal.error, self.journal.errors = (
-            "applying",
+            RunState.APPLYING,
             now(),
             "",
             [],
@@ -157,18 +156,18 @@ class Rollout(GroupRun):
         }
         if self.cancel.is_set():
             self.fail("interrupted by SIGTERM before any change")
-            return "refused"
+            return Status.REFUSED
         try:
             self.save()  # before the first change: the next run must know what to return to
         except ApiError as exc:
             self.fail(f"could not write the journal {self.store.name}: {exc}")
-            return "refused"
+            return Status.REFUSED
         cache = self.start_cache(plan, extra=(IMAGE_STREAMS,) if req.promote_from else ())
         try:
             self.check_cancel()
             self._promote(plan, cache)
             watched = self._apply(plan)
-            self.journal.state = "watching"
+            self.journal.state = RunState.WATCHING
             self._try_save()
             wait_for(
                 cache,
@@ -182,12 +181,12 @@ class Rollout(GroupRun):
             self.check_cancel()
             failed = [w for w in watched if w.verdict is not None and w.verdict.phase is Phase.FAILED]
             if failed:
-                self.journal.workloads[failed[0].ref.key].phase = "failed"
+                self.journal.workloads[failed[0].ref.key].phase = WorkloadPhase.FAILED
                 self.journal.workloads[failed[0].ref.key].note = failed[0].verdict.message  # type: ignore[union-attr]
                 raise RolloutFailed(failed[0].verdict.message, workload=failed[0].ref.key)  # type: ignore[union-attr]
             for item in watched:
                 entry = self.journal.workloads[item.ref.key]
-                entry.phase, entry.revision_after = "complete", item.verdict.revision  # type: ignore[union-attr]
+                entry.phase, entry.revision_after = WorkloadPhase.COMPLETE, item.verdict.revision  # type: ignore[union-attr]
         except (RollguardError, TimeoutError) as exc:
             self.fail(str(exc))
             return self._fail_and_revert(plan)
@@ -233,11 +232,11 @@ class Rollout(GroupRun):
             if wp.needs_change:
                 todo.append(wp)
             else:
-                self.journal.workloads[wp.key].phase = "unchanged"
+                self.journal.workloads[wp.key].phase = WorkloadPhase.UNCHANGED
 
         def apply(wp: WorkloadPlan) -> Watched:
             written = self.write(wp, _changer(wp), guard_spec=True)
-            self.journal.workloads[wp.key].phase = "applied"
+            self.journal.workloads[wp.key].phase = WorkloadPhase.APPLIED
             item = self.watched(wp, written, self.request.timeout)
             changes = {c: i for c, i in item.expected_images.items() if wp.snapshot.images.get(c) != i}
             self.say(f"{wp.key}: changed {changes or '(resumed only)'}")
@@ -251,7 +250,7 @@ class Rollout(GroupRun):
             raise errors[0]
         return watched
 
-    def _succeed(self, plan: Plan) -> str:
+    def _succeed(self, plan: Plan) -> Status:
         templates = {}
         assert self.cache is not None
         for wp in plan.workloads:
@@ -260,12 +259,12 @@ class Rollout(GroupRun):
             entry.verified = wp.kind.verified_state(obj, self.revisions(wp, obj))
             templates[wp.key] = entry.verified.template
         self.journal.last_success = {"run_id": self.run_id, "finished": now(), "templates": templates}
-        self.journal.close_run("succeeded")
+        self.journal.close_run(RunState.SUCCEEDED)
         self._try_save()
         self.say(f"succeeded: {len(plan.workloads)} workloads on their new state")
-        return "succeeded"
+        return Status.SUCCEEDED
 
-    def _fail_and_revert(self, plan: Plan) -> str:
+    def _fail_and_revert(self, plan: Plan) -> Status:
         self.say("reverting the whole group to its last verified state")
         try:
             ok = self.revert(plan, timeout=self.request.timeout)
@@ -273,14 +272,14 @@ class Rollout(GroupRun):
             self.fail(f"revert failed: {exc}")
             ok = False
         if ok:
-            self.journal.close_run("reverted")
+            self.journal.close_run(RunState.REVERTED)
             self._try_save()
             self.say(f"reverted: the group is back on its previous state; cause: {self.first_error}")
-            return "reverted"
-        self.journal.state = "inconsistent"
+            return Status.REVERTED
+        self.journal.state = RunState.INCONSISTENT
         self._try_save()
         self.say(f"INCONSISTENT: the revert could not be verified; see journal {self.store.name}")
-        return "inconsistent"
+        return Status.INCONSISTENT
 
 
 def _changer(wp: WorkloadPlan) -> Callable[[Obj], Obj]:

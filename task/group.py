@@ -23,7 +23,7 @@ from rollguard.lock import GroupLock
 from rollguard.preflight import Plan, WorkloadPlan
 from rollguard.report import WorkloadResult, pod_record
 from rollguard.resources import PODS, Resource
-from rollguard.structs import Obj, Phase
+from rollguard.structs import Obj, Phase, RunState, WorkloadOutcome, WorkloadPhase
 from rollguard.watch import Watched, wait_for
 from rollguard.watcher import NamespaceCache
 
@@ -197,19 +197,19 @@ class GroupRun:
     def needs_revert(self, plan: WorkloadPlan) -> bool:
         obj = self.live(plan)
         entry = self.journal.workloads.get(plan.key)
-        touched = entry is not None and entry.phase not in ("pending", "unchanged")
+        touched = entry is not None and entry.phase.touched
         spec = obj.get("spec", {})
         return touched or bool(spec.get("paused")) or spec.get("template") != plan.baseline.template
 
     def revert(self, plan: Plan, timeout: int) -> bool:
         """Return every touched or drifted workload to its journal state; True when verified."""
         assert self.cache is not None
-        self.journal.state = "reverting"
+        self.journal.state = RunState.REVERTING
         self._try_save()
         targets = [wp for wp in plan.workloads if self.needs_revert(wp)]
 
         def start(wp: WorkloadPlan) -> Watched:
-            self.journal.workloads[wp.key].phase = "reverting"
+            self.journal.workloads[wp.key].phase = WorkloadPhase.REVERTING
             self.write(wp, _reverter(wp), guard_spec=False)
             self.say(f"{wp.key}: reverting to revision {wp.baseline.revision} {wp.baseline.images}")
             return Watched(
@@ -227,9 +227,9 @@ class GroupRun:
                 watched.append(result)
             elif isinstance(result, ApiError):
                 self.fail(f"revert of {wp.key} failed: {result}")
-                self.journal.workloads[wp.key].phase = "error"
+                self.journal.workloads[wp.key].phase = WorkloadPhase.ERROR
             else:
-                self.journal.workloads[wp.key].phase = "error"
+                self.journal.workloads[wp.key].phase = WorkloadPhase.ERROR
                 unexpected.append(result)
         if unexpected:
             raise unexpected[0]
@@ -246,10 +246,10 @@ class GroupRun:
         for item in watched:
             entry = self.journal.workloads[item.ref.key]
             if item.verdict is not None and item.verdict.phase is Phase.COMPLETE:
-                entry.phase = "reverted"
+                entry.phase = WorkloadPhase.REVERTED
                 entry.revision_after = item.verdict.revision
             else:
-                entry.phase = "error"
+                entry.phase = WorkloadPhase.ERROR
                 why = (
                     item.verdict.message
                     if item.verdict
@@ -257,8 +257,8 @@ class GroupRun:
                 )
                 entry.note = why
                 self.fail(f"revert of {item.ref.key} not verified: {why}")
-        # An unverified revert or a failed write marks its entry "error": that alone decides.
-        return not any(e.phase == "error" for e in self.journal.workloads.values())
+        # An unverified revert or a failed write marks its entry ERROR: that alone decides.
+        return not any(e.phase is WorkloadPhase.ERROR for e in self.journal.workloads.values())
 
     def _try_save(self) -> None:
         try:
@@ -279,10 +279,6 @@ class GroupRun:
                 pod_record(p, revision=current["metadata"]["name"])
                 for p in self.cache.owners(PODS).children(current)
             ]
-        phase = entry.phase if entry else "unchanged"
-        outcome = {"complete": "rolled-out", "pending": "unchanged", "error": "inconsistent"}.get(
-            phase, phase
-        )
         return WorkloadResult(
             kind=wp.snapshot.ref.kind,
             name=wp.snapshot.ref.name,
@@ -290,7 +286,7 @@ class GroupRun:
             revision_after=wp.kind.revision(obj),
             images_before=dict(wp.snapshot.images),
             images_after=images_of(obj.get("spec", {}).get("template", {})),
-            outcome=outcome,
+            outcome=entry.phase.outcome if entry else WorkloadOutcome.UNCHANGED,
             paused=bool(obj.get("spec", {}).get("paused")),
             paused_before=wp.snapshot.paused,
             notes=list(wp.notes),

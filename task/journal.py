@@ -18,13 +18,13 @@ from typing import Any
 from rollguard.client import Client
 from rollguard.errors import Conflict, NotFound
 from rollguard.resources import CONFIG_MAPS
-from rollguard.structs import Obj, VerifiedState
+from rollguard.structs import Obj, RunState, VerifiedState, WorkloadPhase
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 JOURNAL_LABEL = "rollguard.io/journal"
 DATA_KEY = "journal.json"
 SELECTOR_ANNOTATION = "rollguard.io/selector"
-FINAL_STATES = frozenset({"succeeded", "reverted", "repaired"})
+FINAL_STATES = frozenset({RunState.SUCCEEDED, RunState.REVERTED, RunState.REPAIRED})  # how a run ends well
 HISTORY_LIMIT = 20
 
 
@@ -47,9 +47,12 @@ class WorkloadEntry:
     name: str
     verified: VerifiedState
     target_images: dict[str, str] = field(default_factory=dict)
-    phase: str = "pending"  # pending|unchanged|applied|complete|failed|reverting|reverted|error
+    phase: WorkloadPhase = WorkloadPhase.PENDING
     revision_after: int = 0
     note: str = ""
+
+    def __post_init__(self) -> None:
+        self.phase = WorkloadPhase(self.phase)  # the word itself is accepted too; a typo is not
 
     def to_json(self) -> Obj:
         return {
@@ -69,7 +72,7 @@ class WorkloadEntry:
             name=data["name"],
             verified=VerifiedState.from_json(data["verified"]),
             target_images=dict(data.get("target_images", {})),
-            phase=data.get("phase", "pending"),
+            phase=WorkloadPhase.read(data.get("phase", WorkloadPhase.PENDING)),
             revision_after=int(data.get("revision_after", 0)),
             note=data.get("note", ""),
         )
@@ -84,7 +87,7 @@ class Journal:
     run_id: str = ""
     command: str = ""
     actor: str = ""
-    state: str = "new"  # applying|watching|reverting + the final states + inconsistent
+    state: RunState = RunState.NEW
     started: str = ""
     updated: str = ""
     error: str = ""
@@ -93,9 +96,13 @@ class Journal:
     last_success: Obj = field(default_factory=dict)  # {run_id, finished, templates: {key: template}}
     history: list[Obj] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.state = RunState(self.state)  # the word itself is accepted too; a typo is not
+
     @property
     def final(self) -> bool:
-        return self.state in FINAL_STATES or self.state == "new"
+        """No run is under way or left half done: the live group is what the journal verified."""
+        return self.state.final
 
     def to_json(self) -> Obj:
         return {
@@ -126,7 +133,7 @@ class Journal:
             run_id=run.get("id", ""),
             command=run.get("command", ""),
             actor=run.get("actor", ""),
-            state=run.get("state", "new"),
+            state=RunState.read(run.get("state", RunState.NEW)),
             started=run.get("started", ""),
             updated=run.get("updated", ""),
             error=run.get("error", ""),
@@ -136,7 +143,7 @@ class Journal:
             history=list(data.get("history", [])),
         )
 
-    def close_run(self, state: str) -> None:
+    def close_run(self, state: RunState) -> None:
         """End the current run in ``state`` and add it to the history."""
         self.state = state
         self.updated = now()

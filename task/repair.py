@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable, Sequence
-from typing import Required, TypedDict, Unpack
+from collections.abc import Callable
 
 from rollguard.audit import emit
 from rollguard.client import Client
@@ -21,25 +20,17 @@ from rollguard.group import GroupRun, actor
 from rollguard.journal import Journal, WorkloadEntry, now
 from rollguard.repair_plan import ACTIONS, Change, RepairPlan, permissions, plan_repair
 from rollguard.report import Outcome
-from rollguard.structs import Phase, WorkloadRef
+from rollguard.structs import Phase, RunState, Status, WorkloadPhase
 from rollguard.watch import Watched, wait_for
 
-__all__ = [
-    "ACTIONS",
-    "Change",
-    "Repair",
-    "RepairArgs",
-    "RepairPlan",
-    "permissions",
-    "plan_repair",
-    "redeploy",
-    "repair",
-    "resume",
-    "revert",
-]
+__all__ = ["ACTIONS", "Change", "Repair", "RepairPlan", "permissions", "plan_repair"]
 
 EVENT_REASONS = {"resume": "RollguardResume", "revert": "RollguardRevert", "redeploy": "RollguardRedeploy"}
-DONE = {"resume": "resumed", "revert": "reverted", "redeploy": "redeployed"}
+DONE = {
+    "resume": WorkloadPhase.RESUMED,
+    "revert": WorkloadPhase.REVERTED,
+    "redeploy": WorkloadPhase.REDEPLOYED,
+}
 _RUN_FIELDS = ("run_id", "command", "actor", "state", "started", "error", "errors")
 
 
@@ -68,7 +59,7 @@ class Repair(GroupRun):
     def execute(self) -> Outcome:
         plan = self.plan
         outcome = Outcome(
-            status="refused",
+            status=Status.REFUSED,
             command=plan.action,
             namespace=plan.namespace,
             selector=plan.selector,
@@ -106,13 +97,17 @@ class Repair(GroupRun):
         self.prior = {name: getattr(self.journal, name) for name in _RUN_FIELDS}
         j = self.journal
         j.run_id, j.command, j.actor, j.state, j.started, j.error, j.errors = (
-            self.run_id, plan.action, actor(), "repairing", now(), "", [],
+            self.run_id, plan.action, actor(), RunState.REPAIRING, now(), "", [],
         )  # fmt: skip
         for change, wp in zip(plan.changes, plan.workloads.workloads, strict=True):
             entry = j.workloads.get(wp.key) or WorkloadEntry(
                 kind=wp.snapshot.ref.kind, name=wp.snapshot.ref.name, verified=wp.baseline
             )
-            entry.target_images, entry.phase, entry.note = dict(change.images_after), "pending", ""
+            entry.target_images, entry.phase, entry.note = (
+                dict(change.images_after),
+                WorkloadPhase.PENDING,
+                "",
+            )
             j.workloads[wp.key] = entry
         try:
             self.save()  # before the first change: a repair killed mid-way shows as half-rolled
@@ -121,12 +116,12 @@ class Repair(GroupRun):
             return False
         return True
 
-    def _run(self) -> str:
+    def _run(self) -> Status:
         plan = self.plan
         what = ", ".join(c.key for c in plan.changes)
         self.say(f"run {self.run_id}: {plan.action} {what} in {plan.namespace}")
         if not self._begin():
-            return "refused"
+            return Status.REFUSED
         cache = self.start_cache(plan.workloads)
         watched: list[Watched] = []
         try:
@@ -134,7 +129,7 @@ class Repair(GroupRun):
                 self.check_cancel()
                 entry = self.journal.workloads[wp.key]
                 if not change.changed:
-                    entry.phase = "unchanged"
+                    entry.phase = WorkloadPhase.UNCHANGED
                     self.say(f"{wp.key}: nothing to {plan.action}")
                     obj = self.live(wp)
                     revisions = self.revisions(wp, obj)
@@ -146,7 +141,7 @@ class Repair(GroupRun):
                         watched.append(self.watched(wp, obj, self.timeout))
                     continue
                 written = self.write(wp, functools.partial(plan.body, wp.key), guard_spec=True)
-                entry.phase = "applied"
+                entry.phase = WorkloadPhase.APPLIED
                 self._try_save()
                 self._audit(change, written)
                 watched.append(self.watched(wp, written, self.timeout))
@@ -165,7 +160,7 @@ class Repair(GroupRun):
                 verdict = item.verdict
                 if verdict is None or verdict.phase is not Phase.COMPLETE:
                     message = verdict.message if verdict else f"{item.ref.key}: no verdict"
-                    self.journal.workloads[item.ref.key].phase = "failed"
+                    self.journal.workloads[item.ref.key].phase = WorkloadPhase.FAILED
                     self.journal.workloads[item.ref.key].note = message
                     raise RolloutFailed(message, workload=item.ref.key)
                 entry = self.journal.workloads[item.ref.key]
@@ -192,11 +187,10 @@ class Repair(GroupRun):
         except ApiError as exc:  # the repair stands; the missing record is reported
             self.errors.append(f"could not record an Event on {change.key}: {exc}")
 
-    def _finish(self, state: str) -> None:
+    def _finish(self, state: RunState) -> None:
         """End the journal's run: a repair of part of a half-rolled group leaves its earlier run open."""
-        prior_state = str(self.prior.get("state", "new"))
-        prior_final = Journal(namespace="", selector="", state=prior_state).final
-        if state == "inconsistent":
+        prior_final = RunState.read(self.prior.get("state", RunState.NEW)).final
+        if state is RunState.INCONSISTENT:
             self.journal.state = state
         elif self.plan.whole_group or prior_final:
             self.journal.close_run(state)
@@ -206,7 +200,7 @@ class Repair(GroupRun):
                 setattr(self.journal, name, value)
         self._try_save()
 
-    def _succeed(self) -> str:
+    def _succeed(self) -> Status:
         assert self.cache is not None
         templates = dict(self.journal.last_success.get("templates") or {})
         for wp in self.plan.workloads.workloads:
@@ -216,86 +210,24 @@ class Repair(GroupRun):
             templates[wp.key] = entry.verified.template
         if self.plan.whole_group or self.journal.last_success:
             self.journal.last_success = {"run_id": self.run_id, "finished": now(), "templates": templates}
-        self._finish("repaired")
+        self._finish(RunState.REPAIRED)
         self.say(f"{self.plan.action} succeeded: {len(self.plan.changes)} workloads verified")
-        return "succeeded"
+        return Status.SUCCEEDED
 
-    def _fail_and_revert(self) -> str:
+    def _fail_and_revert(self) -> Status:
         self.say("repair failed: returning what it changed to the last verified state")
         try:
             ok = self.revert(self.plan.workloads, timeout=self.timeout)
         except (RollguardError, TimeoutError) as exc:
             self.fail(f"revert failed: {exc}")
             ok = False
-        self._finish("reverted" if ok else "inconsistent")
+        self._finish(RunState.REVERTED if ok else RunState.INCONSISTENT)
         if ok:
             self.say(f"reverted: back on the last verified state; cause: {self.first_error}")
-            return "reverted"
+            return Status.REVERTED
         self.say(
             "INCONSISTENT: the revert could not be verified"
             + (f"; see journal {self.store.name}" if self.plan.grouped else "")
         )
-        return "inconsistent"
+        return Status.INCONSISTENT
 
-
-def repair(
-    client: Client,
-    *,
-    action: str,
-    namespace: str,
-    targets: Sequence[str | WorkloadRef] = (),
-    selector: str | None = None,
-    to_revision: int | None = None,
-    timeout: int = 600,
-    dry_run: bool = False,
-    out: Callable[[str], None] = print,
-    cancel: threading.Event | None = None,
-) -> Outcome:
-    """Plan and (unless ``dry_run``) carry out one repair; refusals come back as status ``refused``."""
-    try:
-        plan = plan_repair(
-            client,
-            action=action,
-            namespace=namespace,
-            targets=targets,
-            selector=selector,
-            to_revision=to_revision,
-        )
-    except (RefusedError, ApiError) as exc:  # preflight only reads: nothing was changed
-        return Outcome(
-            status="refused", command=action, namespace=namespace, selector=selector or "", error=str(exc)
-        )
-    if dry_run:
-        for line in plan.diff():
-            out(line)
-        out(f"dry run: {sum(c.changed for c in plan.changes)} of {len(plan.changes)} workloads would change")
-        return Outcome(status="succeeded", command=action, namespace=plan.namespace, selector=plan.selector)
-    return Repair(client, plan, timeout=timeout, out=out, cancel=cancel).execute()
-
-
-class RepairArgs(TypedDict, total=False):
-    """The keyword arguments of `resume`, `revert` and `redeploy` (see `repair`)."""
-
-    namespace: Required[str]
-    targets: Sequence[str | WorkloadRef]
-    selector: str | None
-    to_revision: int | None
-    timeout: int
-    dry_run: bool
-    out: Callable[[str], None]
-    cancel: threading.Event | None
-
-
-def resume(client: Client, **kwargs: Unpack[RepairArgs]) -> Outcome:
-    """Resume paused workloads (rolling out what piled up while paused) and wait for the result."""
-    return repair(client, action="resume", **kwargs)
-
-
-def revert(client: Client, **kwargs: Unpack[RepairArgs]) -> Outcome:
-    """Return workloads to the last verified state (or ``to_revision``), resumed, and wait."""
-    return repair(client, action="revert", **kwargs)
-
-
-def redeploy(client: Client, **kwargs: Unpack[RepairArgs]) -> Outcome:
-    """Roll the current template out anew (like `kubectl rollout restart`), resumed, and wait."""
-    return repair(client, action="redeploy", **kwargs)

@@ -1,4 +1,8 @@
-"""The run's outcome as data, its JSON report and its Tekton results."""
+"""The run's outcome as data, its JSON report and its Tekton results.
+
+``status`` is a `Status` and each workload's ``outcome`` a `WorkloadOutcome`: StrEnums, so the JSON and
+the Tekton results carry exactly the words pipelines test (``succeeded|reverted|refused|inconsistent``).
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from rollguard.errors import EXIT_INCONSISTENT, EXIT_OK, EXIT_REFUSED, EXIT_REVERTED
-from rollguard.structs import Obj
+from rollguard.structs import Obj, Status, WorkloadOutcome
 
 EXIT_BY_STATUS = {
-    "succeeded": EXIT_OK,
-    "reverted": EXIT_REVERTED,
-    "refused": EXIT_REFUSED,
-    "inconsistent": EXIT_INCONSISTENT,
+    Status.SUCCEEDED: EXIT_OK,
+    Status.REVERTED: EXIT_REVERTED,
+    Status.REFUSED: EXIT_REFUSED,
+    Status.INCONSISTENT: EXIT_INCONSISTENT,
 }
 TEKTON_RESULTS = "/tekton/results"
 SUMMARY_LIMIT = 400
@@ -29,7 +33,7 @@ class WorkloadResult:
     revision_after: int = 0
     images_before: dict[str, str] = field(default_factory=dict)
     images_after: dict[str, str] = field(default_factory=dict)
-    outcome: str = "unchanged"  # rolled-out|unchanged|reverted|failed|inconsistent
+    outcome: WorkloadOutcome = WorkloadOutcome.UNCHANGED
     paused: bool = False
     paused_before: bool = False
     notes: list[str] = field(default_factory=list)
@@ -39,7 +43,7 @@ class WorkloadResult:
 
 @dataclass
 class Outcome:
-    status: str  # succeeded|reverted|refused|inconsistent
+    status: Status
     command: str
     namespace: str = ""
     namespace_from: str = ""  # why this namespace: -n, the context's, the pod's, or the default

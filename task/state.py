@@ -38,7 +38,7 @@ from rollguard.state_types import (
     RevisionInfo,
     WorkloadState,
 )
-from rollguard.structs import DC, DEPLOYMENT, Obj, Phase, WorkloadRef
+from rollguard.structs import DC, DEPLOYMENT, Obj, Phase, RunState, WorkloadRef
 from rollguard.templates import MOVING_TAGS, moving_tag, normalized, template_changes
 
 __all__ = [
@@ -273,7 +273,7 @@ def _group_findings(
             Finding(
                 HALF_ROLLED,
                 f"run {journal.run_id or '?'} ({journal.command or 'rollout'} by {journal.actor or '?'}) stopped "
-                f"in state {journal.state!r} and no live run holds the lock",
+                f"in state '{journal.state}' and no live run holds the lock",
             )
         )
     elif journal.final and key in journal.workloads:
@@ -313,7 +313,7 @@ def _mixed(
         return ""
     images = images_of(obj.get("spec", {}).get("template", {}))
     on_targets = _on_targets(entry, images)
-    if journal.state == "reverted":
+    if journal.state is RunState.REVERTED:
         moved = any(entry.verified.images.get(c) != i for c, i in entry.target_images.items())
         return (
             f"runs the new images of run {journal.run_id}, which the group reverted"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rollguard.journal import Journal
-from rollguard.structs import SHORT_KIND, Obj, WorkloadRef
+from rollguard.structs import SHORT_KIND, Obj, RunState, WorkloadRef
 
 PAUSED = "paused"
 PROGRESSING = "progressing"
@@ -68,7 +68,7 @@ class Group:
     name: str  # the journal ConfigMap's (and Lease's) name
     namespace: str
     selector: str
-    state: str  # the journal's run state; final: succeeded|reverted|repaired
+    state: RunState  # the journal's run state
     run_id: str
     command: str
     actor: str

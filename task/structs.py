@@ -1,4 +1,10 @@
-"""Pure data: what rollguard knows about workloads, targets and rollout progress. No I/O here."""
+"""Pure data: what rollguard knows about workloads, targets and rollout progress. No I/O here.
+
+The states a run goes through are enums here, shared by the engine, the journal, the report, the state
+model and the TUI. They are `enum.StrEnum`s because their values are a wire format: journals written by
+earlier versions, report JSON, Tekton results and pipelines that test ``status`` all spell them exactly
+so, and a StrEnum member *is* that string (in JSON, in f-strings, and compared with ``==``).
+"""
 
 from __future__ import annotations
 
@@ -94,6 +100,116 @@ class Phase(enum.StrEnum):
     COMPLETE = "complete"
     FAILED = "failed"
     PAUSED = "paused"
+
+
+class RunState(enum.StrEnum):
+    """Where a group's latest run stands: the journal's ``run.state``."""
+
+    NEW = "new"  # no run has started on this journal yet
+    APPLYING = "applying"  # a rollout wrote its journal and is writing the changes
+    WATCHING = "watching"  # a rollout's changes are written; waiting for them to complete
+    REPAIRING = "repairing"  # a repair (resume, revert, redeploy) is under way
+    REVERTING = "reverting"  # a failed run is returning its group to the last verified state
+    SUCCEEDED = "succeeded"  # a rollout ended all-new, verified
+    REPAIRED = "repaired"  # a repair ended verified
+    REVERTED = "reverted"  # a failed run ended all-old, verified
+    INCONSISTENT = "inconsistent"  # a revert could not be verified: the entries say what is left
+
+    @classmethod
+    def read(cls, value: object) -> RunState:
+        """The state a journal holds; one this version does not know reads as `INCONSISTENT`.
+
+        Not final, so the group shows as half-rolled and the next run carries its verified states
+        forward: the reading that never claims a finished run that may not be one.
+        """
+        try:
+            return cls(str(value))
+        except ValueError:
+            return cls.INCONSISTENT
+
+    @property
+    def final(self) -> bool:
+        """True when no run is under way or left half done (`NEW`: none has started)."""
+        return self in _FINAL_RUN_STATES
+
+
+_FINAL_RUN_STATES = frozenset({RunState.NEW, RunState.SUCCEEDED, RunState.REPAIRED, RunState.REVERTED})
+
+
+class WorkloadOutcome(enum.StrEnum):
+    """How a run left one workload: the report's per-workload ``outcome``."""
+
+    ROLLED_OUT = "rolled-out"
+    UNCHANGED = "unchanged"
+    APPLIED = "applied"  # written, never judged (the run stopped before its watch ended)
+    FAILED = "failed"
+    REVERTING = "reverting"  # a revert was written but the run stopped before it was judged
+    REVERTED = "reverted"
+    RESUMED = "resumed"
+    REDEPLOYED = "redeployed"
+    INCONSISTENT = "inconsistent"
+
+
+class WorkloadPhase(enum.StrEnum):
+    """Where one workload stands in its group's run: a journal entry's ``phase``.
+
+    Not `Phase` (a readiness verdict judged from the API objects): this is what the run did to it.
+    """
+
+    PENDING = "pending"  # in the run, nothing written yet
+    UNCHANGED = "unchanged"  # already as wanted: the run writes nothing
+    APPLIED = "applied"  # the change is written
+    COMPLETE = "complete"  # a rollout's change is verified complete
+    RESUMED = "resumed"  # a repair's change is verified complete, by action
+    REDEPLOYED = "redeployed"
+    FAILED = "failed"  # its rollout failed: the cause of the run's failure
+    REVERTING = "reverting"  # the group revert wrote its verified state back
+    REVERTED = "reverted"  # back on the verified state, verified (also `revert`'s own success)
+    ERROR = "error"  # its revert failed or was not verified: the group is inconsistent
+
+    @classmethod
+    def read(cls, value: object) -> WorkloadPhase:
+        """The phase an entry holds; one this version does not know reads as `ERROR` (not restored)."""
+        try:
+            return cls(str(value))
+        except ValueError:
+            return cls.ERROR
+
+    @property
+    def touched(self) -> bool:
+        """True once the run wrote (or may have written) to the workload."""
+        return self not in (WorkloadPhase.PENDING, WorkloadPhase.UNCHANGED)
+
+    @property
+    def outcome(self) -> WorkloadOutcome:
+        """The report's word for a workload left in this phase."""
+        return _OUTCOMES[self]
+
+
+_OUTCOMES = {
+    WorkloadPhase.PENDING: WorkloadOutcome.UNCHANGED,
+    WorkloadPhase.UNCHANGED: WorkloadOutcome.UNCHANGED,
+    WorkloadPhase.APPLIED: WorkloadOutcome.APPLIED,
+    WorkloadPhase.COMPLETE: WorkloadOutcome.ROLLED_OUT,
+    WorkloadPhase.RESUMED: WorkloadOutcome.RESUMED,
+    WorkloadPhase.REDEPLOYED: WorkloadOutcome.REDEPLOYED,
+    WorkloadPhase.FAILED: WorkloadOutcome.FAILED,
+    WorkloadPhase.REVERTING: WorkloadOutcome.REVERTING,
+    WorkloadPhase.REVERTED: WorkloadOutcome.REVERTED,
+    WorkloadPhase.ERROR: WorkloadOutcome.INCONSISTENT,
+}
+
+
+class Status(enum.StrEnum):
+    """How a command ended: the report's ``status`` and the Tekton result ``status``, one per exit code.
+
+    Pipelines test these words: never rename them.
+    """
+
+    SUCCEEDED = "succeeded"  # exit 0
+    REVERTED = "reverted"  # exit 1
+    REFUSED = "refused"  # exit 2: nothing was changed
+    INCONSISTENT = "inconsistent"  # exit 3
 
 
 @dataclass(frozen=True)

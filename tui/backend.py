@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from rollguard.errors import Forbidden, NotFound
+from rollguard.errors import EXIT_REFUSED, Forbidden, NotFound
 from rollguard.inventory import LISTS
 from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, EVENTS, NAMESPACES, Resource
-from rollguard.structs import Obj
+from rollguard.structs import Obj, Status
 from rollguard.tui import data
 from rollguard.tui.views import ACTIONS, DetailView, Inventory, PlanView, ResultView, Target, WorkloadRow
 from rollguard.watcher import NamespaceCache
@@ -247,5 +247,5 @@ class Backend:
 
     def execute(self, plan: PlanView, out: Printer, cancel: threading.Event) -> ResultView:
         if self.options.read_only:
-            return ResultView("refused", 2, "read-only mode: no action is performed")
+            return ResultView(Status.REFUSED, EXIT_REFUSED, "read-only mode: no action is performed")
         return data.run_action(self.client, plan, out=out, cancel=cancel)

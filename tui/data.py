@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from rollguard import state
+from rollguard.errors import EXIT_REFUSED
 from rollguard.journal import JOURNAL_LABEL
 from rollguard.kinds import kind_of
 from rollguard.resources import (
@@ -25,7 +26,7 @@ from rollguard.resources import (
     REPLICATION_CONTROLLERS,
     Resource,
 )
-from rollguard.structs import Obj
+from rollguard.structs import Obj, RunState, Status
 from rollguard.tui.views import (
     UNGROUPED,
     Change,
@@ -74,7 +75,7 @@ def run_view(entry: Mapping[str, Any]) -> RunView:
         run_id=str(entry.get("run_id", "")),
         command=str(entry.get("command", "")),
         actor=str(entry.get("actor", "")),
-        state=str(entry.get("state", "")),
+        state=RunState.read(entry.get("state", RunState.NEW)),
         started=str(entry.get("started", "")),
         finished=str(entry.get("finished", "")),
         error=str(entry.get("error", "")),
@@ -368,7 +369,7 @@ def run_action(
     from rollguard.repair import Repair
 
     if plan.handle is None or plan.refusal:
-        return ResultView("refused", 2, plan.refusal or "nothing to do")
+        return ResultView(Status.REFUSED, EXIT_REFUSED, plan.refusal or "nothing to do")
     outcome = Repair(client, plan.handle, timeout=timeout, out=out, cancel=cancel).execute()
     return ResultView(
         status=outcome.status,

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from rollguard.structs import RunState, Status
+
 Obj = dict[str, Any]
 
 ACTIONS = ("resume", "revert", "redeploy")
@@ -92,7 +94,7 @@ class RunView:
     run_id: str
     command: str
     actor: str
-    state: str
+    state: RunState
     started: str
     finished: str
     error: str = ""
@@ -237,7 +239,7 @@ class PlanView:
 class ResultView:
     """How an action ended."""
 
-    status: str
+    status: Status
     exit_code: int
     summary: str
     errors: tuple[str, ...] = ()

@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from rollguard.inputs import parse_duration
     from rollguard.repair import Repair, plan_repair
     from rollguard.report import Outcome, write_report
+    from rollguard.structs import Status
 
     action = args.action
     report_ok = False  # a refused --report path is not written to either
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             changed = sum(c.changed for c in plan.changes)
             printer(f"dry run: {changed} of {len(plan.changes)} workloads would change; nothing was changed")
             outcome = Outcome(
-                status="succeeded", command=action, namespace=plan.namespace, selector=plan.selector
+                status=Status.SUCCEEDED, command=action, namespace=plan.namespace, selector=plan.selector
             )
         else:
             cancel = threading.Event()
@@ -82,14 +83,14 @@ def run(args: argparse.Namespace) -> int:
             outcome = job.execute()
     except (RefusedError, ApiError) as exc:  # the preflight only reads: nothing was changed
         outcome = Outcome(
-            status="refused",
+            status=Status.REFUSED,
             command=action,
             namespace=namespace,
             selector=args.selector or "",
             error=str(exc),
         )
     outcome.namespace_from = namespace_from
-    if outcome.status == "refused":
+    if outcome.status is Status.REFUSED:
         print(f"rollguard: refused: {outcome.error}", file=sys.stderr)
     elif not args.dry_run:
         printer(outcome.summary())

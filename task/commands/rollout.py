@@ -96,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
         parse_selector,
     )
     from rollguard.report import Outcome, default_results_dir, write_report, write_results
+    from rollguard.structs import Status
 
     outcome: Outcome
     report_ok = results_ok = False  # a refused --report or --results-dir is not written to either
@@ -138,14 +139,14 @@ def run(args: argparse.Namespace) -> int:
         outcome = rollout.execute()
     except RefusedError as exc:
         outcome = Outcome(
-            status="refused",
+            status=Status.REFUSED,
             command="rollout",
             namespace=namespace,
             selector=args.selector,
             error=str(exc),
         )
     outcome.namespace_from = namespace_from
-    if outcome.status == "refused":
+    if outcome.status is Status.REFUSED:
         print(f"rollguard: refused: {outcome.error}", file=sys.stderr)
     else:
         printer(outcome.summary())

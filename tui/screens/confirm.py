@@ -13,6 +13,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Label, RichLog, Static
 
+from rollguard.errors import EXIT_INCONSISTENT
+from rollguard.structs import Status
 from rollguard.tui.app import describe_error
 from rollguard.tui.messages import ActionFinished, PlanLoaded, ProgressLine
 from rollguard.tui.screens.base import TITLES, Dialog
@@ -183,7 +185,8 @@ class ConfirmScreen(Dialog):
                 self.cancel_event,
             )
         except Exception as exc:
-            result = ResultView("error", 3, describe_error(exc))
+            # Nothing tells how far the action got: the status of a run that could not say what it left.
+            result = ResultView(Status.INCONSISTENT, EXIT_INCONSISTENT, describe_error(exc))
         self.post_message(ActionFinished(result))
 
     @on(ProgressLine)
