@@ -107,8 +107,8 @@ class Rollout(GroupRun):
             obj = self.live(wp)
             images = images_of(obj.get("spec", {}).get("template", {}))
             message = f"{actor()} run {self.run_id} ({self.command}): {status}; images now {images}"
-            if self.first_error:
-                message += f"; cause: {self.first_error}"
+            if self.first_error:  # a success has no cause, only warnings
+                message += f"; {'warning' if status == 'succeeded' else 'cause'}: {self.first_error}"
             try:
                 audit.emit(
                     self.client,

@@ -89,7 +89,12 @@ def parse_selector(selector: str) -> str:
 def parse_image_ref(ref: str) -> tuple[str, str | None, str | None]:
     """(repository, tag, digest) of an image reference, or RefusedError."""
     match = _IMAGE.match(ref) if len(ref) <= 512 else None
-    if not match or not (match["tag"] or match["digest"]):
+    if match and not (match["tag"] or match["digest"]):
+        raise RefusedError(
+            f"image reference {ref[:80]!r} has no tag or digest (it would mean the moving tag :latest)",
+            fix=f"pin it: {ref[:60]}@sha256:<64 hex digits> (preferred) or {ref[:60]}:TAG",
+        )
+    if not match:
         raise RefusedError(
             f"image reference {ref[:80]!r} is malformed",
             fix="use REPOSITORY@sha256:<64 hex digits> (preferred) or REPOSITORY:TAG, lowercase repository",

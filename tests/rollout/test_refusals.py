@@ -33,6 +33,7 @@ CASES = [
     ("unknown-container", ["--image", f"dc/dc1/nope={NEW}"], ["no container 'nope'"]),
     ("malformed-reference", ["--image", "dc/dc1=Registry.local/UPPER:v 2"], ["malformed", "sha256"]),
     ("digest-too-short", ["--image", "dc/dc1=registry.local/x@sha256:abc"], ["malformed"]),
+    ("reference-without-tag", ["--image", "deployment/web=nginx"], ["has no tag or digest", "@sha256:"]),
     ("no-images", [], ["nothing to roll out"]),
     ("bad-timeout", ["--image", f"dc/dc1={NEW}", "--timeout", "ten minutes"], ["not a duration"]),
     ("timeout-out-of-range", ["--image", f"dc/dc1={NEW}", "--timeout", "90h"], ["out of range"]),

@@ -74,7 +74,6 @@ def test_image_refs(ref: str, parts: tuple) -> None:
 @pytest.mark.parametrize(
     "ref",
     [
-        "api",
         "registry.local/Shop/api:v1",
         "registry.local/api:v 1",
         "registry.local/api@sha256:abc",
@@ -87,6 +86,14 @@ def test_image_refs(ref: str, parts: tuple) -> None:
 def test_image_refs_refused(ref: str) -> None:
     with pytest.raises(RefusedError, match="malformed"):
         parse_image_ref(ref)
+
+
+@pytest.mark.parametrize("ref", ["nginx", "registry.local:5000/shop/api", "quay.io/org/app"])
+def test_reference_without_tag_or_digest_is_named_as_such(ref: str) -> None:
+    with pytest.raises(RefusedError) as info:
+        parse_image_ref(ref)
+    assert "has no tag or digest" in str(info.value) and "malformed" not in str(info.value)
+    assert f"{ref}@sha256:" in str(info.value)
 
 
 def test_targets() -> None:
