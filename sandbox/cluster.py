@@ -174,10 +174,22 @@ def up(
     return sb
 
 
-def down(dir: Path | str = DEFAULT_DIR, log: Callable[[str], None] = lambda _msg: None) -> None:
-    """End the process groups `up` recorded in `dir` and wait for them; safe to call again."""
+def down(
+    dir: Path | str = DEFAULT_DIR,
+    log: Callable[[str], None] = lambda _msg: None,
+    *,
+    only: Iterable[str] | None = None,
+) -> None:
+    """End the process groups `up` recorded in `dir` and wait for them; safe to call again.
+
+    ``only``: just these components (e.g. the controllers, leaving etcd and the API server up); the
+    sandbox stays recorded, and a later `down` stops the rest.
+    """
     d = Path(dir).resolve()
     groups = {name: pid for name, pid in _recorded(d).items() if _ours(d, name, pid)}
+    if only is not None:
+        wanted = set(only)
+        groups = {name: pid for name, pid in groups.items() if name in wanted}
     for name, pid in groups.items():
         log(f"stopping {name} (pid {pid})")
         procs.signal_group(pid, signal.SIGTERM)
@@ -191,10 +203,11 @@ def down(dir: Path | str = DEFAULT_DIR, log: Callable[[str], None] = lambda _msg
         deadline = time.monotonic() + 5
         while procs.group_members(pid) and time.monotonic() < deadline:
             time.sleep(0.02)  # members of a group are not our children: nothing to wait on but to look
-    for name in COMPONENTS:
+    for name in COMPONENTS if only is None else groups:
         (d / f"{name}.pid").unlink(missing_ok=True)
         (d / f"{name}.ready").unlink(missing_ok=True)
-    shutil.rmtree(d / "etcd-data", ignore_errors=True)
+    if only is None:
+        shutil.rmtree(d / "etcd-data", ignore_errors=True)
 
 
 def status(dir: Path | str = DEFAULT_DIR) -> list[tuple[str, int | None, bool]]:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rollguard import k8s
 from rollguard.errors import ApiError, Gone, Unreachable, error_for_status, is_retryable
 from rollguard.resources import Resource
 
@@ -75,14 +76,12 @@ class Client:
     @classmethod
     def from_connection(cls, connection: Connection) -> Client:
         """A client for a resolved kubeconfig context or the pod's ServiceAccount."""
-        from kubernetes import client as k8s_client
-
-        cfg = k8s_client.Configuration()
+        cfg = k8s.module("client.configuration").Configuration()
         # A run holds one connection per watched resource while its writers work in parallel; the
         # default pool (5 per core) would drop connections and pay a TLS handshake for each new one.
         cfg.connection_pool_maxsize = _POOL_SIZE
         connection.configure(cfg)
-        return cls(k8s_client.ApiClient(cfg))
+        return cls(Transport(cfg))
 
     # -- verbs ---------------------------------------------------------------------------------------
 
@@ -263,7 +262,7 @@ class Client:
         stream: bool = False,
         timeout: float = 30.0,
     ) -> Any:
-        from kubernetes.client.exceptions import ApiException
+        ApiException = k8s.module("client.exceptions").ApiException
 
         with self._lock:
             self.requests[verb] += 1
@@ -284,6 +283,48 @@ class Client:
             raise _api_error(exc, method, path) from exc
         except Exception as exc:  # urllib3: refused, reset, timed out, TLS
             raise Unreachable(f"{method} {path}: cannot reach the API server ({_short(exc)})") from exc
+
+
+class Transport:
+    """The official client's transport without its ApiClient: ``rest.RESTClientObject`` and the auth of a
+    ``Configuration`` (token refresh hooks included), behind ApiClient's ``call_api`` as Client uses it.
+
+    ApiClient would add model (de)serialization, which raw JSON does not need, and importing it imports
+    every generated model (`rollguard.k8s`).
+    """
+
+    def __init__(self, configuration: Any) -> None:
+        self.configuration = configuration
+        self.rest_client = k8s.module("client.rest").RESTClientObject(configuration)
+        self.user_agent = "rollguard"
+
+    def call_api(
+        self,
+        path: str,
+        method: str,
+        *,
+        query_params: list[tuple[str, Any]],
+        header_params: dict[str, str],
+        body: Obj | None,
+        auth_settings: list[str],
+        _preload_content: bool,
+        _return_http_data_only: bool,
+        _request_timeout: Any,
+    ) -> Any:
+        headers = {**header_params, "User-Agent": self.user_agent}
+        if "BearerToken" in auth_settings:
+            token = self.configuration.get_api_key_with_prefix("authorization")
+            if token:
+                headers["authorization"] = token
+        return self.rest_client.request(
+            method,
+            self.configuration.host + path,
+            query_params=query_params,
+            headers=headers,
+            body=body,
+            _preload_content=_preload_content,
+            _request_timeout=_request_timeout,
+        )
 
 
 def _reduced(data: Obj, reduce: Reducer | None) -> list[Obj]:

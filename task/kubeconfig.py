@@ -89,8 +89,10 @@ class Connection:
 
     def configure(self, cfg: Any) -> None:
         """Fill a ``kubernetes.client.Configuration`` (credentials refresh as the library does)."""
-        from kubernetes.config.incluster_config import InClusterConfigLoader
-        from kubernetes.config.kube_config import KubeConfigLoader
+        from rollguard import k8s
+
+        InClusterConfigLoader = k8s.module("config.incluster_config").InClusterConfigLoader
+        KubeConfigLoader = k8s.module("config.kube_config").KubeConfigLoader
 
         if self.in_cluster:
             InClusterConfigLoader(

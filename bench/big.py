@@ -1,0 +1,300 @@
+"""`python -m bench.big` (`make bench-big`, also run by `make bench`): reads on a big cluster.
+
+Builds the cluster of `bench.bigcluster` in a fresh sandbox (controllers stopped, objects written into
+etcd), first 1,000 workloads, then all 10,000, and measures per command wall time, rollguard's own API
+requests and the process's peak RSS (``ru_maxrss`` from wait4), each with its goal beside it; then
+the TUI's first screen on the whole cluster (`bench.tui_big`) and a cluster command's start-up. The
+figures replace the big-cluster section of docs/BENCHMARKS.md (the rest of the file is `make bench`'s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench import bigcluster
+from bench.__main__ import exe_name, start_sandbox, stop_sandbox
+from bench.context import say
+from bench.metrics import loadavg, machine
+from sandbox import cluster
+
+BEGIN, END = "<!-- big-cluster: written by `make bench-big` -->", "<!-- /big-cluster -->"
+SMALL = range(0, 10)  # 1,000 workloads
+REST = range(10, bigcluster.NAMESPACES)
+GOAL_RSS_MIB = 150.0
+GOAL_TUI_S = 3.0
+GOAL_START_S = 0.25
+REPS = 2
+
+
+@dataclass
+class Measured:
+    """One command: wall seconds, own requests by verb, peak RSS (MiB), exit code, per run."""
+
+    label: str
+    args: list[str]
+    goal: str = ""
+    seconds: list[float] = field(default_factory=list)
+    rss: list[float] = field(default_factory=list)
+    requests: dict[str, int] = field(default_factory=dict)
+    code: int | None = None
+    note: str = ""
+
+
+def measure(label: str, args: list[str], kubeconfig: str, tmp: Path, *, goal: str = "", reps: int = REPS) -> Measured:
+    """Run ``rollguard ARGS`` (through bench.counted) ``reps`` times as a child process; wait4 gives its RSS."""
+    m = Measured(label, args, goal)
+    for i in range(reps):
+        counts = tmp / f"counts-{label.replace(' ', '_')}-{i}.json"
+        out = tmp / "out.txt"
+        argv = [sys.executable, "-m", "bench.counted", str(counts), *args, "--kubeconfig", kubeconfig]
+        t0 = time.perf_counter()
+        with open(out, "w") as f:
+            proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT)
+            _, status, usage = os.wait4(proc.pid, 0)
+        m.seconds.append(time.perf_counter() - t0)
+        m.rss.append(usage.ru_maxrss / 1024)
+        m.code = os.waitstatus_to_exitcode(status)
+        with contextlib.suppress(OSError, ValueError):
+            m.requests = json.loads(counts.read_text())
+        if m.code not in (0, 1):
+            m.note = f"exit {m.code}: " + " | ".join(out.read_text(errors="replace").splitlines()[-3:])[:300]
+    say(f"{label}: {fmt(m.seconds, 's')} {fmt(m.rss, 'MiB', 0)} {m.requests} exit {m.code}")
+    return m
+
+
+def fmt(values: list[float], unit: str, digits: int = 2) -> str:
+    if not values:
+        return "n/a"
+    mid = sorted(values)[len(values) // 2] if len(values) % 2 else sum(sorted(values)[len(values) // 2 - 1 :][:2]) / 2
+    spread = f" ({min(values):.{digits}f}-{max(values):.{digits}f})" if len(values) > 1 else ""
+    return f"{mid:.{digits}f} {unit}{spread}"
+
+
+def _count(sb: cluster.Sandbox, path: str) -> int:
+    """Objects behind a list path (``limit=1`` and the server's remainingItemCount)."""
+    import ssl
+
+    ctx = ssl.create_default_context(cafile=str(sb.ca))
+    req = urllib.request.Request(f"{sb.server}{path}?limit=1", headers={"Authorization": f"Bearer {cluster.ADMIN_TOKEN}"})
+    with urllib.request.urlopen(req, context=ctx, timeout=60) as resp:
+        data = json.loads(resp.read())
+    return len(data.get("items", [])) + int(data.get("metadata", {}).get("remainingItemCount") or 0)
+
+
+PATHS = {
+    "DeploymentConfigs": "/apis/apps.openshift.io/v1/deploymentconfigs",
+    "Deployments": "/apis/apps/v1/deployments",
+    "ReplicationControllers": "/api/v1/replicationcontrollers",
+    "ReplicaSets": "/apis/apps/v1/replicasets",
+    "Pods": "/api/v1/pods",
+}
+
+
+def build(sb: cluster.Sandbox, namespaces: range, kubeconfig: str) -> dict[str, Any]:
+    from rollguard.client import Client
+    from rollguard.errors import Conflict
+    from rollguard.resources import NAMESPACES
+
+    client = Client.connect(kubeconfig=kubeconfig)
+    for i in namespaces:
+        with contextlib.suppress(Conflict):  # 409 AlreadyExists
+            client.create(NAMESPACES, bigcluster.namespace_body(i))
+    t0 = time.monotonic()
+    sizes = bigcluster.write(f"http://127.0.0.1:{sb.port + 10000}", namespaces)
+    counts = {kind: _count(sb, path) for kind, path in PATHS.items()}
+    return {"seconds": time.monotonic() - t0, "sizes": sizes, "counts": counts}
+
+
+def tui_first_screen(kubeconfig: str) -> dict[str, Any]:
+    argv = [sys.executable, "-m", "bench.tui_big", "--kubeconfig", kubeconfig]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    try:
+        data: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        data = {"error": (err or out).strip().splitlines()[-3:]}
+    data["process_s"] = wall
+    say(f"TUI: {data}")
+    return data
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m bench.big", description=__doc__)
+    p.add_argument("--out", default="docs/BENCHMARKS.md")
+    args = p.parse_args(argv)
+    started = time.monotonic()
+    load_start, uptime_start = loadavg(), _uptime()
+    say(f"starting a sandbox ({uptime_start})")
+    sb, d = start_sandbox(say)
+    results: dict[str, Any] = {"small": {}, "big": {}}
+    try:
+        cluster.down(d, say, only=("openshift", "kubelet", "kcm"))  # nothing may re-sync what is written
+        kubeconfig = str(sb.kubeconfig)
+        tmp = Path(tempfile.mkdtemp(prefix="bench-big-", dir=d))
+        results["build_small"] = build(sb, SMALL, kubeconfig)
+        say(f"1,000 workloads built: {results['build_small']}")
+        for label, cmd in (("status -A", ["status", "-A"]), ("drift-check -A", ["drift-check", "-A"])):
+            results["small"][label] = measure(label, cmd, kubeconfig, tmp)
+        results["build_big"] = build(sb, REST, kubeconfig)
+        say(f"10,000 workloads built: {results['build_big']}")
+        ten = [a for i in range(0, 100, 10) for a in ("-n", bigcluster.namespace(i))]
+        cases = [
+            ("status -A", ["status", "-A"], "memory bounded by the report"),
+            ("drift-check -A", ["drift-check", "-A"], f"peak RSS < {GOAL_RSS_MIB:.0f} MiB"),
+            ("drift-check -n x10", ["drift-check", *ten], "a tenth of -A"),
+            ("status -A -l shard=s07 (1%)", ["status", "-A", "-l", "shard=s07"], "about 1% of -A"),
+        ]
+        for label, cmd, goal in cases:
+            results["big"][label] = measure(label, cmd, kubeconfig, tmp, goal=goal)
+        results["tui"] = tui_first_screen(kubeconfig)
+        results["startup"] = measure(
+            "status -n (empty namespace)", ["status", "-n", "default"], kubeconfig, tmp, reps=5,
+            goal=f"< {GOAL_START_S} s",
+        )  # fmt: skip
+    finally:
+        stop_sandbox(d)
+    results["seconds"] = time.monotonic() - started
+    results["load"] = (load_start, loadavg())
+    results["uptime"] = (uptime_start, _uptime())
+    results["command"] = " ".join([exe_name(), "-m", "bench.big", *(sys.argv[1:] if argv is None else argv)])
+    out = Path(args.out)
+    out.write_text(splice(out.read_text() if out.exists() else "", render(results)))
+    say(f"wrote {out} ({results['seconds'] / 60:.1f} min)")
+    return 0
+
+
+def _uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return f"load average {loadavg()}"
+
+
+def splice(doc: str, section: str) -> str:
+    """``doc`` with its big-cluster section replaced by ``section`` (appended when there is none)."""
+    block = f"{BEGIN}\n{section.rstrip()}\n{END}\n"
+    if BEGIN in doc and END in doc:
+        head, rest = doc.split(BEGIN, 1)
+        return head + block + rest.split(END, 1)[1].lstrip("\n")
+    return doc.rstrip() + "\n\n" + block
+
+
+def _mib(values: list[float]) -> float:
+    return max(values) if values else float("nan")
+
+
+def render(r: dict[str, Any]) -> str:
+    m = machine()
+    counts = r.get("build_big", {}).get("counts", {})
+    sizes = r.get("build_big", {}).get("sizes", {})
+    lines = [
+        "## Big cluster (`make bench-big`)",
+        "",
+        f"`{r['command']}` on {m['date']}, {r['seconds'] / 60:.1f} min in all; {m['cores']} cores, {m['memory']}. "
+        f"Machine load (`uptime`) at the start: `{r['uptime'][0]}`; at the end: `{r['uptime'][1]}`. The machine is "
+        "shared with other agents' test runs: absolute times are noisy, memory and request counts are not.",
+        "",
+        "The cluster (`bench/bigcluster.py`), written straight into etcd of a fresh sandbox whose controllers "
+        "are stopped first (nothing re-syncs or runs it): "
+        + ", ".join(f"{n:,} {kind}" for kind, n in counts.items())
+        + " over 100 namespaces; 1 pod in 5 Running, the rest Pending (bound to nodes nobody serves, "
+        "ContainerCreating); one journal per namespace. Mean JSON size as written (managedFields, last-applied "
+        "annotations and the RCs' encoded DCs included): "
+        + ", ".join(f"{kind} {v['mean_bytes'] / 1024:.1f} KiB" for kind, v in sizes.items())
+        + f". Written in {r.get('build_big', {}).get('seconds', 0) + r.get('build_small', {}).get('seconds', 0):.0f} s "
+        "(not measured, part of no test).",
+        "",
+        "Each command runs as its own process (`python -m bench.counted`, rollguard's CLI plus a request "
+        f"counter); cells: median (min-max) of {REPS} runs; peak RSS is the process's `ru_maxrss`.",
+        "",
+        "| command | workloads | wall time | rollguard's requests | peak RSS | goal | verdict |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for size, key in (("1,000", "small"), ("10,000", "big")):
+        for label, mm in r[key].items():
+            verdict = _verdict(label, mm, r)
+            reqs = ", ".join(f"{v} {k}" for k, v in sorted(mm.requests.items())) or "n/a"
+            lines.append(
+                f"| `rollguard {' '.join(mm.args) if 'x10' not in label else 'drift-check -n NS (x10)'}` | {size} | "
+                f"{fmt(mm.seconds, 's')} | {reqs} | {fmt(mm.rss, 'MiB', 0)} | {mm.goal or 'growth'} | {verdict} |"
+            )
+    lines += ["", *growth(r), "", *tui_lines(r.get("tui", {})), "", *startup_lines(r)]
+    notes = [mm.note for k in ("small", "big") for mm in r[k].values() if mm.note]
+    if notes:
+        lines += ["", "Problems:", *[f"- {n}" for n in notes]]
+    return "\n".join(lines) + "\n"
+
+
+def _verdict(label: str, mm: Measured, r: dict[str, Any]) -> str:
+    if mm.note:
+        return "failed"
+    if label == "drift-check -A" and mm.goal:
+        return "met" if _mib(mm.rss) < GOAL_RSS_MIB else "missed"
+    full = r["big"].get("status -A") if label != "status -A" else None
+    if label.startswith("status -A -l") and full and full.seconds:
+        share = sum(mm.requests.values()) / max(sum(full.requests.values()), 1)
+        return f"{share * 100:.1f}% of -A's requests, {_mib(mm.rss) / max(_mib(full.rss), 1) * 100:.0f}% of its RSS"
+    if "x10" in label and full:
+        return f"{sum(mm.seconds) / max(sum(full.seconds), 1e-9) * 100:.0f}% of -A's time"
+    return ""
+
+
+def growth(r: dict[str, Any]) -> list[str]:
+    out = ["Growth from 1,000 to 10,000 workloads (10x the objects):", ""]
+    for label in ("status -A", "drift-check -A"):
+        a, b = r["small"].get(label), r["big"].get(label)
+        if not a or not b or not a.seconds or not b.seconds:
+            continue
+        t = (sum(b.seconds) / len(b.seconds)) / max(sum(a.seconds) / len(a.seconds), 1e-9)
+        reqs = sum(b.requests.values()) / max(sum(a.requests.values()), 1)
+        rss = _mib(b.rss) / max(_mib(a.rss), 1e-9)
+        out.append(f"- `{label}`: time x{t:.1f}, requests x{reqs:.1f}, peak RSS x{rss:.2f} "
+                   f"({_mib(a.rss):.0f} -> {_mib(b.rss):.0f} MiB)")  # fmt: skip
+    return out
+
+
+def tui_lines(t: dict[str, Any]) -> list[str]:
+    if "first_screen_s" not in t:
+        return [f"TUI `rollguard tui -A`: not measured: {t.get('error', t)}"]
+    verdict = "met" if t["first_screen_s"] <= GOAL_TUI_S else "missed"
+    return [
+        f"TUI `rollguard tui -A` on the 10,000 workloads (headless, `bench/tui_big.py`): **first screen "
+        f"{t['first_screen_s']:.2f} s** after start (goal <= {GOAL_TUI_S:.0f} s: {verdict}; {t.get('rows_first', '?')} rows on it), "
+        f"the whole table of {t.get('rows', '?')} rows after {t.get('all_rows_s', float('nan')):.2f} s, watches live after "
+        f"{t.get('live_s', float('nan')):.2f} s; a live change (one Deployment paused through the API) on screen "
+        f"{t.get('live_refresh_s', float('nan')):.2f} s later; peak RSS {t.get('rss_mib', float('nan')):.0f} MiB; "
+        f"requests {t.get('requests', {})}.",
+    ]
+
+
+def startup_lines(r: dict[str, Any]) -> list[str]:
+    s: Measured | None = r.get("startup")
+    if s is None or not s.seconds:
+        return []
+    verdict = "met" if min(s.seconds) < GOAL_START_S else "missed"
+    return [
+        f"Start-up of a command that talks to the cluster (`rollguard status -n default`, 5 small requests, "
+        f"whole process): {fmt(s.seconds, 's')} (goal < {GOAL_START_S} s: {verdict} at best; peak RSS "
+        f"{fmt(s.rss, 'MiB', 0)}).",
+    ]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
