@@ -25,7 +25,7 @@ from typing import Any
 from rollguard.client import Client
 from rollguard.errors import ApiError, Forbidden, NotFound, RefusedError
 from rollguard.journal import JOURNAL_LABEL, MANAGED_BY
-from rollguard.kinds import DC_NAME_LABEL
+from rollguard.kinds import DC_NAME_LABEL, KINDS
 from rollguard.reduce import reducer_for
 from rollguard.resources import (
     CONFIG_MAPS,
@@ -100,8 +100,8 @@ class _Reader:
                     last = key
                     yield obj
         except NotFound:
-            if res is DEPLOYMENT_CONFIGS:
-                return  # not an OpenShift cluster: no DCs to read
+            if any(kind.optional_api and kind.resource == res for kind in KINDS.values()):
+                return  # e.g. not an OpenShift cluster: no DCs to read
             if self.problems is not None:
                 return
             raise RefusedError(

@@ -6,14 +6,13 @@ is a `Plan`: pure data the engine carries out.
 
 from __future__ import annotations
 
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from rollguard.client import Client
 from rollguard.errors import ApiError, Forbidden, NotFound, RefusedError
 from rollguard.journal import Journal, JournalStore
-from rollguard.kinds import KINDS, Kind, Owners, kind_of
+from rollguard.kinds import KINDS, Kind, Owners, kind_of, triggers
 from rollguard.lock import GroupLock
 from rollguard.resources import (
     CONFIG_MAPS,
@@ -25,10 +24,9 @@ from rollguard.resources import (
     SELF_SUBJECT_ACCESS_REVIEWS,
     Resource,
 )
-from rollguard.structs import DC, ImageTarget, Obj, Snapshot, VerifiedState, WorkloadRef
+from rollguard.structs import ImageTarget, Obj, Snapshot, VerifiedState, WorkloadRef
 
 ACCESS_REVIEWS = 8  # SelfSubjectAccessReviews in flight at once
-INTEGRATED_REGISTRY = "image-registry.openshift-image-registry.svc:5000"
 # The subresource as RBAC names it ("imagestreams/layers"): a SelfSubjectAccessReview for this resource
 # string matches the same rules as resource imagestreams + subresource layers.
 IMAGE_STREAM_LAYERS = Resource("image.openshift.io", "v1", "imagestreams/layers", "ImageStream")
@@ -211,21 +209,12 @@ def resolve_targets(workloads: list[WorkloadPlan], targets: list[ImageTarget]) -
 
 def stream_of(plan: WorkloadPlan, container: str, namespace: str) -> str | None:
     """The ImageStream of ``namespace`` a container's image comes from, if any."""
-    for trigger in plan.snapshot.triggers or []:
-        params = trigger.get("imageChangeParams") or {}
-        source = params.get("from") or {}
-        if (
-            trigger.get("type") == "ImageChange"
-            and container in params.get("containerNames", [])
-            and source.get("kind") == "ImageStreamTag"
-            and source.get("namespace", namespace) == namespace
-        ):
-            return str(source.get("name", "")).split(":")[0] or None
-    image = plan.snapshot.images.get(container, "")
-    prefix = f"{INTEGRATED_REGISTRY}/{namespace}/"
-    if image.startswith(prefix):
-        return re.split(r"[:@/]", image[len(prefix) :])[0] or None
-    return None
+    return triggers.stream_of(
+        plan.kind.image_triggers(plan.snapshot.raw),
+        container=container,
+        image=plan.snapshot.images.get(container, ""),
+        namespace=namespace,
+    )
 
 
 def resolve_promotions(
@@ -353,7 +342,7 @@ def plan_rollout(
                     f"{c}={i}" for c, i in pending.items()
                 )
             plan.notes.append(note)
-        if plan.needs_change and plan.snapshot.ref.kind == DC:
+        if plan.needs_change:
             blocker = plan.kind.rollout_blocker(plan.snapshot.raw)
             if blocker:
                 raise RefusedError(

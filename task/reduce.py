@@ -17,7 +17,8 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from rollguard import readiness
+from rollguard.kinds import KINDS
+from rollguard.kinds.deploymentconfig import ENCODED_DC_ANNOTATION
 from rollguard.resources import (
     CONFIG_MAPS,
     DEPLOYMENT_CONFIGS,
@@ -35,15 +36,9 @@ Reducer = Callable[[Obj], Obj]
 # metadata every reduced object keeps (names, identity, ownership, age, version for watch ordering)
 _META = ("name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "labels")
 # annotations the state model reads on workloads and revision objects
-_WORKLOAD_NOTES = (readiness.RS_REVISION_ANNOTATION,)
-_REVISION_NOTES = (
-    readiness.DC_VERSION_ANNOTATION,
-    readiness.RS_REVISION_ANNOTATION,
-    readiness.PHASE_ANNOTATION,
-    readiness.CANCELLED_ANNOTATION,
-    readiness.STATUS_REASON_ANNOTATION,
-    "openshift.io/deployer-pod.started-at",
-)
+# (each kind names the annotations its rules read)
+_WORKLOAD_NOTES = tuple(dict.fromkeys(a for kind in KINDS.values() for a in kind.annotations))
+_REVISION_NOTES = tuple(dict.fromkeys(a for kind in KINDS.values() for a in kind.revision_annotations))
 # what a pod contributes: owner, node, phase and per container readiness, restarts, waiting reasons
 _POD_STATUS = ("phase", "containerStatuses", "initContainerStatuses")
 _CONTAINER_STATUS = ("name", "ready", "restartCount", "state", "lastState")
@@ -80,7 +75,9 @@ def _encoded_config(text: str) -> str:
     try:
         config = json.loads(text)
     except ValueError:
-        return text  # kept as it is: `readiness.rc_template` judges garbage the same way either way
+        return (
+            text  # kept as it is: `kinds.deploymentconfig.rc_template` judges garbage the same way either way
+        )
     if not isinstance(config, dict) or not isinstance(config.get("spec"), dict):
         return text
     spec = _pick(config["spec"], ("template", "triggers"))
@@ -90,10 +87,10 @@ def _encoded_config(text: str) -> str:
 def replication_controller(obj: Obj) -> Obj:
     """An RC: its phase annotations and the DC template it was made from (as a compact string)."""
     meta = _metadata(obj, _REVISION_NOTES, owners=True)
-    encoded = ((obj.get("metadata") or {}).get("annotations") or {}).get(readiness.ENCODED_DC_ANNOTATION)
+    encoded = ((obj.get("metadata") or {}).get("annotations") or {}).get(ENCODED_DC_ANNOTATION)
     spec = _pick(obj.get("spec"), ("replicas",))
     if encoded:
-        meta.setdefault("annotations", {})[readiness.ENCODED_DC_ANNOTATION] = _encoded_config(encoded)
+        meta.setdefault("annotations", {})[ENCODED_DC_ANNOTATION] = _encoded_config(encoded)
     elif "template" in (obj.get("spec") or {}):
         spec["template"] = obj["spec"]["template"]  # no encoded config: the RC's own template is shown
     return {"metadata": meta, "spec": spec, "status": _pick(obj.get("status"), ("replicas", "readyReplicas"))}

@@ -17,7 +17,8 @@ from rollguard.client import Client
 from rollguard.errors import ApiError, Forbidden, NotFound, RefusedError
 from rollguard.inputs import parse_namespace, parse_selector, parse_workload
 from rollguard.journal import JOURNAL_LABEL, Journal, group_name
-from rollguard.kinds import Kind, Owners, images_of, kind_of
+from rollguard.kinds import Kind, Owners, images_of, kind_of, triggers
+from rollguard.kinds.triggers import StreamKey, Streams
 from rollguard.lock import GroupLock
 from rollguard.preflight import (
     Plan,
@@ -29,7 +30,7 @@ from rollguard.preflight import (
 )
 from rollguard.resources import CONFIG_MAPS, IMAGE_STREAMS, LEASES, Resource
 from rollguard.state import Group, group_for, read_groups
-from rollguard.structs import DC, Obj, VerifiedState, WorkloadRef
+from rollguard.structs import Obj, VerifiedState, WorkloadRef
 
 ACTIONS = ("resume", "revert", "redeploy")
 REDEPLOYED_AT = "rollguard.io/redeployed-at"
@@ -122,23 +123,10 @@ class RepairPlan:
             if self.action == "redeploy":
                 meta = body["spec"]["template"].setdefault("metadata", {})
                 meta["annotations"] = {**(meta.get("annotations") or {}), REDEPLOYED_AT: self.stamp}
-        _set_manual(body, self.manual_triggers.get(key, set()))
+        body = wp.kind.with_manual_triggers(body, self.manual_triggers.get(key, set()))
         if "paused" not in obj.get("spec", {}) and body["spec"].get("paused") is False:
             body["spec"].pop("paused")  # absent means not paused: leave the object as it was
         return body
-
-
-def _set_manual(body: Obj, containers: set[str]) -> None:
-    for trigger in body.get("spec", {}).get("triggers") or []:
-        params = trigger.get("imageChangeParams") or {}
-        if trigger.get("type") == "ImageChange" and set(params.get("containerNames") or []) & containers:
-            params["automatic"] = False
-
-
-def _trigger_texts(obj: Obj) -> tuple[str, ...]:
-    from rollguard.state import trigger_text
-
-    return tuple(trigger_text(t) for t in obj.get("spec", {}).get("triggers") or [])
 
 
 # -- preflight --------------------------------------------------------------------------------------------
@@ -224,13 +212,6 @@ def _labels(obj: Obj) -> dict[str, str]:
     return dict(obj.get("metadata", {}).get("labels") or {})
 
 
-def _running_state(kind: Kind, obj: Obj, revisions: list[Obj]) -> VerifiedState:
-    """What the workload runs: its newest complete revision, with that revision's triggers."""
-    rev = next((r for r in revisions if kind.is_complete_revision(r)), None)
-    state = kind.revision_state(rev) if rev is not None else None
-    return state or kind.verified_state(obj, revisions)
-
-
 def revert_target(
     kind: Kind, obj: Obj, revisions: list[Obj], *, verified: VerifiedState | None, to_revision: int | None
 ) -> tuple[VerifiedState, str]:
@@ -249,9 +230,7 @@ def revert_target(
     if verified is not None:
         return verified, f"the journal's last verified state (revision {verified.revision})"
     if obj.get("spec", {}).get("paused"):
-        return _running_state(
-            kind, obj, revisions
-        ), "the revision it runs (its un-rolled changes are dropped)"
+        return kind.running_state(obj, revisions), "the revision it runs (its un-rolled changes are dropped)"
     current = kind.revision(obj)
     for rev in revisions:
         state = kind.revision_state(rev)
@@ -263,43 +242,37 @@ def revert_target(
     )
 
 
-def _tag_reference(
-    client: Client, namespace: str, source: Obj, streams: dict[tuple[str, str], Obj | None]
-) -> str:
-    """The image an ImageStreamTag points at now ("" when unknown)."""
-    stream, _, tag = str(source.get("name", "")).rpartition(":")
-    where = (str(source.get("namespace") or namespace), stream)
-    if where not in streams:
+def _read_streams(
+    client: Client,
+    keys: Iterable[StreamKey],
+    streams: dict[StreamKey, Obj | None],
+    unreadable: set[StreamKey],
+) -> Streams:
+    for key in keys:
+        if key in streams or key in unreadable:
+            continue
         try:
-            streams[where] = client.get(IMAGE_STREAMS, stream, namespace=where[0])
+            streams[key] = client.get(IMAGE_STREAMS, key[1], namespace=key[0])
         except NotFound:
-            streams[where] = None
+            streams[key] = None
         except ApiError:  # e.g. forbidden: the trigger cannot be judged, so treat it as firing
-            streams[where] = {"status": {"tags": [{"tag": tag, "items": [{"dockerImageReference": "?"}]}]}}
-    for entry in (streams[where] or {}).get("status", {}).get("tags") or []:
-        if entry.get("tag") == tag and entry.get("items"):
-            return str(entry["items"][0].get("dockerImageReference", ""))
-    return ""
+            unreadable.add(key)
+    return Streams(found=streams, unreadable=frozenset(unreadable))
 
 
 def firing_triggers(
-    client: Client, namespace: str, body: Obj, streams: dict[tuple[str, str], Obj | None]
+    client: Client,
+    kind: Kind,
+    namespace: str,
+    body: Obj,
+    streams: dict[StreamKey, Obj | None],
+    unreadable: set[StreamKey],
 ) -> dict[str, str]:
     """Containers whose automatic image trigger would at once overwrite ``body``'s image -> that image."""
+    found = kind.image_triggers(body)
+    known = _read_streams(client, triggers.watched_streams(found, namespace=namespace), streams, unreadable)
     images = images_of(body.get("spec", {}).get("template", {}))
-    firing: dict[str, str] = {}
-    for trigger in body.get("spec", {}).get("triggers") or []:
-        params = trigger.get("imageChangeParams") or {}
-        source = params.get("from") or {}
-        if trigger.get("type") != "ImageChange" or not params.get("automatic", True):
-            continue
-        if source.get("kind", "ImageStreamTag") != "ImageStreamTag":
-            continue
-        ref = _tag_reference(client, namespace, source, streams)
-        for container in params.get("containerNames") or []:
-            if ref and images.get(container) != ref:
-                firing[container] = ref
-    return firing
+    return triggers.firing(found, images=images, streams=known, namespace=namespace)
 
 
 def _same(a: Obj, b: Obj) -> bool:
@@ -382,7 +355,8 @@ def plan_repair(
         ),
         stamp=dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
-    streams: dict[tuple[str, str], Obj | None] = {}
+    streams: dict[StreamKey, Obj | None] = {}
+    unreadable: set[StreamKey] = set()
     for kind, obj in found:
         revisions = kind.owned(obj, all_revisions[kind.kind].candidates(obj))
         snapshot = kind.snapshot(obj)
@@ -399,25 +373,24 @@ def plan_repair(
             notes.append(f"target: {source}")
         wp = WorkloadPlan(snapshot=snapshot, baseline=baseline, revisions=revisions)
         plan.workloads.workloads.append(wp)
-        if kind.kind == DC:
-            # a restored automatic trigger whose tag moved on would undo the revert at once: make it manual
-            fire = (
-                firing_triggers(client, namespace, plan.body(wp.key, obj), streams)
-                if action == "revert"
-                else {}
-            )
-            if fire:
-                plan.manual_triggers[wp.key] = set(fire)
-                notes += [
-                    f"trigger of {c} set to manual: its tag now points at {ref}, which would undo the revert "
-                    f"(re-enable: oc set triggers {wp.key} --auto)"
-                    for c, ref in sorted(fire.items())
-                ]
-            back = firing_triggers(client, namespace, kind.with_state(obj, baseline), streams)
-            if back and baseline.triggers is not None:
-                manual = copy.deepcopy({"spec": {"triggers": baseline.triggers}})
-                _set_manual(manual, set(back))
-                wp.baseline = dataclasses.replace(baseline, triggers=manual["spec"]["triggers"])
+        # a restored automatic trigger whose tag moved on would undo the revert at once: make it manual
+        fire = (
+            firing_triggers(client, kind, namespace, plan.body(wp.key, obj), streams, unreadable)
+            if action == "revert"
+            else {}
+        )
+        if fire:
+            plan.manual_triggers[wp.key] = set(fire)
+            notes += [
+                f"trigger of {c} set to manual: its tag now points at {ref}, which would undo the revert "
+                f"(re-enable: oc set triggers {wp.key} --auto)"
+                for c, ref in sorted(fire.items())
+            ]
+        restored = kind.with_state(obj, baseline)
+        back = firing_triggers(client, kind, namespace, restored, streams, unreadable)
+        if back and baseline.triggers is not None:
+            manual = kind.with_manual_triggers(restored, set(back))
+            wp.baseline = dataclasses.replace(baseline, triggers=kind.triggers(manual))
         body = plan.body(wp.key, obj)
         changed = not _same(body, obj) or action == "redeploy"
         rolls = body["spec"]["template"] != obj["spec"]["template"] or (
@@ -434,14 +407,14 @@ def plan_repair(
                 namespace=namespace,
                 action=action,
                 images_before=dict(snapshot.images),
-                images_running=_running_state(kind, obj, revisions).images,
+                images_running=kind.running_state(obj, revisions).images,
                 images_after=images_of(body["spec"]["template"]),
                 paused_before=snapshot.paused,
                 paused_after=bool(body["spec"].get("paused")),
                 revision_before=snapshot.revision,
                 target_revision=target_revision,
-                triggers_before=_trigger_texts(obj),
-                triggers_after=_trigger_texts(body),
+                triggers_before=kind.trigger_texts(obj),
+                triggers_after=kind.trigger_texts(body),
                 changed=changed,
                 notes=tuple(notes),
             )

@@ -5,19 +5,22 @@ Per workload every finding that applies (`paused`, `progressing`, `failed`, `stu
 belongs to the rollout group of a journal ConfigMap whose selector matches its labels; the journal
 and the group's Lease tell whether a run died mid-way and what the last successful run verified.
 `rollguard.inventory` reads the objects; `rollguard status`, `drift-check` and the TUI show the result.
+Whatever depends on a workload's kind (its readiness, deadline, triggers, revisions) it asks the
+workload's `Kind` (`rollguard.kinds`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from typing import Any
 
-from rollguard import readiness
 from rollguard.errors import RefusedError
 from rollguard.journal import SELECTOR_ANNOTATION, Journal, WorkloadEntry, parse_configmap
-from rollguard.kinds import KINDS, Owners, images_of, kind_of, pods_of_revision
+from rollguard.kinds import KINDS, Kind, Owners, images_of, kind_of, pods_of_revision
+from rollguard.kinds.base import as_int
+from rollguard.kinds.triggers import moving
 from rollguard.lock import read_lease
+from rollguard.readiness import pod_doom
 from rollguard.selectors import matches, requirements
 from rollguard.state_types import (
     DEFAULT_FAIL_ON,
@@ -70,7 +73,6 @@ __all__ = [
     "read_groups",
     "selected",
     "template_changes",
-    "trigger_text",
 ]
 
 
@@ -86,25 +88,6 @@ def parse_findings(text: str) -> frozenset[str]:
             fix=f"use a comma-separated list of: {', '.join(FINDINGS)} (or all)",
         )
     return frozenset(names)
-
-
-# -- small helpers -------------------------------------------------------------------------------------
-
-
-def _time(text: str | None) -> dt.datetime | None:
-    if not text:
-        return None
-    try:
-        return dt.datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=dt.UTC)
-    except ValueError:
-        return None
-
-
-def _int(value: Any) -> int:
-    try:
-        return int(value or 0)
-    except (TypeError, ValueError):
-        return 0
 
 
 # -- groups --------------------------------------------------------------------------------------------
@@ -161,35 +144,9 @@ def _since(start: dt.datetime | None, now: dt.datetime) -> float:
     return (now - start).total_seconds() if start else 0.0
 
 
-def _rollout_start(kind_name: str, obj: Obj, revisions: list[Obj]) -> dt.datetime | None:
-    if kind_name == DC:
-        latest = next(iter(revisions), None)
-        notes = (latest or {}).get("metadata", {}).get("annotations") or {}
-        return _time(notes.get("openshift.io/deployer-pod.started-at")) or _time(
-            (latest or {}).get("metadata", {}).get("creationTimestamp")
-        )
-    cond = readiness.condition(obj, "Progressing") or {}
-    return _time(cond.get("lastUpdateTime"))
-
-
-def _settled(kind_name: str, obj: Obj) -> bool:
-    """A Deployment whose rollout ended, now short of available pods: unavailable, not progressing."""
-    if kind_name != DEPLOYMENT:
-        return False
-    status = obj.get("status", {})
-    cond = readiness.condition(obj, "Progressing") or {}
-    updated = _int(status.get("updatedReplicas"))
-    return (
-        cond.get("reason") == "NewReplicaSetAvailable"
-        and updated == _int(obj.get("spec", {}).get("replicas", 1))
-        and _int(status.get("replicas")) == updated
-    )
-
-
 def _progress_findings(
-    kind_name: str, obj: Obj, revisions: list[Obj], pods: list[Obj], now: dt.datetime
+    kind: Kind, obj: Obj, revisions: list[Obj], pods: list[Obj], now: dt.datetime
 ) -> list[Finding]:
-    kind = KINDS[kind_name]
     progress = kind.progress(obj, revisions)
     spec = obj.get("spec", {})
     found: list[Finding] = []
@@ -209,22 +166,22 @@ def _progress_findings(
     if progress.phase is Phase.FAILED:
         found.append(Finding(FAILED, progress.message))
         return found
-    if progress.phase is Phase.COMPLETE or _settled(kind_name, obj):
+    if progress.phase is Phase.COMPLETE or kind.settled(obj):
         return found
-    blocker = kind.rollout_blocker(obj) if kind_name == DC else None
-    if blocker and revisions and rolled is None and _int(obj.get("status", {}).get("latestVersion")) > 0:
-        found.append(Finding(STUCK, f"template changed but the DC {blocker}"))
+    blocker = kind.rollout_blocker(obj)
+    if blocker and revisions and rolled is None and kind.revision(obj) > 0:
+        found.append(Finding(STUCK, f"template changed but the {kind.noun} {blocker}"))
         return found
     if progress.phase is Phase.PENDING and rolled is None:
         # the controller has yet to start this rollout: its deadline has not begun
         found.append(Finding(PROGRESSING, progress.message))
         return found
     deadline = kind.deadline(obj)
-    elapsed = _since(_rollout_start(kind_name, obj, revisions), now)
+    elapsed = _since(kind.rollout_start(obj, revisions), now)
     message = progress.message
     if rolled is not None:
         for pod in sorted(pods_of_revision(rolled, pods), key=lambda p: p["metadata"]["name"]):
-            doom = readiness.pod_doom(pod, crash_restarts=3)
+            doom = pod_doom(pod, crash_restarts=3)
             if doom is not None:
                 message += f"; {doom.describe()}"
                 break
@@ -237,24 +194,12 @@ def _progress_findings(
     return found
 
 
-def _mutable_findings(obj: Obj) -> list[Finding]:
-    reasons = []
-    triggered: set[str] = set()
-    for trigger in obj.get("spec", {}).get("triggers") or []:
-        params = trigger.get("imageChangeParams") or {}
-        source = params.get("from") or {}
-        name = str(source.get("name", ""))
-        if trigger.get("type") != "ImageChange" or not params.get("automatic", True):
-            continue
-        tag = name.rsplit(":", 1)[1] if ":" in name else "latest"
-        triggered.update(params.get("containerNames") or [])
-        if source.get("kind", "ImageStreamTag") == "ImageStreamTag" and tag in MOVING_TAGS:
-            containers = ",".join(params.get("containerNames") or []) or "?"
-            reasons.append(f"trigger of {containers} follows {name}")
+def _mutable_findings(kind: Kind, obj: Obj) -> list[Finding]:
+    triggered, reasons = moving(kind.image_triggers(obj), moving_tags=MOVING_TAGS)
     for container, image in images_of(obj.get("spec", {}).get("template", {})).items():
-        moving = moving_tag(image)
-        if moving and container not in triggered:
-            reasons.append(f"container {container} runs {image} (tag {moving!r} moves)")
+        tag = moving_tag(image)
+        if tag and container not in triggered:
+            reasons.append(f"container {container} runs {image} (tag {tag!r} moves)")
     return [Finding(MUTABLE_IMAGE, "; ".join(reasons))] if reasons else []
 
 
@@ -264,7 +209,7 @@ def _group_findings(
     revisions: list[Obj],
     group: Group,
     members: Mapping[str, dict[str, str]],
-    kind_name: str,
+    kind: Kind,
 ) -> list[Finding]:
     journal = group.journal
     found: list[Finding] = []
@@ -277,7 +222,7 @@ def _group_findings(
             )
         )
     elif journal.final and key in journal.workloads:
-        reason = _mixed(key, obj, revisions, journal, members, kind_name)
+        reason = _mixed(key, obj, revisions, journal, members, kind)
         if reason:
             found.append(Finding(HALF_ROLLED, reason))
     if not journal.final and group.lock_live:
@@ -305,7 +250,7 @@ def _mixed(
     revisions: list[Obj],
     journal: Journal,
     members: Mapping[str, dict[str, str]],
-    kind_name: str,
+    kind: Kind,
 ) -> str:
     """Why this workload is not on the same run's result as the rest of its group, or ""."""
     entry = journal.workloads[key]
@@ -327,7 +272,6 @@ def _mixed(
         for k, e in journal.workloads.items()
         if k != key and k in members and e.target_images and _on_targets(e, members[k])
     ]
-    kind = KINDS[kind_name]
     older = [r for r in revisions[1:] if images_of(kind.revision_template(r) or {}) == images]
     if others_on and older:
         return (
@@ -340,23 +284,15 @@ def _mixed(
 # -- assembling states ---------------------------------------------------------------------------------
 
 
-def _revision_info(kind_name: str, rev: Obj, newest: bool) -> RevisionInfo:
-    kind = KINDS[kind_name]
+def _revision_info(kind: Kind, rev: Obj, newest: bool) -> RevisionInfo:
     meta = rev.get("metadata", {})
-    notes = meta.get("annotations") or {}
-    if kind_name == DC:
-        status = notes.get(readiness.PHASE_ANNOTATION, "New")
-        if notes.get(readiness.CANCELLED_ANNOTATION) == "true" and status != "Complete":
-            status = "Cancelled"
-    else:
-        status = "active" if newest or _int(rev.get("spec", {}).get("replicas")) else "old"
     return RevisionInfo(
         number=kind.revision_number(rev),
         name=meta.get("name", ""),
-        status=status,
+        status=kind.revision_status(rev, newest=newest),
         images=images_of(kind.revision_template(rev) or rev.get("spec", {}).get("template", {})),
-        replicas=_int(rev.get("spec", {}).get("replicas")),
-        ready=_int(rev.get("status", {}).get("readyReplicas")),
+        replicas=as_int(rev.get("spec", {}).get("replicas")),
+        ready=as_int(rev.get("status", {}).get("readyReplicas")),
         created=meta.get("creationTimestamp", ""),
     )
 
@@ -370,20 +306,10 @@ def _pod_info(pod: Obj, revision: str) -> PodInfo:
         revision=revision,
         phase=status.get("phase", ""),
         ready=bool(containers) and all(c.get("ready") for c in containers),
-        restarts=sum(_int(c.get("restartCount")) for c in containers),
+        restarts=sum(as_int(c.get("restartCount")) for c in containers),
         node=pod.get("spec", {}).get("nodeName", "") or "",
         reason=next((w for w in waiting if w), ""),
     )
-
-
-def trigger_text(trigger: Obj) -> str:
-    """A DC trigger in a few words, e.g. ``ImageChange app <- api:v2 (auto)``."""
-    if trigger.get("type") != "ImageChange":
-        return str(trigger.get("type", "?"))
-    params = trigger.get("imageChangeParams") or {}
-    source = params.get("from") or {}
-    mode = "auto" if params.get("automatic", True) else "manual"
-    return f"ImageChange {','.join(params.get('containerNames') or [])} <- {source.get('name', '?')} ({mode})"
 
 
 def assess(
@@ -406,14 +332,12 @@ def assess(
     pod_list = list(pods)
     snap = k.snapshot(obj)
     group = group_for(snap.ref, snap.labels, groups)
-    findings = _progress_findings(k.kind, obj, mine, pod_list, now)
+    findings = _progress_findings(k, obj, mine, pod_list, now)
     if group is not None:
-        findings += _group_findings(
-            snap.ref.key, obj, mine, group, members or {snap.ref.key: snap.images}, k.kind
-        )
-    findings += _mutable_findings(obj)
+        findings += _group_findings(snap.ref.key, obj, mine, group, members or {snap.ref.key: snap.images}, k)
+    findings += _mutable_findings(k, obj)
     status = obj.get("status", {})
-    available, desired = _int(status.get("availableReplicas")), snap.replicas
+    available, desired = as_int(status.get("availableReplicas")), snap.replicas
     if desired > 0 and available < desired:
         findings.append(Finding(UNAVAILABLE, f"{available} of {desired} replicas available"))
     order = {name: i for i, name in enumerate(FINDINGS)}
@@ -425,7 +349,7 @@ def assess(
         selector=group.selector if group else None,
         findings=tuple(sorted(findings, key=lambda f: order[f.name])),
         revision=snap.revision,
-        ready=_int(status.get("readyReplicas")),
+        ready=as_int(status.get("readyReplicas")),
         available=available,
         desired=desired,
         images=snap.images,
@@ -434,8 +358,8 @@ def assess(
         phase=progress.phase.value,
         message=progress.message,
         labels=snap.labels,
-        triggers=tuple(trigger_text(t) for t in snap.triggers or []),
-        revisions=tuple(_revision_info(k.kind, r, i == 0) for i, r in enumerate(mine)),
+        triggers=k.trigger_texts(obj),
+        revisions=tuple(_revision_info(k, r, i == 0) for i, r in enumerate(mine)),
         pods=tuple(
             _pod_info(p, r["metadata"]["name"])
             for r in mine
@@ -462,22 +386,19 @@ def assess_namespace(
     """The states of every DC and Deployment of one namespace (those matching ``selector``, if given)."""
     at = now or dt.datetime.now(dt.UTC)
     groups = read_groups(namespace, configmaps, leases, now=at)
-    workloads = [(DC, o) for o in dcs] + [(DEPLOYMENT, o) for o in deployments]
+    workloads = [(KINDS[DC], o) for o in dcs] + [(KINDS[DEPLOYMENT], o) for o in deployments]
     if selector:
         workloads = [
             (k, o) for k, o in workloads if matches(selector, o.get("metadata", {}).get("labels") or {})
         ]
-    members = {
-        WorkloadRef(k, o["metadata"]["name"]).key: images_of(o.get("spec", {}).get("template", {}))
-        for k, o in workloads
-    }
+    members = {k.ref(o).key: images_of(o.get("spec", {}).get("template", {})) for k, o in workloads}
     revisions, pod_owners = Owners([*rcs, *rss]), Owners(pods)
     states = []
-    for kind_name, obj in workloads:
+    for kind, obj in workloads:
         candidates = revisions.candidates(obj)
         own_pods = [p for r in candidates for p in pod_owners.children(r)]
         states.append(
-            assess(kind_name, obj, candidates, pods=own_pods, groups=groups, members=members, now=at)
+            assess(kind.kind, obj, candidates, pods=own_pods, groups=groups, members=members, now=at)
         )
     states.sort(key=lambda s: (s.group or "~", s.kind, s.ref.name))  # dc before deployment
     return NamespaceState(namespace=namespace, workloads=tuple(states), groups=tuple(groups))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from rollguard.structs import RunState, Status
+from rollguard.structs import RunState, Status, WorkloadRef
 
 Obj = dict[str, Any]
 
@@ -64,7 +64,7 @@ class WorkloadRow:
     @property
     def ref(self) -> str:
         """How the CLI names it: ``dc/NAME`` or ``deployment/NAME``."""
-        return f"{'dc' if self.kind == 'DeploymentConfig' else 'deployment'}/{self.name}"
+        return WorkloadRef(self.kind, self.name).key
 
     @property
     def key(self) -> str:

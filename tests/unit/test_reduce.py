@@ -16,7 +16,9 @@ import pytest
 import yaml
 
 from rollguard import reduce
-from rollguard.readiness import ENCODED_DC_ANNOTATION, dc_progress, deployment_progress, pod_doom
+from rollguard.kinds import dc_progress, deployment_progress
+from rollguard.kinds.deploymentconfig import ENCODED_DC_ANNOTATION
+from rollguard.readiness import pod_doom
 from rollguard.resources import PODS, REPLICATION_CONTROLLERS
 from rollguard.state import assess_namespace
 from tests.tui import fixtures as tui_fixtures

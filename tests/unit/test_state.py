@@ -208,7 +208,7 @@ def test_a_change_the_controller_has_not_picked_up_is_not_stuck() -> None:
 
 def test_a_deadline_exceeded_before_our_write_does_not_fail_our_rollout() -> None:
     """After an undo of a timed-out Deployment the controller keeps the old condition for a sync."""
-    from rollguard.readiness import deployment_progress
+    from rollguard.kinds import deployment_progress
 
     broken = next(o for o in load("deployments.yaml")["deployments"] if o["metadata"]["name"] == "broken")
     assert deployment_progress(broken).phase.value == "failed"

@@ -1,0 +1,55 @@
+"""The one place that knows how DeploymentConfigs and Deployments differ.
+
+`base` defines the `Kind` interface and what every kind shares (`Owners`, `images_of`, ...); one module
+per kind (`deploymentconfig`, `deployment`) holds that kind's annotations, revision numbering, readiness
+predicate (returning a reason), deadline, rollout blockers and how rollguard's changes are written into
+it; `triggers` parses image triggers and holds the rules that read them. Everything else (state model,
+preflight, repair planning, promotion, engine, TUI) asks a `Kind` and never tests which one it holds
+(tests/unit/test_kind_branching.py keeps it so). A third kind is one new module and a line in `KINDS`.
+"""
+
+from __future__ import annotations
+
+from rollguard.kinds.base import (
+    DC_NAME_LABEL,
+    DEFAULT_DEADLINE,
+    Kind,
+    Owners,
+    images_of,
+    pods_of_revision,
+)
+from rollguard.kinds.deployment import DeploymentKind, deployment_progress
+from rollguard.kinds.deploymentconfig import DeploymentConfigKind, dc_progress, encoded_config, rc_template
+from rollguard.kinds.triggers import ImageTrigger, Streams
+from rollguard.structs import DC, DEPLOYMENT, WorkloadRef
+
+__all__ = [
+    "DC_NAME_LABEL",
+    "DEFAULT_DEADLINE",
+    "KINDS",
+    "DeploymentConfigKind",
+    "DeploymentKind",
+    "ImageTrigger",
+    "Kind",
+    "Owners",
+    "Streams",
+    "dc_progress",
+    "deployment_progress",
+    "encoded_config",
+    "images_of",
+    "kind_of",
+    "pods_of_revision",
+    "rc_template",
+]
+
+KINDS: dict[str, Kind] = {DC: DeploymentConfigKind(), DEPLOYMENT: DeploymentKind()}
+_BY_ALIAS = {alias: k for k in KINDS.values() for alias in k.aliases}
+
+
+def kind_of(ref: WorkloadRef | str) -> Kind:
+    """The `Kind` for a WorkloadRef, a kind name or an alias (``dc``, ``deploy`` ...)."""
+    name = ref.kind if isinstance(ref, WorkloadRef) else ref
+    found = KINDS.get(name) or _BY_ALIAS.get(name.lower())
+    if found is None:
+        raise KeyError(name)
+    return found

@@ -1,0 +1,256 @@
+"""What every kind of workload shares, and the `Kind` interface that holds how they differ (pure, no I/O).
+
+A `Kind` answers every question whose answer depends on the workload's kind: where its revisions and
+triggers live, how its revisions are numbered, when its rollout is complete (its readiness predicate,
+returning a reason), its deadline, what blocks a rollout, and how rollguard's changes are written into
+it. Callers ask a `Kind` and never test which one they hold; each kind's module (`deploymentconfig`,
+`deployment`) holds its own quirks, `triggers` the image-trigger rules.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+from collections.abc import Iterable
+from typing import Any
+
+from rollguard.kinds.triggers import ImageTrigger
+from rollguard.resources import Resource
+from rollguard.structs import Obj, Phase, Progress, Snapshot, VerifiedState, WorkloadRef
+
+DEFAULT_DEADLINE = 600
+DC_NAME_LABEL = "openshift.io/deployment-config.name"
+HASH_LABEL = "pod-template-hash"
+
+
+def containers_of(template: Obj) -> list[Obj]:
+    containers: list[Obj] = template.get("spec", {}).get("containers", [])
+    return containers
+
+
+def images_of(template: Obj) -> dict[str, str]:
+    """Container name -> image of a pod template."""
+    return {c["name"]: c.get("image", "") for c in containers_of(template)}
+
+
+def owned_by(obj: Obj, owner: Obj) -> bool:
+    uid = owner.get("metadata", {}).get("uid")
+    return any(ref.get("uid") == uid for ref in obj.get("metadata", {}).get("ownerReferences", []) or [])
+
+
+def pods_of_revision(rev: Obj, pods: Iterable[Obj]) -> list[Obj]:
+    """Pods a revision object (RC or ReplicaSet) owns."""
+    return [p for p in pods if owned_by(p, rev)]
+
+
+def parse_time(text: str | None) -> dt.datetime | None:
+    """An RFC 3339 timestamp (to the second), or None."""
+    if not text:
+        return None
+    try:
+        return dt.datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=dt.UTC)
+    except ValueError:
+        return None
+
+
+def as_int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+class Owners:
+    """Objects grouped by owner, built once over a namespace's objects (pure).
+
+    Without it every workload scans all revisions and pods of its namespace at every look: watching a
+    group of N costs N x objects per event instead of objects + N.
+    """
+
+    def __init__(self, objs: Iterable[Obj]) -> None:
+        self._by_key: dict[str, list[Obj]] = {}
+        for obj in objs:
+            meta = obj.get("metadata", {})
+            keys = {ref.get("uid", "") for ref in meta.get("ownerReferences") or []}
+            dc_name = (meta.get("labels") or {}).get(DC_NAME_LABEL)
+            if dc_name:
+                keys.add(f"dc:{dc_name}")
+            for key in keys:
+                self._by_key.setdefault(key, []).append(obj)
+
+    def children(self, owner: Obj) -> list[Obj]:
+        """The objects naming ``owner`` in their ownerReferences."""
+        return self._by_key.get(owner.get("metadata", {}).get("uid") or "-", [])
+
+    def candidates(self, owner: Obj) -> list[Obj]:
+        """A superset of what `Kind.owned` keeps: owned by UID, or (RCs) labelled with the owner's name."""
+        found = {id(o): o for o in self.children(owner)}
+        found.update((id(o), o) for o in self._by_key.get(f"dc:{owner['metadata']['name']}", []))
+        return list(found.values())
+
+
+class Kind:
+    """Behaviour shared by every kind; each subclass holds one kind's quirks."""
+
+    kind: str  # the API kind, e.g. DeploymentConfig
+    noun: str  # how messages name it, e.g. DC
+    resource: Resource
+    revisions: Resource
+    aliases: tuple[str, ...]
+    # Its API may be missing from a cluster (DCs without OpenShift): a 404 on listing means "none here".
+    optional_api: bool = False
+    annotations: tuple[str, ...] = ()  # the workload's annotations its rules read
+    revision_annotations: tuple[str, ...] = ()  # its revision objects' annotations its rules read
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    def ref(self, obj: Obj) -> WorkloadRef:
+        return WorkloadRef(self.kind, obj["metadata"]["name"])
+
+    def snapshot(self, obj: Obj) -> Snapshot:
+        meta, spec = obj["metadata"], obj.get("spec", {})
+        template = spec.get("template", {})
+        return Snapshot(
+            ref=self.ref(obj),
+            namespace=meta.get("namespace", ""),
+            resource_version=meta.get("resourceVersion", ""),
+            generation=int(meta.get("generation", 0)),
+            paused=bool(spec.get("paused", False)),
+            revision=self.revision(obj),
+            replicas=int(spec.get("replicas", 1) if spec.get("replicas") is not None else 1),
+            images=images_of(template),
+            template=template,
+            triggers=self.triggers(obj),
+            labels=dict(meta.get("labels") or {}),
+            raw=obj,
+        )
+
+    def revision(self, obj: Obj) -> int:
+        """The workload's current revision number."""
+        raise NotImplementedError
+
+    def triggers(self, obj: Obj) -> list[Obj] | None:
+        """Its triggers as stored (what a revert restores), or None when the kind keeps none."""
+        return None
+
+    def image_triggers(self, obj: Obj) -> list[ImageTrigger]:
+        """Its image triggers, parsed."""
+        return []
+
+    def trigger_texts(self, obj: Obj) -> tuple[str, ...]:
+        """Every trigger in a few words (status, diffs, the TUI)."""
+        return tuple(t.text() for t in self.image_triggers(obj))
+
+    def owned(self, obj: Obj, revisions: Iterable[Obj]) -> list[Obj]:
+        """The workload's revision objects (RCs or ReplicaSets), newest first."""
+        mine = [r for r in revisions if owned_by(r, obj)]
+        return sorted(mine, key=self.revision_number, reverse=True)
+
+    def revision_number(self, rev: Obj) -> int:
+        raise NotImplementedError
+
+    def revision_template(self, rev: Obj) -> Obj | None:
+        """The workload's pod template a revision object runs."""
+        raise NotImplementedError
+
+    def revision_status(self, rev: Obj, *, newest: bool) -> str:
+        """One word for a revision's state (the history shown by status and the TUI)."""
+        raise NotImplementedError
+
+    # -- completion --------------------------------------------------------------------------------
+
+    def progress(self, obj: Obj, revisions: list[Obj], *, since: str = "") -> Progress:
+        """Where its current template's rollout stands; ``since``: when we wrote it (if we did)."""
+        raise NotImplementedError
+
+    def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
+        """The revision object that runs the workload's current template, if any yet."""
+        raise NotImplementedError
+
+    def deadline(self, obj: Obj) -> int:
+        """Seconds the platform gives a rollout before calling it failed."""
+        raise NotImplementedError
+
+    def rollout_start(self, obj: Obj, revisions: list[Obj]) -> dt.datetime | None:
+        """When its current rollout started (its deadline counts from there), if known."""
+        raise NotImplementedError
+
+    def settled(self, obj: Obj) -> bool:
+        """Its rollout ended and it is now merely short of available pods (unavailable, not progressing)."""
+        return False
+
+    def is_complete_revision(self, rev: Obj) -> bool:
+        raise NotImplementedError
+
+    def was_complete(self, rev: Obj) -> bool:
+        """Whether a revision once ran complete, so a revert may return to it."""
+        return self.is_complete_revision(rev)
+
+    def rollout_blocker(self, obj: Obj) -> str | None:
+        """Why a template change would not start a rollout by itself, or None."""
+        return None
+
+    # -- states a revert returns to ----------------------------------------------------------------
+
+    def verified_state(self, obj: Obj, revisions: list[Obj]) -> VerifiedState:
+        """What runs now and was seen complete: the state a revert returns to."""
+        progress = self.progress(obj, revisions)
+        template = obj.get("spec", {}).get("template", {})
+        revision = self.revision(obj)
+        if progress.phase is not Phase.COMPLETE:
+            for rev in revisions:
+                if self.is_complete_revision(rev):
+                    template = self.revision_template(rev) or template
+                    revision = self.revision_number(rev)
+                    break
+        return VerifiedState(
+            template=copy.deepcopy(template),
+            triggers=copy.deepcopy(self.triggers(obj)),
+            revision=revision,
+            images=images_of(template),
+            paused=False,
+        )
+
+    def revision_state(self, rev: Obj) -> VerifiedState | None:
+        """The state a revert to this revision restores (template, and the triggers of then if kept)."""
+        template = self.revision_template(rev)
+        if template is None:
+            return None
+        return VerifiedState(
+            template=copy.deepcopy(template),
+            triggers=None,
+            revision=self.revision_number(rev),
+            images=images_of(template),
+            paused=False,
+        )
+
+    def running_state(self, obj: Obj, revisions: list[Obj]) -> VerifiedState:
+        """What the workload runs: its newest complete revision, with that revision's triggers."""
+        rev = next((r for r in revisions if self.is_complete_revision(r)), None)
+        state = self.revision_state(rev) if rev is not None else None
+        return state or self.verified_state(obj, revisions)
+
+    # -- writing -----------------------------------------------------------------------------------
+
+    def with_images(self, obj: Obj, images: dict[str, str], *, trigger_tags: dict[str, str]) -> Obj:
+        """A copy of ``obj`` with new container images, resumed: the one change of a rollout.
+
+        ``trigger_tags`` maps container -> ImageStreamTag ``is:tag`` to pin its image trigger to.
+        """
+        body = copy.deepcopy(obj)
+        for container in containers_of(body["spec"]["template"]):
+            if container["name"] in images:
+                container["image"] = images[container["name"]]
+        body["spec"]["paused"] = False
+        return body
+
+    def with_state(self, obj: Obj, state: VerifiedState) -> Obj:
+        """A copy of ``obj`` returned to ``state``: template (and triggers), resumed."""
+        body = copy.deepcopy(obj)
+        body["spec"]["template"] = copy.deepcopy(state.template)
+        body["spec"]["paused"] = False
+        return body
+
+    def with_manual_triggers(self, obj: Obj, containers: set[str]) -> Obj:
+        """A copy of ``obj`` whose image triggers feeding ``containers`` no longer fire by themselves."""
+        return copy.deepcopy(obj)

@@ -1,0 +1,111 @@
+"""Kubernetes Deployments: their revisions (ReplicaSets), readiness and deadline.
+
+A Deployment's revisions are the ReplicaSets it owns, numbered by ``deployment.kubernetes.io/revision``;
+a ReplicaSet's template carries the extra ``pod-template-hash`` label and keeps no record of having
+completed. Readiness is `kubectl rollout status`'s algorithm (reference section 3). Image triggers
+(the ``image.openshift.io/triggers`` annotation) are not read yet (issue 13): `rollguard.kinds.triggers`
+is where they will be parsed.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+
+from rollguard.kinds.base import DEFAULT_DEADLINE, HASH_LABEL, Kind, as_int, parse_time
+from rollguard.readiness import condition, get, observed
+from rollguard.resources import DEPLOYMENTS, REPLICA_SETS
+from rollguard.structs import DEPLOYMENT, Obj, Phase, Progress
+
+RS_REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
+
+
+def _without_hash(template: Obj) -> Obj:
+    clean = copy.deepcopy(template)
+    clean.get("metadata", {}).get("labels", {}).pop(HASH_LABEL, None)
+    return clean
+
+
+def deployment_progress(deploy: Obj, *, since: str = "") -> Progress:
+    """The `kubectl rollout status` algorithm (reference section 3).
+
+    ``since`` (RFC 3339, when our change was written): a ProgressDeadlineExceeded condition not updated
+    after it is the previous rollout's, which the controller keeps for a sync or two after a new one.
+    """
+    name = get(deploy, "metadata", "name", default="?")
+    revision = int(get(deploy, "metadata", "annotations", RS_REVISION_ANNOTATION, default=0) or 0)
+    if not observed(deploy):
+        return Progress(Phase.PENDING, "waiting for the controller to observe the change", revision)
+    if get(deploy, "spec", "paused", default=False):
+        return Progress(Phase.PAUSED, f'deployment "{name}" is paused', revision)
+    progressing = condition(deploy, "Progressing")
+    stale = bool(since) and str((progressing or {}).get("lastUpdateTime") or "") <= since
+    if progressing and progressing.get("reason") == "ProgressDeadlineExceeded" and not stale:
+        return Progress(Phase.FAILED, f'deployment "{name}" exceeded its progress deadline', revision)
+    want = int(get(deploy, "spec", "replicas", default=1))
+    updated = int(get(deploy, "status", "updatedReplicas", default=0))
+    total = int(get(deploy, "status", "replicas", default=0))
+    available = int(get(deploy, "status", "availableReplicas", default=0))
+    if updated < want:
+        return Progress(Phase.PROGRESSING, f"{updated} of {want} new replicas updated", revision)
+    if total > updated:
+        return Progress(Phase.PROGRESSING, f"{total - updated} old replicas pending termination", revision)
+    if available < updated:
+        return Progress(Phase.PROGRESSING, f"{available} of {updated} updated replicas available", revision)
+    return Progress(Phase.COMPLETE, f'deployment "{name}" successfully rolled out', revision)
+
+
+class DeploymentKind(Kind):
+    kind = DEPLOYMENT
+    noun = "Deployment"
+    resource = DEPLOYMENTS
+    revisions = REPLICA_SETS
+    aliases = ("deploy", "deploys", "deployment", "deployments")
+    annotations = (RS_REVISION_ANNOTATION,)
+    revision_annotations = (RS_REVISION_ANNOTATION,)
+
+    def revision(self, obj: Obj) -> int:
+        value = obj.get("metadata", {}).get("annotations", {}).get(RS_REVISION_ANNOTATION, "0")
+        return int(value) if str(value).isdigit() else 0
+
+    def revision_number(self, rev: Obj) -> int:
+        return self.revision(rev)
+
+    def revision_template(self, rev: Obj) -> Obj | None:
+        template = rev.get("spec", {}).get("template")
+        return _without_hash(template) if isinstance(template, dict) else None
+
+    def revision_status(self, rev: Obj, *, newest: bool) -> str:
+        """``active`` (the newest, or still scaled up) or ``old``."""
+        return "active" if newest or as_int(rev.get("spec", {}).get("replicas")) else "old"
+
+    def is_complete_revision(self, rev: Obj) -> bool:
+        return int(rev.get("status", {}).get("availableReplicas", 0) or 0) > 0
+
+    def was_complete(self, rev: Obj) -> bool:
+        # A ReplicaSet keeps no record of having completed; `kubectl rollout undo` returns to any.
+        return True
+
+    def progress(self, obj: Obj, revisions: list[Obj], *, since: str = "") -> Progress:
+        return deployment_progress(obj, since=since)
+
+    def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
+        template = obj.get("spec", {}).get("template")
+        return next((r for r in revisions if self.revision_template(r) == template), None)
+
+    def deadline(self, obj: Obj) -> int:
+        return int(obj.get("spec", {}).get("progressDeadlineSeconds") or DEFAULT_DEADLINE)
+
+    def rollout_start(self, obj: Obj, revisions: list[Obj]) -> dt.datetime | None:
+        """When its Progressing condition last changed."""
+        return parse_time((condition(obj, "Progressing") or {}).get("lastUpdateTime"))
+
+    def settled(self, obj: Obj) -> bool:
+        status = obj.get("status", {})
+        cond = condition(obj, "Progressing") or {}
+        updated = as_int(status.get("updatedReplicas"))
+        return (
+            cond.get("reason") == "NewReplicaSetAvailable"
+            and updated == as_int(obj.get("spec", {}).get("replicas", 1))
+            and as_int(status.get("replicas")) == updated
+        )

@@ -1,0 +1,201 @@
+"""OpenShift DeploymentConfigs: their revisions (ReplicationControllers), readiness, triggers and deadline.
+
+A DC's revisions are RCs named ``<dc>-<N>``, numbered by an annotation and labelled with the DC's name
+(an RC orphaned by a re-created DC still belongs to it); each RC records the DC it was made from (its
+pod template and triggers) in ``openshift.io/encoded-deployment-config``, and its rollout's phase in
+``openshift.io/deployment.phase`` (reference section 2). Its image triggers live in ``spec.triggers``,
+and a DC without a ConfigChange trigger does not roll out a changed template by itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from rollguard.kinds import triggers as trig
+from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time
+from rollguard.kinds.triggers import ImageTrigger
+from rollguard.readiness import get, observed
+from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
+from rollguard.structs import DC, Obj, Phase, Progress, VerifiedState
+
+PHASE_ANNOTATION = "openshift.io/deployment.phase"
+CANCELLED_ANNOTATION = "openshift.io/deployment.cancelled"
+STATUS_REASON_ANNOTATION = "openshift.io/deployment.status-reason"
+ENCODED_DC_ANNOTATION = "openshift.io/encoded-deployment-config"
+DC_VERSION_ANNOTATION = "openshift.io/deployment-config.latest-version"
+DEPLOYER_STARTED_ANNOTATION = "openshift.io/deployer-pod.started-at"
+
+
+def encoded_config(rev: Obj) -> Any:
+    """The DC as it was for an RC's revision (None for ReplicaSets)."""
+    text = rev.get("metadata", {}).get("annotations", {}).get(ENCODED_DC_ANNOTATION)
+    return json.loads(text) if text else None
+
+
+def rc_template(rc: Obj) -> Obj | None:
+    """The DC pod template an RC was made from (from its encoded-deployment-config annotation)."""
+    encoded = get(rc, "metadata", "annotations", ENCODED_DC_ANNOTATION)
+    if not encoded:
+        return None
+    try:
+        template = json.loads(encoded).get("spec", {}).get("template")
+    except ValueError:
+        return None
+    return template if isinstance(template, dict) else None
+
+
+def dc_progress(dc: Obj, latest_rc: Obj | None) -> Progress:
+    """Is the DC's current template rolled out by its latest RC? (reference section 2)"""
+    name = get(dc, "metadata", "name", default="?")
+    version = int(get(dc, "status", "latestVersion", default=0))
+    if not observed(dc):
+        return Progress(Phase.PENDING, "waiting for the controller to observe the change", version)
+    if get(dc, "spec", "paused", default=False):
+        return Progress(Phase.PAUSED, f'deployment config "{name}" is paused', version)
+    if latest_rc is None or get(latest_rc, "metadata", "name") != f"{name}-{version}":
+        return Progress(Phase.PENDING, "waiting for a new replication controller", version)
+    if rc_template(latest_rc) != get(dc, "spec", "template"):
+        return Progress(Phase.PENDING, "waiting for a rollout of the new template", version)
+    rc_name = f"{name}-{version}"
+    annotations = get(latest_rc, "metadata", "annotations", default={})
+    phase = annotations.get(PHASE_ANNOTATION, "New")
+    if annotations.get(CANCELLED_ANNOTATION) == "true" and phase != "Complete":
+        return Progress(Phase.FAILED, f'rollout of replication controller "{rc_name}" was cancelled', version)
+    if phase == "Complete":
+        return Progress(
+            Phase.COMPLETE, f'replication controller "{rc_name}" successfully rolled out', version
+        )
+    if phase == "Failed":
+        reason = (
+            annotations.get(STATUS_REASON_ANNOTATION)
+            or f'replication controller "{rc_name}" has failed progressing'
+        )
+        return Progress(Phase.FAILED, reason, version)
+    want = int(get(dc, "spec", "replicas", default=1))
+    have = int(get(latest_rc, "status", "readyReplicas", default=0))
+    return Progress(
+        Phase.PROGRESSING, f"{rc_name} {phase.lower()}: {have} of {want} new replicas ready", version
+    )
+
+
+class DeploymentConfigKind(Kind):
+    kind = DC
+    noun = "DC"
+    resource = DEPLOYMENT_CONFIGS
+    revisions = REPLICATION_CONTROLLERS
+    aliases = ("dc", "dcs", "deploymentconfig", "deploymentconfigs")
+    optional_api = True
+    # (the encoded config too; rollguard.reduce compacts it to the template and triggers)
+    revision_annotations = (
+        DC_VERSION_ANNOTATION,
+        PHASE_ANNOTATION,
+        CANCELLED_ANNOTATION,
+        STATUS_REASON_ANNOTATION,
+        DEPLOYER_STARTED_ANNOTATION,
+    )
+
+    def revision(self, obj: Obj) -> int:
+        return int(obj.get("status", {}).get("latestVersion", 0) or 0)
+
+    def triggers(self, obj: Obj) -> list[Obj] | None:
+        return trig.copied(obj.get("spec", {}).get("triggers"))
+
+    def image_triggers(self, obj: Obj) -> list[ImageTrigger]:
+        return trig.parse_dc_triggers(obj.get("spec", {}).get("triggers"))
+
+    def trigger_texts(self, obj: Obj) -> tuple[str, ...]:
+        return trig.dc_trigger_texts(obj.get("spec", {}).get("triggers"))
+
+    def owned(self, obj: Obj, revisions: Iterable[Obj]) -> list[Obj]:
+        name = obj["metadata"]["name"]
+        mine = [
+            r
+            for r in revisions
+            if owned_by(r, obj) or r.get("metadata", {}).get("labels", {}).get(DC_NAME_LABEL) == name
+        ]
+        return sorted(mine, key=self.revision_number, reverse=True)
+
+    def revision_number(self, rev: Obj) -> int:
+        value = rev.get("metadata", {}).get("annotations", {}).get(DC_VERSION_ANNOTATION, "0")
+        return int(value) if str(value).isdigit() else 0
+
+    def revision_template(self, rev: Obj) -> Obj | None:
+        return rc_template(rev)
+
+    def revision_status(self, rev: Obj, *, newest: bool) -> str:
+        """The RC's phase: New|Pending|Running|Complete|Failed, or Cancelled."""
+        notes = rev.get("metadata", {}).get("annotations") or {}
+        status = str(notes.get(PHASE_ANNOTATION, "New"))
+        if notes.get(CANCELLED_ANNOTATION) == "true" and status != "Complete":
+            status = "Cancelled"
+        return status
+
+    def is_complete_revision(self, rev: Obj) -> bool:
+        return bool(rev.get("metadata", {}).get("annotations", {}).get(PHASE_ANNOTATION) == "Complete")
+
+    def revision_state(self, rev: Obj) -> VerifiedState | None:
+        state = super().revision_state(rev)
+        config = encoded_config(rev)
+        triggers = config.get("spec", {}).get("triggers") if isinstance(config, dict) else None
+        if state is None or triggers is None:
+            return state
+        return VerifiedState(
+            template=state.template,
+            triggers=copy.deepcopy(triggers),
+            revision=state.revision,
+            images=state.images,
+            paused=False,
+        )
+
+    def _latest(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
+        wanted = f"{obj['metadata']['name']}-{self.revision(obj)}"
+        return next((r for r in revisions if r["metadata"]["name"] == wanted), None)
+
+    def progress(self, obj: Obj, revisions: list[Obj], *, since: str = "") -> Progress:
+        return dc_progress(obj, self._latest(obj, revisions))
+
+    def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
+        latest = self._latest(obj, revisions)
+        if latest is not None and rc_template(latest) == obj.get("spec", {}).get("template"):
+            return latest
+        return None
+
+    def deadline(self, obj: Obj) -> int:
+        strategy = obj.get("spec", {}).get("strategy", {}) or {}
+        params = (
+            strategy.get("recreateParams" if strategy.get("type") == "Recreate" else "rollingParams") or {}
+        )
+        return int(params.get("timeoutSeconds") or DEFAULT_DEADLINE)
+
+    def rollout_start(self, obj: Obj, revisions: list[Obj]) -> dt.datetime | None:
+        """When the deployer pod of its newest RC started (else when that RC was created)."""
+        latest = next(iter(revisions), None)
+        meta = (latest or {}).get("metadata", {})
+        notes = meta.get("annotations") or {}
+        return parse_time(notes.get(DEPLOYER_STARTED_ANNOTATION)) or parse_time(meta.get("creationTimestamp"))
+
+    def rollout_blocker(self, obj: Obj) -> str | None:
+        triggers = obj.get("spec", {}).get("triggers")
+        if triggers is not None and not trig.dc_has_config_change(triggers):
+            return "has no ConfigChange trigger, so a changed template would not roll out by itself"
+        return None
+
+    def with_images(self, obj: Obj, images: dict[str, str], *, trigger_tags: dict[str, str]) -> Obj:
+        body = super().with_images(obj, images, trigger_tags=trigger_tags)
+        trig.dc_pin(body["spec"].get("triggers") or [], images, trigger_tags=trigger_tags)
+        return body
+
+    def with_state(self, obj: Obj, state: VerifiedState) -> Obj:
+        body = super().with_state(obj, state)
+        if state.triggers is not None:
+            body["spec"]["triggers"] = copy.deepcopy(state.triggers)
+        return body
+
+    def with_manual_triggers(self, obj: Obj, containers: set[str]) -> Obj:
+        body = super().with_manual_triggers(obj, containers)
+        trig.dc_set_manual(body.get("spec", {}).get("triggers") or [], containers)
+        return body

@@ -1,0 +1,205 @@
+"""Image triggers: parsing them, the rules that read them, and the edits rollguard makes to them (pure).
+
+A workload may take a container's image from an ImageStreamTag through an *image trigger*: OpenShift's
+trigger controller then rewrites the container's image whenever the tag moves. DeploymentConfigs declare
+them in ``spec.triggers`` (``type: ImageChange``, with ``imageChangeParams``); Deployments (and other
+kinds) in the ``image.openshift.io/triggers`` annotation (issue 13). Both parse into the same
+`ImageTrigger`, so every rule that reads triggers (which stream a container follows, whether an
+automatic trigger would fire, whether it follows a moving tag) is written once, here, for every kind.
+Each kind module says where its triggers live and how an edit is written back; nothing outside
+`rollguard.kinds` reads or writes a trigger.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from rollguard.structs import Obj
+
+IMAGE_STREAM_TAG = "ImageStreamTag"
+INTEGRATED_REGISTRY = "image-registry.openshift-image-registry.svc:5000"
+StreamKey = tuple[str, str]  # (namespace, ImageStream name)
+
+
+@dataclass(frozen=True)
+class ImageTrigger:
+    """One image trigger: the containers it feeds from one image source."""
+
+    containers: tuple[str, ...]
+    from_kind: str  # ImageStreamTag (the default when absent), ImageStreamImage, DockerImage
+    name: str  # ``stream:tag`` for an ImageStreamTag
+    namespace: str  # "" = the workload's own namespace
+    automatic: bool  # absent means automatic, as OpenShift's API defaults it
+    last_image: str = ""  # the image the trigger last set (a DC's lastTriggeredImage)
+
+    @property
+    def follows_tag(self) -> bool:
+        return self.from_kind == IMAGE_STREAM_TAG
+
+    @property
+    def stream(self) -> str:
+        return self.name.partition(":")[0]
+
+    @property
+    def tag(self) -> str:
+        """The tag followed; a name without one means ``latest``."""
+        return self.name.rsplit(":", 1)[1] if ":" in self.name else "latest"
+
+    def stream_key(self, namespace: str) -> StreamKey:
+        """Where its stream lives, given the workload's namespace."""
+        return (self.namespace or namespace, self.stream)
+
+    def text(self) -> str:
+        """A few words, e.g. ``ImageChange app <- api:v2 (auto)``."""
+        mode = "auto" if self.automatic else "manual"
+        return f"ImageChange {','.join(self.containers)} <- {self.name or '?'} ({mode})"
+
+
+# -- DeploymentConfig spec.triggers ------------------------------------------------------------------------
+
+
+def _image_change(trigger: Obj) -> Obj | None:
+    """The imageChangeParams of a DC ImageChange trigger, or None for any other trigger."""
+    params = trigger.get("imageChangeParams")
+    return params if trigger.get("type") == "ImageChange" and isinstance(params, dict) else None
+
+
+def parse_dc_triggers(triggers: Iterable[Obj] | None) -> list[ImageTrigger]:
+    """The image triggers among a DC's ``spec.triggers``."""
+    found = []
+    for trigger in triggers or []:
+        params = _image_change(trigger)
+        if params is None:
+            continue
+        source = params.get("from") or {}
+        found.append(
+            ImageTrigger(
+                containers=tuple(params.get("containerNames") or []),
+                from_kind=str(source.get("kind") or IMAGE_STREAM_TAG),
+                name=str(source.get("name") or ""),
+                namespace=str(source.get("namespace") or ""),
+                automatic=bool(params.get("automatic", True)),
+                last_image=str(params.get("lastTriggeredImage") or ""),
+            )
+        )
+    return found
+
+
+def dc_trigger_texts(triggers: Iterable[Obj] | None) -> tuple[str, ...]:
+    """Every DC trigger in a few words: ``ConfigChange``, ``ImageChange app <- api:v2 (auto)``."""
+    texts = []
+    for trigger in triggers or []:
+        parsed = parse_dc_triggers([trigger])
+        texts.append(parsed[0].text() if parsed else str(trigger.get("type", "?")))
+    return tuple(texts)
+
+
+def dc_has_config_change(triggers: Iterable[Obj]) -> bool:
+    return any(t.get("type") == "ConfigChange" for t in triggers)
+
+
+def dc_set_manual(triggers: Iterable[Obj], containers: set[str]) -> None:
+    """In place: every image trigger feeding one of ``containers`` becomes manual."""
+    for trigger in triggers:
+        params = _image_change(trigger)
+        if params is not None and set(params.get("containerNames") or []) & containers:
+            params["automatic"] = False
+
+
+def dc_pin(triggers: Iterable[Obj], images: Mapping[str, str], *, trigger_tags: Mapping[str, str]) -> None:
+    """In place: the triggers of containers given new ``images`` no longer undo them.
+
+    A container promoted to ``trigger_tags[c]`` (``stream:tag``) has its trigger pinned to that tag with
+    ``lastTriggeredImage`` = the image we set, so the trigger controller sees nothing new to do; any other
+    container given an image directly has its (automatic) trigger made manual.
+    """
+    for trigger in triggers:
+        params = _image_change(trigger)
+        if not params:
+            continue
+        covered = [c for c in params.get("containerNames", []) if c in images]
+        if not covered:
+            continue
+        tag = next((trigger_tags[c] for c in covered if c in trigger_tags), None)
+        if tag is not None:
+            params["from"] = {**params.get("from", {}), "name": tag}
+            params["from"].pop("namespace", None)
+            params["lastTriggeredImage"] = images[covered[0]]
+        else:
+            params["automatic"] = False
+
+
+# -- rules over parsed triggers (every kind) ---------------------------------------------------------------
+
+
+def stream_of(triggers: Iterable[ImageTrigger], *, container: str, image: str, namespace: str) -> str | None:
+    """The ImageStream of ``namespace`` a container's image comes from, if any.
+
+    Its image trigger's tag if one feeds it from ``namespace``, else an integrated-registry reference
+    ``REGISTRY/namespace/stream[:tag|@digest]``.
+    """
+    for trigger in triggers:
+        if trigger.follows_tag and container in trigger.containers and trigger.namespace in ("", namespace):
+            return trigger.stream or None
+    prefix = f"{INTEGRATED_REGISTRY}/{namespace}/"
+    if image.startswith(prefix):
+        return re.split(r"[:@/]", image[len(prefix) :])[0] or None
+    return None
+
+
+def watched_streams(triggers: Iterable[ImageTrigger], *, namespace: str) -> set[StreamKey]:
+    """The streams whose tags the automatic triggers follow (what `firing` must be given)."""
+    return {t.stream_key(namespace) for t in triggers if t.automatic and t.follows_tag}
+
+
+@dataclass(frozen=True)
+class Streams:
+    """ImageStreams as read: by (namespace, name); None = does not exist; ``unreadable`` = could not be read."""
+
+    found: Mapping[StreamKey, Obj | None]
+    unreadable: frozenset[StreamKey] = frozenset()
+
+    def tag_reference(self, key: StreamKey, tag: str) -> str:
+        """The image ``tag`` of the stream points at now ("" when unknown; "?" when unreadable)."""
+        if key in self.unreadable:
+            return "?"  # the trigger cannot be judged: treat it as firing
+        stream = self.found.get(key) or {}
+        for entry in stream.get("status", {}).get("tags") or []:
+            if entry.get("tag") == tag and entry.get("items"):
+                return str(entry["items"][0].get("dockerImageReference", ""))
+        return ""
+
+
+def firing(
+    triggers: Iterable[ImageTrigger], *, images: Mapping[str, str], streams: Streams, namespace: str
+) -> dict[str, str]:
+    """Containers whose automatic trigger would at once overwrite their image in ``images`` -> that image."""
+    fire: dict[str, str] = {}
+    for trigger in triggers:
+        if not trigger.automatic or not trigger.follows_tag:
+            continue
+        ref = streams.tag_reference(trigger.stream_key(namespace), trigger.tag)
+        for container in trigger.containers:
+            if ref and images.get(container) != ref:
+                fire[container] = ref
+    return fire
+
+
+def moving(triggers: Iterable[ImageTrigger], *, moving_tags: frozenset[str]) -> tuple[set[str], list[str]]:
+    """(containers fed by an automatic trigger, reasons for those following a moving tag)."""
+    fed: set[str] = set()
+    reasons = []
+    for trigger in triggers:
+        if not trigger.automatic:
+            continue
+        fed.update(trigger.containers)
+        if trigger.follows_tag and trigger.tag in moving_tags:
+            reasons.append(f"trigger of {','.join(trigger.containers) or '?'} follows {trigger.name}")
+    return fed, reasons
+
+
+def copied(triggers: list[Obj] | None) -> list[Obj] | None:
+    return copy.deepcopy(triggers) if triggers is not None else None
