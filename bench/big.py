@@ -29,8 +29,6 @@ from bench.metrics import loadavg, machine
 from sandbox import cluster
 
 BEGIN, END = "<!-- big-cluster: written by `make bench-big` -->", "<!-- /big-cluster -->"
-SMALL = range(0, 10)  # 1,000 workloads
-REST = range(10, bigcluster.NAMESPACES)
 GOAL_RSS_MIB = 150.0
 GOAL_TUI_S = 3.0
 GOAL_START_S = 0.25
@@ -51,7 +49,9 @@ class Measured:
     note: str = ""
 
 
-def measure(label: str, args: list[str], kubeconfig: str, tmp: Path, *, goal: str = "", reps: int = REPS) -> Measured:
+def measure(
+    label: str, args: list[str], kubeconfig: str, tmp: Path, *, goal: str = "", reps: int = REPS
+) -> Measured:
     """Run ``rollguard ARGS`` (through bench.counted) ``reps`` times as a child process; wait4 gives its RSS."""
     m = Measured(label, args, goal)
     for i in range(reps):
@@ -76,7 +76,11 @@ def measure(label: str, args: list[str], kubeconfig: str, tmp: Path, *, goal: st
 def fmt(values: list[float], unit: str, digits: int = 2) -> str:
     if not values:
         return "n/a"
-    mid = sorted(values)[len(values) // 2] if len(values) % 2 else sum(sorted(values)[len(values) // 2 - 1 :][:2]) / 2
+    mid = (
+        sorted(values)[len(values) // 2]
+        if len(values) % 2
+        else sum(sorted(values)[len(values) // 2 - 1 :][:2]) / 2
+    )
     spread = f" ({min(values):.{digits}f}-{max(values):.{digits}f})" if len(values) > 1 else ""
     return f"{mid:.{digits}f} {unit}{spread}"
 
@@ -86,7 +90,9 @@ def _count(sb: cluster.Sandbox, path: str) -> int:
     import ssl
 
     ctx = ssl.create_default_context(cafile=str(sb.ca))
-    req = urllib.request.Request(f"{sb.server}{path}?limit=1", headers={"Authorization": f"Bearer {cluster.ADMIN_TOKEN}"})
+    req = urllib.request.Request(
+        f"{sb.server}{path}?limit=1", headers={"Authorization": f"Bearer {cluster.ADMIN_TOKEN}"}
+    )
     with urllib.request.urlopen(req, context=ctx, timeout=60) as resp:
         data = json.loads(resp.read())
     return len(data.get("items", [])) + int(data.get("metadata", {}).get("remainingItemCount") or 0)
@@ -138,7 +144,14 @@ def tui_first_screen(kubeconfig: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m bench.big", description=__doc__)
     p.add_argument("--out", default="docs/BENCHMARKS.md")
+    p.add_argument(
+        "--namespaces", type=int, default=bigcluster.NAMESPACES, help="smoke runs: fewer (100 workloads each)"
+    )
     args = p.parse_args(argv)
+    small, rest = (
+        range(0, max(1, args.namespaces // 10)),
+        range(max(1, args.namespaces // 10), args.namespaces),
+    )
     started = time.monotonic()
     load_start, uptime_start = loadavg(), _uptime()
     say(f"starting a sandbox ({uptime_start})")
@@ -148,13 +161,17 @@ def main(argv: list[str] | None = None) -> int:
         cluster.down(d, say, only=("openshift", "kubelet", "kcm"))  # nothing may re-sync what is written
         kubeconfig = str(sb.kubeconfig)
         tmp = Path(tempfile.mkdtemp(prefix="bench-big-", dir=d))
-        results["build_small"] = build(sb, SMALL, kubeconfig)
+        results["build_small"] = build(sb, small, kubeconfig)
         say(f"1,000 workloads built: {results['build_small']}")
         for label, cmd in (("status -A", ["status", "-A"]), ("drift-check -A", ["drift-check", "-A"])):
             results["small"][label] = measure(label, cmd, kubeconfig, tmp)
-        results["build_big"] = build(sb, REST, kubeconfig)
+        results["build_big"] = build(sb, rest, kubeconfig)
         say(f"10,000 workloads built: {results['build_big']}")
-        ten = [a for i in range(0, 100, 10) for a in ("-n", bigcluster.namespace(i))]
+        ten = [
+            a
+            for i in range(0, args.namespaces, max(1, args.namespaces // 10))
+            for a in ("-n", bigcluster.namespace(i))
+        ]
         cases = [
             ("status -A", ["status", "-A"], "memory bounded by the report"),
             ("drift-check -A", ["drift-check", "-A"], f"peak RSS < {GOAL_RSS_MIB:.0f} MiB"),

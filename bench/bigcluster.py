@@ -98,7 +98,9 @@ def template(name: str, revision: int, labels: Obj) -> Obj:
 def _pod(ns: str, name: str, owner: Obj, labels: Obj, tmpl: Obj, running: bool, node: str) -> Obj:
     meta = owner["metadata"]
     container = tmpl["spec"]["containers"][0]
-    state: Obj = {"running": {"startedAt": CREATED}} if running else {"waiting": {"reason": "ContainerCreating"}}
+    state: Obj = (
+        {"running": {"startedAt": CREATED}} if running else {"waiting": {"reason": "ContainerCreating"}}
+    )
     status = {
         "phase": "Running" if running else "Pending", "hostIP": "10.0.3.7", "startTime": CREATED,
         "qosClass": "Burstable", "podIP": "10.128.4.17" if running else None,
@@ -139,7 +141,11 @@ def workload(ns_index: int, i: int) -> list[tuple[str, Obj]]:
                   "readyReplicas": ready, "availableReplicas": ready, "unavailableReplicas": REPLICAS - ready,
                   "conditions": [{"type": "Available", "status": "True" if ready == REPLICAS else "False", "lastUpdateTime": CREATED, "lastTransitionTime": CREATED},
                                  {"type": "Progressing", "status": "True", "reason": "NewReplicationControllerAvailable", "lastUpdateTime": CREATED, "lastTransitionTime": CREATED}]}  # fmt: skip
-        api, kind, key = "apps.openshift.io/v1", "DeploymentConfig", f"/registry/apps.openshift.io/deploymentconfigs/{ns}/{name}"
+        api, kind, key = (
+            "apps.openshift.io/v1",
+            "DeploymentConfig",
+            f"/registry/apps.openshift.io/deploymentconfigs/{ns}/{name}",
+        )
     else:
         spec = {"replicas": REPLICAS, "selector": {"matchLabels": {"app": name}}, "template": tmpl,
                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}},
@@ -174,7 +180,9 @@ def workload(ns_index: int, i: int) -> list[tuple[str, Obj]]:
                                   "ownerReferences": [{"apiVersion": api, "kind": kind, "name": name, "uid": uid, "controller": True, "blockOwnerDeletion": True}]},
                      "spec": {"replicas": replicas, "selector": rlabels, "template": rtmpl_rc},
                      "status": {"replicas": replicas, "readyReplicas": ready if newest else 0, "availableReplicas": ready if newest else 0, "observedGeneration": 2}}  # fmt: skip
-            rbody["metadata"]["managedFields"] = _managed("openshift-controller-manager", "v1", {"replicas": 0, "selector": rlabels}, rbody["status"])
+            rbody["metadata"]["managedFields"] = _managed(
+                "openshift-controller-manager", "v1", {"replicas": 0, "selector": rlabels}, rbody["status"]
+            )
             out.append((f"/registry/controllers/{ns}/{rname}", rbody))
         else:
             h = hashlib.sha1(f"{ns}{name}{r}".encode()).hexdigest()[:10]
@@ -190,7 +198,9 @@ def workload(ns_index: int, i: int) -> list[tuple[str, Obj]]:
                      "spec": {"replicas": replicas, "selector": {"matchLabels": rlabels}, "template": rtmpl_rs},
                      "status": {"replicas": replicas, "readyReplicas": ready if newest else 0, "availableReplicas": ready if newest else 0,
                                 "fullyLabeledReplicas": replicas, "observedGeneration": 1}}  # fmt: skip
-            rbody["metadata"]["managedFields"] = _managed("kube-controller-manager", "apps/v1", {"replicas": 0, "selector": rlabels}, rbody["status"])
+            rbody["metadata"]["managedFields"] = _managed(
+                "kube-controller-manager", "apps/v1", {"replicas": 0, "selector": rlabels}, rbody["status"]
+            )
             out.append((f"/registry/replicasets/{ns}/{rname}", rbody))
         if newest:
             rev_owner = {"metadata": {"name": rname, "uid": rbody["metadata"]["uid"], "_api": "v1" if dc else "apps/v1",
@@ -265,4 +275,8 @@ def write(etcd: str, namespaces: range, *, workers: int = 4) -> dict[str, Any]:
 
 
 def namespace_body(i: int) -> Obj:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace(i), "labels": {"bench": "big"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": namespace(i), "labels": {"bench": "big"}},
+    }

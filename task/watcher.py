@@ -1,8 +1,12 @@
 """A live cache of one namespace's objects, fed by the watch API (one stream per resource).
 
-Watch threads list once, then stream from the list's resourceVersion, resume from the last seen
-version after a cut connection, and re-list on 410 Gone. Every change is announced on a queue so the
-consumer wakes on events and deadlines, never on a polling interval.
+Watch threads list once (paginated), then stream from the list's resourceVersion, resume from the last
+seen version after a cut connection, and re-list on 410 Gone. Every change is announced on a queue so
+the consumer wakes on events and deadlines, never on a polling interval.
+
+``namespace=None`` watches the whole cluster (one stream per resource, not one per namespace); its
+objects are then keyed ``namespace/name``. ``reduce``: each listed object and event is kept reduced
+(`rollguard.reduce`), for read-only views such as the TUI that hold a whole cluster.
 """
 
 from __future__ import annotations
@@ -10,11 +14,12 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from rollguard.client import Client
 from rollguard.errors import ApiError, Forbidden, Gone, NotFound
 from rollguard.kinds import Owners
+from rollguard.reduce import reducer_for
 from rollguard.resources import Resource
 from rollguard.structs import Obj
 
@@ -24,9 +29,19 @@ _WAKE = ("wake", "")
 class NamespaceCache:
     """Objects of several resources in one namespace, kept current by watches."""
 
-    def __init__(self, client: Client, namespace: str, resources: Iterable[Resource]) -> None:
+    def __init__(
+        self,
+        client: Client,
+        namespace: str | None,
+        resources: Iterable[Resource],
+        *,
+        reduce: bool = False,
+        selectors: Mapping[Resource, str] | None = None,
+    ) -> None:
         self._client = client
         self._namespace = namespace
+        self._reduce = reduce
+        self._selectors = dict(selectors or {})  # a label selector per resource (journals, leases)
         self._resources = list(resources)
         self._objects: dict[Resource, dict[str, Obj]] = {r: {} for r in self._resources}
         self._owners: dict[Resource, Owners] = {}  # built on demand, dropped on every change
@@ -90,8 +105,19 @@ class NamespaceCache:
 
     # -- internals -----------------------------------------------------------------------------------
 
+    def _key(self, obj: Obj) -> str:
+        meta = obj["metadata"]
+        return (
+            str(meta["name"])
+            if self._namespace is not None
+            else f"{meta.get('namespace', '')}/{meta['name']}"
+        )
+
     def _store(self, res: Resource, obj: Obj, *, deleted: bool = False) -> None:
-        name = obj["metadata"]["name"]
+        reducer = reducer_for(res) if self._reduce else None
+        if reducer is not None:
+            obj = reducer(obj)
+        name = self._key(obj)
         with self._lock:
             current = self._objects[res].get(name)
             if current is not None and not deleted and _rv(current) > _rv(obj):
@@ -111,7 +137,11 @@ class NamespaceCache:
                 if not rv:
                     rv = self._relist(res)
                 for event in self._client.watch(
-                    res, namespace=self._namespace, resource_version=rv, timeout_seconds=240
+                    res,
+                    namespace=self._namespace,
+                    resource_version=rv,
+                    timeout_seconds=240,
+                    selector=self._selectors.get(res),
                 ):
                     if self._stop.is_set():
                         return
@@ -133,8 +163,11 @@ class NamespaceCache:
                 backoff = min(backoff * 2, 5.0)
 
     def _relist(self, res: Resource) -> str:
-        listing = self._client.list(res, namespace=self._namespace)
-        items = {o["metadata"]["name"]: o for o in listing.get("items", [])}
+        reducer = reducer_for(res) if self._reduce else None
+        listing = self._client.list(
+            res, namespace=self._namespace, selector=self._selectors.get(res), reduce=reducer
+        )
+        items = {self._key(o): o for o in listing.get("items", [])}
         with self._lock:
             self._objects[res] = items
             self._owners.pop(res, None)

@@ -105,7 +105,11 @@ class RollguardApp(App[int]):
             else:
                 backend.stop_live()
             self.post_message(Connected(backend.context_name, backend.namespace, backend.all_namespaces))
-            inventory = backend.read()
+            inventory = backend.read(
+                on_partial=lambda partial: self.post_message(
+                    InventoryLoaded(partial, live=False, arrived=time.perf_counter())
+                )
+            )
             if worker.is_cancelled:
                 return
             self.post_message(InventoryLoaded(inventory, live=False, arrived=backend.timings["listed"]))

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from rollguard import inventory, state
 from rollguard.errors import EXIT_REFUSED, Forbidden, NotFound
 from rollguard.inventory import LISTS
 from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, EVENTS, NAMESPACES, Resource
@@ -23,6 +24,7 @@ from rollguard.tui import data
 from rollguard.tui.views import ACTIONS, DetailView, Inventory, PlanView, ResultView, Target, WorkloadRow
 from rollguard.watcher import NamespaceCache
 
+PARTIAL_EVERY = 0.5  # seconds between partial inventories while a long first read goes on
 ClientFactory = Callable[[str | None, str | None], Any]  # (kubeconfig, context) -> task.client.Client
 Printer = Callable[[str], None]
 
@@ -141,18 +143,40 @@ class Backend:
             }
         return sorted(found)
 
-    def read(self) -> Inventory:
-        """One read by listing, one call per kind (the inventory's lists): first screen and reloads."""
-        scope = None if self.all_namespaces else (self.namespace or "default")
+    def read(self, on_partial: Callable[[Inventory], None] | None = None) -> Inventory:
+        """One read (first screen and reloads), namespace by namespace as `rollguard.inventory` streams
+        it: paginated, reduced, narrowed by the selector.
+
+        ``on_partial`` gets the inventory of the namespaces read so far every `PARTIAL_EVERY` seconds of
+        a long read (the whole cluster), so that the first screen does not wait for the last namespace.
+        """
+        scope = None if self.all_namespaces else [self.namespace or "default"]
+        selector = self.options.selector or None
         self._problems = []
-        objects: dict[Resource, list[Obj]] = {}
-        for res, fixed, filtered in LISTS.values():
-            objects[res] = self._list(res, scope, (self.options.selector or None) if filtered else fixed)
-        return self._build(objects)
+        objects: dict[Resource, list[Obj]] = {res: [] for res, _fixed, _filtered in LISTS.values()}
+        states: dict[str, Any] = {}
+        now = self.now()
+        last = time.perf_counter()
+        for ns, lists in inventory.namespace_lists(
+            self.client, scope, selector=selector, problems=self._problems
+        ):
+            for arg, items in lists.items():
+                objects[LISTS[arg][0]].extend(items)
+            states[ns] = state.assess_namespace(ns, selector=selector, now=now, **lists)
+            if on_partial is not None and time.perf_counter() - last >= PARTIAL_EVERY:
+                on_partial(data.inventory_of(states))
+                last = time.perf_counter()
+        self.timings["listed"] = time.perf_counter()
+        return self._done(objects, states, data.inventory_of(states))
 
     def _build(self, objects: dict[Resource, list[Obj]]) -> Inventory:
         self.timings["listed"] = time.perf_counter()  # the data is here; the rest is ours
         inventory, states = data.build_inventory(objects, selector=self.options.selector, now=self.now())
+        return self._done(objects, states, inventory)
+
+    def _done(
+        self, objects: dict[Resource, list[Obj]], states: dict[str, Any], inventory: Inventory
+    ) -> Inventory:
         if self._problems:
             inventory = dataclasses.replace(inventory, errors=tuple(dict.fromkeys(self._problems)))
         self._objects, self._states, self.inventory = objects, states, inventory
@@ -166,11 +190,17 @@ class Backend:
         """Watch every namespace in view; returns once each cache has its first list."""
         self.stop_live()
         self._changes = queue.Queue()
-        for ns in self.watched_namespaces():
-            cache = NamespaceCache(self.client, ns, data.WATCHED)
+        # The whole cluster: one watch per resource, not one per namespace and resource. Objects are kept
+        # reduced (a read-only view) and journals and leases selected by label, as the first read did.
+        scopes: list[str | None] = (
+            [None] if self.all_namespaces and not self.options.selector else list(self.watched_namespaces())
+        )
+        selectors = {res: fixed for res, fixed, _filtered in LISTS.values() if fixed}
+        for ns in scopes:
+            cache = NamespaceCache(self.client, ns, data.WATCHED, reduce=True, selectors=selectors)
             cache.events = self._changes  # one queue for all caches: one blocking wait covers them all
             cache.start()
-            self._caches[ns] = cache
+            self._caches[ns or ""] = cache
 
     def stop_live(self) -> None:
         for cache in self._caches.values():

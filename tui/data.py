@@ -160,9 +160,14 @@ def build_inventory(
         for obj in items:
             split.setdefault(_ns(obj), {}).setdefault(res, []).append(obj)
     states = {ns: assess(ns, objs, selector=selector, now=now) for ns, objs in sorted(split.items())}
+    return inventory_of(states, namespaces=namespaces), states
+
+
+def inventory_of(states: Mapping[str, state.NamespaceState], *, namespaces: Iterable[str] = ()) -> Inventory:
+    """The rows and groups of namespaces already assessed (the backend streams them in)."""
     rows: list[WorkloadRow] = []
     groups: dict[str, GroupView] = {}
-    for ns_state in states.values():
+    for _ns_name, ns_state in sorted(states.items()):
         for group in ns_state.groups:
             view = group_view(group)
             groups[view.key] = view
@@ -173,7 +178,7 @@ def build_inventory(
     used = {r.group_key for r in rows}
     groups = {k: g for k, g in groups.items() if k in used}
     all_ns = sorted(set(namespaces) | {r.namespace for r in rows})
-    return Inventory(rows=tuple(rows), groups=groups, namespaces=tuple(all_ns)), states
+    return Inventory(rows=tuple(rows), groups=groups, namespaces=tuple(all_ns))
 
 
 def find_state(states: Mapping[str, state.NamespaceState], row: WorkloadRow) -> state.WorkloadState | None:

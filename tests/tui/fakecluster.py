@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from rollguard.client import Page
 from rollguard.errors import NotFound
 from rollguard.resources import Resource
 from rollguard.selectors import matches
@@ -77,7 +78,14 @@ class FakeCluster:
 
     # -- the Client interface -----------------------------------------------------------------------
 
-    def list(self, res: Resource, *, namespace: str | None = None, selector: str | None = None) -> Obj:
+    def list(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        selector: str | None = None,
+        reduce: Callable[[Obj], Obj] | None = None,
+    ) -> Obj:
         self.requests["list"] += 1
         time.sleep(self.latency)
         with self._lock:
@@ -88,7 +96,20 @@ class FakeCluster:
                 and (not selector or matches(selector, o.get("metadata", {}).get("labels") or {}))
             ]  # fmt: skip
             rv = str(self._rv)
-        return {"items": items, "metadata": {"resourceVersion": rv}}
+        return {"items": [reduce(o) for o in items] if reduce else items, "metadata": {"resourceVersion": rv}}
+
+    def pages(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        selector: str | None = None,
+        reduce: Callable[[Obj], Obj] | None = None,
+    ) -> Iterator[Page]:
+        """One page holding the whole list, in etcd's key order (``namespace/name``) as the API server's."""
+        data = self.list(res, namespace=namespace, selector=selector, reduce=reduce)
+        items = sorted(data["items"], key=lambda o: f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}")
+        yield Page(items, data["metadata"]["resourceVersion"])
 
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
         self.requests["get"] += 1

@@ -1,0 +1,86 @@
+"""`python -m bench.tui_big --kubeconfig K`: `rollguard tui -A` on the big cluster, headless (bench.big).
+
+Prints one JSON line: seconds from process start to the first screen with rows on it, to the whole
+table (the read finished), to live watches; how long a change made through the API (one Deployment
+paused) takes to reach the screen; the process's peak RSS and its API requests. Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import time
+
+T0 = time.perf_counter()  # before the TUI's imports: they are part of its start
+
+import argparse  # noqa: E402
+import asyncio  # noqa: E402
+import json  # noqa: E402
+import resource  # noqa: E402
+from collections import Counter  # noqa: E402
+from typing import Any  # noqa: E402
+
+SIZE = (160, 50)
+CHANGED = ("big-001", "svc-001")  # a Deployment (odd index) of the big cluster
+
+
+async def _until(pilot: Any, done: Any, what: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no {what} within {timeout:.0f} s")
+        await pilot.pause(0.02)
+
+
+async def measure(kubeconfig: str) -> dict[str, Any]:
+    from rollguard.client import Client
+    from rollguard.resources import DEPLOYMENTS
+    from rollguard.tui.app import RollguardApp
+    from rollguard.tui.backend import Backend, Options
+
+    clients: list[Client] = []
+
+    def factory(path: str | None, context: str | None) -> Client:
+        client = Client.connect(kubeconfig=path, context=context)
+        clients.append(client)
+        return client
+
+    backend = Backend(Options(all_namespaces=True, kubeconfig=kubeconfig), factory=factory)
+    app = RollguardApp(backend, live=True, static=True)
+    out: dict[str, Any] = {}
+    async with app.run_test(size=SIZE) as pilot:
+        await _until(
+            pilot, lambda: "first_shown" in app.timings and bool(app.inventory and app.inventory.rows),
+            "first screen", 600,
+        )  # fmt: skip
+        out["first_screen_s"] = app.timings["first_shown"] - T0
+        out["rows_first"] = len(app.inventory.rows) if app.inventory else 0
+        await _until(pilot, lambda: "listed" in backend.timings, "whole read", 900)
+        listed = backend.timings["listed"]
+        await _until(pilot, lambda: app.timings.get("shown", 0.0) > listed, "whole table", 300)
+        out["all_rows_s"] = app.timings["shown"] - T0
+        out["rows"] = len(app.inventory.rows) if app.inventory else 0
+        await _until(pilot, lambda: backend.live, "live watches", 900)
+        out["live_s"] = time.perf_counter() - T0
+        await pilot.pause(2.0)  # let the first cache rebuild land
+        shown = app.timings.get("shown", 0.0)
+        start = time.perf_counter()
+        clients[0].patch(DEPLOYMENTS, CHANGED[1], {"spec": {"paused": True}}, namespace=CHANGED[0])
+        await _until(pilot, lambda: app.timings.get("shown", 0.0) > max(shown, start), "live refresh", 120)
+        out["live_refresh_s"] = app.timings["shown"] - start
+        clients[0].patch(DEPLOYMENTS, CHANGED[1], {"spec": {"paused": False}}, namespace=CHANGED[0])
+    total: Counter[str] = Counter()
+    for c in clients:
+        total.update(c.requests)
+    out["requests"] = dict(total)
+    out["rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.tui_big")
+    p.add_argument("--kubeconfig", required=True)
+    args = p.parse_args()
+    print(json.dumps(asyncio.run(measure(args.kubeconfig))))
+
+
+if __name__ == "__main__":
+    main()
