@@ -8,8 +8,12 @@ Also the generator of the Task's parameter and result tables in docs/tekton.md:
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import shlex
+import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -178,6 +182,43 @@ def rendered_step(
     s = step(task_obj)
     env = {e["name"]: substitute(e["value"], values) for e in s.get("env", [])}
     return s["script"], step_argv(task_obj, arrays, values), env
+
+
+def run_step(
+    task_obj: Obj,
+    params: dict[str, str],
+    arrays: dict[str, list[str]],
+    *,
+    bound: set[str],
+    tmp_path: Path,
+    shell: str = "sh",
+) -> tuple[list[str], dict[str, str]]:
+    """Run the step's script as Tekton would; a fake `rollguard` records its argv and environment."""
+    script_text, argv, env = rendered_step(task_obj, params, arrays, bound=bound)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    record = tmp_path / "argv.json"
+    fake = bin_dir / "rollguard"
+    fake.write_text(
+        f"#!{shutil.which('python3') or 'python3'}\n"
+        "import json, os, sys\n"
+        f"json.dump({{'argv': sys.argv[1:], 'env': dict(os.environ)}}, open({str(record)!r}, 'w'))\n"
+    )
+    fake.chmod(0o755)
+    script = tmp_path / "script.sh"
+    script.write_text(script_text)
+    proc = subprocess.run(
+        [shell, str(script), *argv],
+        env={**env, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "pwned").exists(), "an image string was executed by the shell"
+    data = json.loads(record.read_text())
+    return data["argv"], data["env"]
 
 
 def taskrun_inputs(taskrun: Obj) -> tuple[dict[str, str], dict[str, list[str]], set[str]]:

@@ -11,7 +11,7 @@ import yaml
 
 from tests.tekton.manifests import GENERATED, ROOT, TEKTON_DOC, generated_block, task
 
-DOCS = [TEKTON_DOC, ROOT / "docs" / "migrating.md"]
+DOCS = [TEKTON_DOC, ROOT / "docs" / "migrating.md", ROOT / "docs" / "opendevstack.md"]
 COMMAND_DOCS = [*DOCS, ROOT / "README.md", ROOT / "docs" / "diagnostics.md"]
 
 

@@ -4,11 +4,9 @@ and against rollguard's real command line (its argparse parser, not a copied lis
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +26,8 @@ from tests.tekton.manifests import (
     load_one,
     options_of,
     references,
-    rendered_step,
     required_options_of,
+    run_step,
     step,
     subparsers,
     task,
@@ -212,43 +210,13 @@ SCENARIOS: dict[str, tuple[dict[str, str], dict[str, list[str]], set[str]]] = {
 }  # fmt: skip
 
 
-def run_step(task_obj: Obj, shell: str, params: dict[str, str], arrays: dict[str, list[str]], bound: set[str],
-             tmp_path: Path) -> tuple[list[str], dict[str, str]]:  # fmt: skip
-    """Run the step's script as Tekton would; a fake `rollguard` records its argv and environment."""
-    script_text, argv, env = rendered_step(task_obj, params, arrays, bound=bound)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir(exist_ok=True)
-    record = tmp_path / "argv.json"
-    fake = bin_dir / "rollguard"
-    fake.write_text(
-        f"#!{shutil.which('python3') or 'python3'}\n"
-        "import json, os, sys\n"
-        f"json.dump({{'argv': sys.argv[1:], 'env': dict(os.environ)}}, open({str(record)!r}, 'w'))\n"
-    )
-    fake.chmod(0o755)
-    script = tmp_path / "script.sh"
-    script.write_text(script_text)
-    proc = subprocess.run(
-        [shell, str(script), *argv],
-        env={**env, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"},
-        capture_output=True,
-        text=True,
-        timeout=30,
-        cwd=tmp_path,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert not (tmp_path / "pwned").exists(), "an image string was executed by the shell"
-    data = json.loads(record.read_text())
-    return data["argv"], data["env"]
-
-
 @pytest.mark.parametrize("shell", SHELLS)
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_step_command_line_parses_as_intended(task_obj: Obj, shell: str, scenario: str, tmp_path: Path) -> None:
     from rollguard.cli import build_parser
 
     params, arrays, bound = SCENARIOS[scenario]
-    argv, env = run_step(task_obj, shell, params, arrays, bound, tmp_path)
+    argv, env = run_step(task_obj, params, arrays, bound=bound, tmp_path=tmp_path, shell=shell)
     args = build_parser().parse_args(argv)
     assert args.command == "rollout"
     assert args.namespace == params["namespace"] and args.selector == params["selector"]
@@ -375,3 +343,13 @@ def test_drift_check_cronjob_uses_real_options() -> None:
             for action in commands[sub]._actions:
                 if action.required and action.option_strings:
                     assert options & set(action.option_strings), f"{sub} requires {action.option_strings}"
+
+
+def test_drift_check_cronjob_has_a_time_zone_and_says_how_to_set_its_image() -> None:
+    text = CRONJOB_FILE.read_text()
+    cron = next(d for d in load_all(CRONJOB_FILE) if d.get("kind") == "CronJob")
+    assert cron["spec"]["timeZone"] == "Etc/UTC", "without timeZone the controller's local zone applies"
+    image = cron_containers(cron)[0]["image"]
+    sed = re.search(r'-e "s\|(image: [^|]+)\|image: \$IMAGE\|"', text)
+    assert sed, "the header must say how to put the built image in"
+    assert re.search(sed[1], f"image: {image}"), "the header's sed must replace the image as written"
