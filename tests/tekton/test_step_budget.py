@@ -106,3 +106,16 @@ def test_the_budget_boundary() -> None:
         check_step_budget(timeout=1, step_timeout=STEP_OVERHEAD)
     with pytest.raises(RefusedError, match=r"use --timeout 10m or less"):
         check_step_budget(timeout=601, step_timeout=2 * 600 + STEP_OVERHEAD)
+
+
+@pytest.mark.parametrize(("value", "words"), [("nonsense", "is not a duration"), ("0s", "out of range")])
+def test_a_bad_step_timeout_is_refused_without_change(sandbox, namespace, group, value: str, words: str) -> None:
+    from tests.support import rollguard
+
+    before = resource_versions(group, namespace)
+    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}",
+                       "--step-timeout", value)  # fmt: skip
+    assert result.code == 2, result.stdout + result.stderr
+    message = result.stderr.strip().splitlines()[-1]
+    assert message.startswith("rollguard: refused: --step-timeout") and words in message, message
+    assert resource_versions(group, namespace) == before
