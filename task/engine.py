@@ -75,6 +75,7 @@ class Rollout(GroupRun):
                 on_paused=req.on_paused,
                 lock=self.lock,
                 journal_store=self.store,
+                allow_never_completed=req.allow_never_completed,
             )
             self.lock.acquire()
         except RefusedError as exc:

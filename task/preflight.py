@@ -24,7 +24,7 @@ from rollguard.resources import (
     SELF_SUBJECT_ACCESS_REVIEWS,
     Resource,
 )
-from rollguard.structs import ImageTarget, Obj, Snapshot, VerifiedState, WorkloadRef
+from rollguard.structs import ImageTarget, Obj, Phase, Snapshot, VerifiedState, WorkloadRef
 
 ACCESS_REVIEWS = 8  # SelfSubjectAccessReviews in flight at once
 # The subresource as RBAC names it ("imagestreams/layers"): a SelfSubjectAccessReview for this resource
@@ -270,6 +270,16 @@ def _tag_item(stream: Obj, tag: str) -> Obj | None:
     return None
 
 
+def never_completed(kind: Kind, obj: Obj, revisions: list[Obj]) -> bool:
+    """Neither the current template nor any revision ever ran complete: nothing to revert to."""
+    if kind.progress(obj, revisions).phase is Phase.COMPLETE:
+        return False
+    current = kind.new_revision(obj, revisions)
+    return not any(
+        kind.is_complete_revision(rev) or (rev is not current and kind.was_complete(rev)) for rev in revisions
+    )
+
+
 def plan_rollout(
     client: Client,
     *,
@@ -281,6 +291,7 @@ def plan_rollout(
     on_paused: str,
     lock: GroupLock,
     journal_store: JournalStore,
+    allow_never_completed: bool = False,
 ) -> Plan:
     """All read-only checks of a rollout; returns the plan or raises RefusedError."""
     check_namespace(client, namespace)
@@ -308,6 +319,7 @@ def plan_rollout(
     carried = journal is not None and not journal.final
 
     workloads = []
+    verified_by_journal: set[str] = set()
     revisions_by_kind: dict[str, Owners] = {}
     for kind, obj in found:
         if kind.kind not in revisions_by_kind:
@@ -318,6 +330,7 @@ def plan_rollout(
         baseline = kind.verified_state(obj, revisions)
         if carried and journal is not None and snapshot.ref.key in journal.workloads:
             baseline = journal.workloads[snapshot.ref.key].verified
+            verified_by_journal.add(snapshot.ref.key)
         workloads.append(WorkloadPlan(snapshot=snapshot, baseline=baseline, revisions=revisions))
 
     resolve_targets(workloads, targets)
@@ -342,6 +355,22 @@ def plan_rollout(
                     f"{c}={i}" for c, i in pending.items()
                 )
             plan.notes.append(note)
+        if (
+            plan.needs_change
+            and plan.key not in verified_by_journal
+            and never_completed(plan.kind, plan.snapshot.raw, plan.revisions)
+        ):
+            if not allow_never_completed:
+                raise RefusedError(
+                    f"{plan.key} never completed a rollout: if this run failed there would be nothing "
+                    "verified to revert it to",
+                    fix=f"get it to roll out once (oc rollout status {plan.key}), leave it out of the "
+                    "run, or pass --allow-never-completed to accept that a failure leaves it as found",
+                )
+            plan.notes.append(
+                "never completed a rollout before this run (accepted with --allow-never-completed): "
+                "a revert returns it to its template as found, which was never seen working"
+            )
         if plan.needs_change:
             blocker = plan.kind.rollout_blocker(plan.snapshot.raw)
             if blocker:

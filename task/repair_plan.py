@@ -212,8 +212,23 @@ def _labels(obj: Obj) -> dict[str, str]:
     return dict(obj.get("metadata", {}).get("labels") or {})
 
 
+def revision_failure(kind: Kind, rev: Obj) -> str | None:
+    """'failed' or 'cancelled' for a revision that never ran complete, as its kind records it; else None.
+
+    (A ReplicaSet keeps no such record: a Deployment's old revisions are all eligible, as for kubectl.)
+    """
+    status = kind.revision_status(rev, newest=False)
+    return status.lower() if status in ("Failed", "Cancelled") else None
+
+
 def revert_target(
-    kind: Kind, obj: Obj, revisions: list[Obj], *, verified: VerifiedState | None, to_revision: int | None
+    kind: Kind,
+    obj: Obj,
+    revisions: list[Obj],
+    *,
+    verified: VerifiedState | None,
+    to_revision: int | None,
+    allow_failed: bool = False,
 ) -> tuple[VerifiedState, str]:
     """The state a revert restores and where it comes from: ``--to-revision``, else the journal's last
     verified state, else (paused) the revision it runs, else the previous complete revision."""
@@ -226,6 +241,16 @@ def revert_target(
             raise RefusedError(
                 f"{key} has no revision {to_revision} to revert to", fix=f"its revisions are: {numbers}"
             )
+        failure = revision_failure(kind, rev) if rev is not None else None
+        if failure and not allow_failed:
+            good = [str(kind.revision_number(r)) for r in revisions if kind.is_complete_revision(r)]
+            raise RefusedError(
+                f"{key} revision {to_revision} {failure} (it never ran complete): reverting to it would "
+                "restore a state that did not work",
+                fix=f"pick a complete revision ({', '.join(good) or 'none'}) or pass --allow-failed",
+            )
+        if failure:
+            return state, f"revision {to_revision} ({failure}; accepted with --allow-failed)"
         return state, f"revision {to_revision}"
     if verified is not None:
         return verified, f"the journal's last verified state (revision {verified.revision})"
@@ -298,6 +323,7 @@ def plan_repair(
     targets: Sequence[str | WorkloadRef] = (),
     selector: str | None = None,
     to_revision: int | None = None,
+    allow_failed: bool = False,
 ) -> RepairPlan:
     """All read-only checks of a repair; the plan of what it changes, or RefusedError (exit 2)."""
     if action not in ACTIONS:
@@ -366,7 +392,12 @@ def plan_repair(
         target_revision = None
         if action == "revert":
             state, source = revert_target(
-                kind, obj, revisions, verified=entry.verified if entry else None, to_revision=to_revision
+                kind,
+                obj,
+                revisions,
+                verified=entry.verified if entry else None,
+                to_revision=to_revision,
+                allow_failed=allow_failed,
             )
             plan.targets[snapshot.ref.key] = state
             target_revision = state.revision

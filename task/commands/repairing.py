@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
             targets=args.targets,
             selector=args.selector,
             to_revision=getattr(args, "to_revision", None),
+            allow_failed=getattr(args, "allow_failed", False),
         )
         if args.dry_run:
             printer("\n".join(plan.diff()))
