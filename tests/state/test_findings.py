@@ -148,7 +148,8 @@ def test_status_command_table_and_json(sandbox, namespace, client):
     pause(client, namespace, "dc1")
     table = rollguard(sandbox.kubeconfig, "status", "-n", namespace)
     assert table.code == 0, table.stderr
-    lines = table.stdout.splitlines()
+    first, *lines = table.stdout.splitlines()
+    assert first.startswith(f"rollguard status: namespace {namespace} (--namespace)")
     assert lines[0].startswith(f"{namespace}: group 'app=shop-api' (journal rollguard-app-shop-api-")
     assert "succeeded, run " in lines[0]
     assert lines[1].split() == ["KIND", "NAME", "STATE", "REVISION", "READY", "IMAGES"]
