@@ -55,6 +55,13 @@ def read_lease(lease: Obj, *, at: dt.datetime | None = None) -> LeaseView:
     return LeaseView(holder=str(spec.get("holderIdentity") or ""), expires_in=expires_in)
 
 
+def held(view: LeaseView | None, *, lease: str, holder: str) -> LockHeldError | None:
+    """The refusal when another live run (not ``holder``) holds the lease ``view`` shows, else None (pure)."""
+    if view is not None and view.live and view.holder != holder:
+        return LockHeldError(lease=lease, holder=view.holder, expires_in=view.expires_in)
+    return None
+
+
 class GroupLock:
     """Acquire, renew and release one group's Lease."""
 
@@ -68,15 +75,18 @@ class GroupLock:
         self._thread: threading.Thread | None = None
         self.lost: str = ""
 
+    def view(self) -> LeaseView | None:
+        """Read-only: who holds the lease now (None: there is no lease)."""
+        try:
+            return read_lease(self._client.get(LEASES, self.name, namespace=self.namespace))
+        except NotFound:
+            return None
+
     def check(self) -> None:
         """Read-only: raise LockHeldError when another live run holds the lease."""
-        try:
-            lease = self._client.get(LEASES, self.name, namespace=self.namespace)
-        except NotFound:
-            return
-        view = read_lease(lease)
-        if view.live and view.holder != self.holder:
-            raise LockHeldError(lease=self.name, holder=view.holder, expires_in=view.expires_in)
+        refusal = held(self.view(), lease=self.name, holder=self.holder)
+        if refusal is not None:
+            raise refusal
 
     def acquire(self) -> None:
         stamp = _micro(dt.datetime.now(dt.UTC))

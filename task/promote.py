@@ -10,8 +10,8 @@ import copy
 
 from rollguard.client import Client
 from rollguard.errors import Conflict, RolloutFailed
-from rollguard.preflight import Promotion
 from rollguard.resources import IMAGE_STREAMS
+from rollguard.rollout_decide import Promotion
 from rollguard.structs import Obj
 
 

@@ -182,6 +182,10 @@ class Kind:
     def is_complete_revision(self, rev: Obj) -> bool:
         raise NotImplementedError
 
+    def revision_failure(self, rev: Obj) -> str | None:
+        """How a revision that never ran complete ended (``failed``, ``cancelled``), as the kind records it."""
+        return None  # e.g. a ReplicaSet keeps no such record: every old revision is eligible, as for kubectl
+
     def was_complete(self, rev: Obj) -> bool:
         """Whether a revision once ran complete, so a revert may return to it."""
         return self.is_complete_revision(rev)

@@ -134,6 +134,10 @@ class DeploymentConfigKind(Kind):
             status = "Cancelled"
         return status
 
+    def revision_failure(self, rev: Obj) -> str | None:
+        status = self.revision_status(rev, newest=False)
+        return status.lower() if status in ("Failed", "Cancelled") else None
+
     def is_complete_revision(self, rev: Obj) -> bool:
         return bool(rev.get("metadata", {}).get("annotations", {}).get(PHASE_ANNOTATION) == "Complete")
 

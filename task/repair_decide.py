@@ -1,0 +1,460 @@
+"""The decisions of the repair commands' preflight (pure, no I/O): what was read in, a plan or a refusal out.
+
+`repair_request` checks a repair's arguments; `rollguard.repair_plan.read_repair` gathers what the
+cluster holds into a `RepairRead` (the workloads and their revisions, the namespace's rollout groups, the
+access answers, the locks that matter, the ImageStreams their automatic triggers follow); `read_refusal`
+names the first of those facts that refuses the repair, and `decide_repair` returns the `RepairPlan`: per
+workload a `Change` with images, paused and triggers before and after (the diff `--dry-run` prints and
+the TUI's confirmation dialog shows), the revert targets, and the triggers made manual so that a moved
+tag cannot undo a revert. Every refusal and trigger rule is tested from YAML fixtures
+(tests/unit/test_repair_decide.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import datetime as dt
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from rollguard.access import Answer, Need, first_gap, rollout_permissions
+from rollguard.errors import Forbidden, RefusedError
+from rollguard.inputs import parse_namespace, parse_selector, parse_workload
+from rollguard.journal import group_name
+from rollguard.kinds import Kind, images_of, triggers
+from rollguard.kinds.triggers import Streams
+from rollguard.lock import LeaseView, held
+from rollguard.rollout_decide import (
+    Found,
+    GroupListing,
+    Plan,
+    WorkloadPlan,
+    listing_refusal,
+    namespace_refusal,
+)
+from rollguard.state import Group, group_for
+from rollguard.structs import Obj, VerifiedState, WorkloadRef
+
+ACTIONS = ("resume", "revert", "redeploy")
+
+
+@dataclass(frozen=True)
+class RepairRequest:
+    """A repair's arguments, checked: what to do, where, and to which workloads (or which group)."""
+
+    action: str
+    namespace: str
+    refs: tuple[WorkloadRef, ...] = ()
+    selector: str | None = None  # -l SELECTOR: the whole group
+    to_revision: int | None = None
+    allow_failed: bool = False  # --allow-failed: a --to-revision that failed or was cancelled is accepted
+
+
+def parse_targets(targets: Iterable[str | WorkloadRef]) -> list[WorkloadRef]:
+    refs: list[WorkloadRef] = []
+    for target in targets:
+        if isinstance(target, WorkloadRef):
+            ref = target
+        else:
+            ref, container = parse_workload(target)
+            if container is not None:
+                raise RefusedError(
+                    f"target {target!r} names a container",
+                    fix="repairs act on workloads: dc/NAME or deployment/NAME",
+                )
+        if ref not in refs:
+            refs.append(ref)
+    return refs
+
+
+def repair_request(
+    *,
+    action: str,
+    namespace: str,
+    targets: Sequence[str | WorkloadRef] = (),
+    selector: str | None = None,
+    to_revision: int | None = None,
+    allow_failed: bool = False,
+) -> RepairRequest:
+    """The checked arguments of a repair, or RefusedError (pure)."""
+    if action not in ACTIONS:
+        raise RefusedError(f"unknown repair {action!r}", fix=f"use one of {', '.join(ACTIONS)}")
+    namespace = parse_namespace(namespace)
+    refs = parse_targets(targets)
+    if bool(refs) == (selector is not None):
+        raise RefusedError(
+            "name the workloads (TARGET...) or a rollout group (-l SELECTOR)"
+            + (", not both" if refs else ""),
+            fix=f"e.g. rollguard {action} dc/NAME -n NS, or rollguard {action} -l app=NAME -n NS",
+        )
+    wanted = parse_selector(selector) if selector is not None else None
+    if to_revision is not None and (action != "revert" or to_revision < 1):
+        raise RefusedError(
+            f"--to-revision {to_revision} is not valid here", fix="revert one workload to N >= 1"
+        )
+    if to_revision is not None and len(refs) != 1:
+        raise RefusedError("--to-revision needs exactly one workload", fix="revert one TARGET at a time")
+    return RepairRequest(
+        action=action,
+        namespace=namespace,
+        refs=tuple(refs),
+        selector=wanted,
+        to_revision=to_revision,
+        allow_failed=allow_failed,
+    )
+
+
+def permissions(action: str, namespace: str, kinds: set[str]) -> list[Need]:
+    """What a repair of workloads of these kinds needs, as (verb, resource, namespace) (the rollout's)."""
+    return rollout_permissions(namespace, kinds, promote_from=None)
+
+
+REDEPLOYED_AT = "rollguard.io/redeployed-at"
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one repair does to one workload: images and paused before and after (and DC triggers)."""
+
+    ref: WorkloadRef
+    namespace: str
+    action: str
+    images_before: dict[str, str]  # the template's images now
+    images_running: dict[str, str]  # what its last complete revision runs (differs while un-rolled)
+    images_after: dict[str, str]
+    paused_before: bool
+    paused_after: bool
+    revision_before: int
+    target_revision: int | None  # revert: the revision whose template comes back
+    triggers_before: tuple[str, ...]
+    triggers_after: tuple[str, ...]
+    changed: bool  # False: already as wanted, nothing is written
+    notes: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return self.ref.key
+
+    def diff(self) -> list[str]:
+        """The change as diff lines: ``-`` before, ``+`` after, two spaces unchanged."""
+        head = f"{self.namespace}/{self.key}: {self.action}"
+        if self.target_revision is not None:
+            head += f" to revision {self.target_revision}"
+        lines = [head + ("" if self.changed else " (no change)")]
+        for container in sorted(set(self.images_before) | set(self.images_after)):
+            before, after = (
+                self.images_before.get(container, "(none)"),
+                self.images_after.get(container, "(none)"),
+            )
+            running = self.images_running.get(container)
+            note = f"   (running: {running})" if running and running != before else ""
+            lines += _pair(f"image {container}: ", before + note, after)
+        lines += _pair("paused: ", str(self.paused_before).lower(), str(self.paused_after).lower())
+        if self.triggers_before or self.triggers_after:
+            for before_t, after_t in zip(self.triggers_before, self.triggers_after, strict=False):
+                lines += _pair("trigger: ", before_t, after_t)
+        if self.action == "redeploy":
+            lines.append(f"+ template annotation {REDEPLOYED_AT}: a new rollout of the current template")
+        lines += [f"# {note}" for note in self.notes]
+        return lines
+
+
+def _pair(label: str, before: str, after: str) -> list[str]:
+    return [f"  {label}{before}"] if before == after else [f"- {label}{before}", f"+ {label}{after}"]
+
+
+@dataclass
+class RepairPlan:
+    """Everything a repair will do, as data (nothing is changed by making it)."""
+
+    action: str
+    namespace: str
+    selector: str  # the rollout group's selector ("" when the workloads are in no group)
+    whole_group: bool
+    group: Group | None
+    changes: list[Change]
+    workloads: Plan  # the engine's view: snapshots, baselines (a failed repair returns there), revisions
+    targets: dict[str, VerifiedState] = field(default_factory=dict)  # revert: key -> state to restore
+    manual_triggers: dict[str, set[str]] = field(default_factory=dict)  # key -> containers to set manual
+    stamp: str = ""  # redeploy: the annotation value (the same on every retry)
+
+    @property
+    def grouped(self) -> bool:
+        return bool(self.selector)
+
+    def diff(self) -> list[str]:
+        lines: list[str] = []
+        for change in self.changes:
+            lines += change.diff()
+        return lines
+
+    def body(self, key: str, obj: Obj) -> Obj:
+        """The repaired version of the workload ``obj`` (the current one, so retries after a conflict work)."""
+        wp = next(w for w in self.workloads.workloads if w.key == key)
+        if self.action == "revert":
+            body = wp.kind.with_state(obj, self.targets[key])
+        else:
+            body = copy.deepcopy(obj)
+            body["spec"]["paused"] = False
+            if self.action == "redeploy":
+                meta = body["spec"]["template"].setdefault("metadata", {})
+                meta["annotations"] = {**(meta.get("annotations") or {}), REDEPLOYED_AT: self.stamp}
+        body = wp.kind.with_manual_triggers(body, self.manual_triggers.get(key, set()))
+        if "paused" not in obj.get("spec", {}) and body["spec"].get("paused") is False:
+            body["spec"].pop("paused")  # absent means not paused: leave the object as it was
+        return body
+
+
+@dataclass(frozen=True)
+class RepairRead:
+    """Everything a repair's preflight decides on, as read (pure data; None: not read yet)."""
+
+    request: RepairRequest
+    now: dt.datetime
+    namespace_found: bool = True
+    listing: GroupListing | None = None  # -l SELECTOR: the group's workloads
+    access: list[Answer] | None = None
+    groups: list[Group] | None = None  # the namespace's rollout groups
+    groups_forbidden: Forbidden | None = None
+    missing: WorkloadRef | None = None  # a named target that does not exist
+    found: list[Found] | None = None  # the workloads to repair, with their revisions
+    members: GroupListing | None = None  # named targets: every workload of their group
+    leases: dict[str, LeaseView | None] = field(default_factory=dict)  # the locks that matter, by name
+    streams: Streams = field(default_factory=lambda: Streams(found={}))
+
+
+def owning_groups(found: Iterable[Found], groups: Iterable[Group]) -> dict[str, Group | None]:
+    """The rollout groups the workloads belong to, by name ("" for none)."""
+    owners: dict[str, Group | None] = {}
+    groups = list(groups)
+    for f in found:
+        group = group_for(f.ref, labels_of(f.obj), groups)
+        owners[group.name if group else ""] = group
+    return owners
+
+
+def labels_of(obj: Obj) -> dict[str, str]:
+    return dict(obj.get("metadata", {}).get("labels") or {})
+
+
+def the_group(read: RepairRead) -> tuple[Group | None, str]:
+    """The group the repair acts in and its selector ("" when the workloads are in none)."""
+    selector = read.request.selector
+    if selector is not None:
+        return next((g for g in read.groups or [] if g.name == group_name(selector)), None), selector
+    group = next(iter(owning_groups(read.found or [], read.groups or []).values()), None)
+    return group, group.selector if group else ""
+
+
+def lock_names(read: RepairRead) -> list[str]:
+    """The leases to check: the group's, and those of live runs on overlapping groups."""
+    _, selector = the_group(read)
+    names = [group_name(selector)] if selector else []
+    for f in read.found or []:  # a run on an overlapping group holds these workloads too
+        other = group_for(f.ref, labels_of(f.obj), read.groups or [])
+        if other is not None and other.lock_live:
+            names.append(other.name)
+    return names
+
+
+def read_refusal(read: RepairRead) -> RefusedError | None:
+    """The first fact of ``read`` that refuses the repair (in the order the facts are read), or None."""
+    namespace = read.request.namespace
+    if not read.namespace_found:
+        return namespace_refusal(namespace)
+    if read.listing is not None and read.request.selector is not None:
+        refusal = listing_refusal(read.listing, namespace=namespace, selector=read.request.selector)
+        if refusal is not None:
+            return refusal
+    if read.access is not None and (gap := first_gap(read.access)) is not None:
+        return gap
+    if read.groups_forbidden is not None:
+        refusal = RefusedError(
+            f"not allowed to list the rollout journals and leases in namespace {namespace!r}",
+            fix="grant 'list' on configmaps and leases.coordination.k8s.io (see tekton/rbac.yaml)",
+        )
+        refusal.__cause__ = read.groups_forbidden
+        return refusal
+    if read.missing is not None:
+        return RefusedError(
+            f"{read.missing.key} does not exist in namespace {namespace!r}",
+            fix="check the name and the namespace (kubectl get dc,deploy -n NS)",
+        )
+    if read.found is not None and read.request.selector is None:
+        owners = owning_groups(read.found, read.groups or [])
+        if len(owners) > 1:
+            names = ", ".join(sorted(g.selector if g else "(none)" for g in owners.values()))
+            return RefusedError(
+                f"the targets belong to different rollout groups ({names})",
+                fix="repair one group at a time (or pass -l SELECTOR for a whole group)",
+            )
+    if read.members is not None and read.members.forbidden is not None:
+        return listing_refusal(read.members, namespace=namespace, selector="")
+    for name in lock_names(read) if read.found is not None else []:
+        if name in read.leases and (refusal := held(read.leases[name], lease=name, holder="")) is not None:
+            return refusal
+    return None
+
+
+# -- deciding (pure) ---------------------------------------------------------------------------------------
+
+
+def revert_target(
+    kind: Kind,
+    obj: Obj,
+    revisions: list[Obj],
+    *,
+    verified: VerifiedState | None,
+    to_revision: int | None,
+    allow_failed: bool = False,
+) -> tuple[VerifiedState, str]:
+    """The state a revert restores and where it comes from: ``--to-revision``, else the journal's last
+    verified state, else (paused) the revision it runs, else the previous complete revision."""
+    key = kind.ref(obj).key
+    numbers = ", ".join(str(kind.revision_number(r)) for r in revisions) or "none"
+    if to_revision is not None:
+        rev = next((r for r in revisions if kind.revision_number(r) == to_revision), None)
+        state = kind.revision_state(rev) if rev is not None else None
+        if state is None:
+            raise RefusedError(
+                f"{key} has no revision {to_revision} to revert to", fix=f"its revisions are: {numbers}"
+            )
+        failure = kind.revision_failure(rev) if rev is not None else None
+        if failure and not allow_failed:
+            good = [str(kind.revision_number(r)) for r in revisions if kind.is_complete_revision(r)]
+            raise RefusedError(
+                f"{key} revision {to_revision} {failure} (it never ran complete): reverting to it would "
+                "restore a state that did not work",
+                fix=f"pick a complete revision ({', '.join(good) or 'none'}) or pass --allow-failed",
+            )
+        if failure:
+            return state, f"revision {to_revision} ({failure}; accepted with --allow-failed)"
+        return state, f"revision {to_revision}"
+    if verified is not None:
+        return verified, f"the journal's last verified state (revision {verified.revision})"
+    if obj.get("spec", {}).get("paused"):
+        return kind.running_state(obj, revisions), "the revision it runs (its un-rolled changes are dropped)"
+    current = kind.revision(obj)
+    for rev in revisions:
+        state = kind.revision_state(rev)
+        if kind.revision_number(rev) < current and kind.was_complete(rev) and state is not None:
+            return state, f"the previous complete revision {state.revision}"
+    raise RefusedError(
+        f"{key} has no earlier complete revision to revert to (revisions: {numbers})",
+        fix="pass --to-revision N, or redeploy it instead",
+    )
+
+
+def _same(a: Obj, b: Obj) -> bool:
+    def spec(obj: Obj) -> Obj:
+        s = dict(obj.get("spec", {}))
+        if not s.get("paused"):
+            s.pop("paused", None)
+        return s
+
+    return spec(a) == spec(b)
+
+
+def _firing(kind: Kind, body: Obj, read: RepairRead) -> dict[str, str]:
+    """Containers whose automatic image trigger would at once overwrite ``body``'s image -> that image."""
+    images = images_of(body.get("spec", {}).get("template", {}))
+    return triggers.firing(
+        kind.image_triggers(body), images=images, streams=read.streams, namespace=read.request.namespace
+    )
+
+
+def decide_repair(read: RepairRead) -> RepairPlan:
+    """The plan of a repair from what was read (pure); raises RefusedError naming the problem and fix."""
+    refusal = read_refusal(read)
+    if refusal is not None:
+        raise refusal
+    request, namespace, action = read.request, read.request.namespace, read.request.action
+    group, group_selector = the_group(read)
+    if request.selector is not None:
+        whole = True
+    else:
+        members = {f.ref for f in read.members.workloads} if read.members is not None else set()
+        whole = group is not None and members <= set(request.refs)
+    journal = group.journal if group else None
+    carried = journal is not None and not journal.final
+    plan = RepairPlan(
+        action=action,
+        namespace=namespace,
+        selector=group_selector,
+        whole_group=whole,
+        group=group,
+        changes=[],
+        workloads=Plan(
+            namespace=namespace,
+            selector=group_selector,
+            workloads=[],
+            journal=journal,
+            carried_forward=carried,
+        ),
+        stamp=read.now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    )
+    for f in read.found or []:
+        kind, obj, revisions = f.kind, f.obj, f.revisions
+        snapshot = kind.snapshot(obj)
+        entry = journal.workloads.get(snapshot.ref.key) if journal else None
+        baseline = entry.verified if carried and entry else kind.verified_state(obj, revisions)
+        notes: list[str] = []
+        target_revision = None
+        if action == "revert":
+            state, source = revert_target(
+                kind,
+                obj,
+                revisions,
+                verified=entry.verified if entry else None,
+                to_revision=request.to_revision,
+                allow_failed=request.allow_failed,
+            )
+            plan.targets[snapshot.ref.key] = state
+            target_revision = state.revision
+            notes.append(f"target: {source}")
+        wp = WorkloadPlan(snapshot=snapshot, baseline=baseline, revisions=revisions)
+        plan.workloads.workloads.append(wp)
+        # a restored automatic trigger whose tag moved on would undo the revert at once: make it manual
+        fire = _firing(kind, plan.body(wp.key, obj), read) if action == "revert" else {}
+        if fire:
+            plan.manual_triggers[wp.key] = set(fire)
+            notes += [
+                f"trigger of {c} set to manual: its tag now points at {ref}, which would undo the revert "
+                f"(re-enable: oc set triggers {wp.key} --auto)"
+                for c, ref in sorted(fire.items())
+            ]
+        restored = kind.with_state(obj, baseline)  # where a failed repair returns: guarded the same way
+        back = _firing(kind, restored, read)
+        if back and baseline.triggers is not None:
+            manual = kind.with_manual_triggers(restored, set(back))
+            wp.baseline = dataclasses.replace(baseline, triggers=kind.triggers(manual))
+        body = plan.body(wp.key, obj)
+        changed = not _same(body, obj) or action == "redeploy"
+        rolls = body["spec"]["template"] != obj["spec"]["template"] or (
+            snapshot.paused and kind.new_revision(obj, revisions) is None
+        )
+        blocker = kind.rollout_blocker(body) if rolls else None
+        if blocker:
+            raise RefusedError(
+                f"{wp.key} {blocker}", fix=f"add it (oc set triggers {wp.key} --from-config) first"
+            )
+        plan.changes.append(
+            Change(
+                ref=snapshot.ref,
+                namespace=namespace,
+                action=action,
+                images_before=dict(snapshot.images),
+                images_running=kind.running_state(obj, revisions).images,
+                images_after=images_of(body["spec"]["template"]),
+                paused_before=snapshot.paused,
+                paused_after=bool(body["spec"].get("paused")),
+                revision_before=snapshot.revision,
+                target_revision=target_revision,
+                triggers_before=kind.trigger_texts(obj),
+                triggers_after=kind.trigger_texts(body),
+                changed=changed,
+                notes=tuple(notes),
+            )
+        )
+    return plan
