@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 from rollguard.client import Client
 from rollguard.errors import ApiError, Forbidden, NotFound, RefusedError
 from rollguard.journal import JOURNAL_LABEL, MANAGED_BY
-from rollguard.kinds import DC_NAME_LABEL, KINDS
+from rollguard.kinds import KINDS
 from rollguard.reduce import reducer_for
 from rollguard.resources import (
     CONFIG_MAPS,
@@ -53,6 +52,7 @@ LISTS: dict[str, tuple[Resource, str | None, bool]] = {
     "leases": (LEASES, f"{MANAGED_BY}=rollguard", False),
 }
 WORKLOADS = ("dcs", "deployments")
+_ARG = {res: arg for arg, (res, _, _) in LISTS.items()}
 OWNED = ("rcs", "rss", "pods")
 # Above this many selected workloads in a namespace, its revisions and pods are read whole (3 lists)
 # rather than by owner (up to 2 lists per workload).
@@ -124,21 +124,25 @@ class _Reader:
 
     def owned(self, namespace: str, lists: Lists) -> None:
         """Fill ``lists`` with the revisions and pods of its workloads only (whole lists when many)."""
-        dcs, deployments = lists["dcs"], lists["deployments"]
-        if len(dcs) + len(deployments) > NARROW_MAX:
+        if sum(len(lists[arg]) for arg in WORKLOADS) > NARROW_MAX:
             for arg in OWNED:
                 lists[arg] = self.listed(arg, namespace=namespace)
             return
-        names = [o["metadata"]["name"] for o in dcs]
-        lists["rcs"] = self.union(REPLICATION_CONTROLLERS, namespace, _in_queries(DC_NAME_LABEL, names))
-        rs_selectors = {_selector_of(o) for o in deployments}
-        pod_selectors = rs_selectors | {_selector_of(o) for o in dcs}
-        # a workload selecting nothing by label: read the namespace's list whole
-        lists["rss"] = (
-            self.listed("rss", namespace=namespace)
-            if "" in rs_selectors
-            else self.union(REPLICA_SETS, namespace, _combined(rs_selectors))
-        )
+        pod_selectors: set[str] = set()
+        for kind in KINDS.values():
+            workloads, arg = lists[_ARG[kind.resource]], _ARG[kind.revisions]
+            selectors = {kind.pod_selector(o) for o in workloads}
+            pod_selectors |= selectors
+            if kind.revision_label:  # its revisions carry its name in a label
+                names = [o["metadata"]["name"] for o in workloads]
+                lists[arg] = self.union(kind.revisions, namespace, _in_queries(kind.revision_label, names))
+            else:  # its revisions are what its pod selector selects
+                # a workload selecting nothing by label: read the namespace's list whole
+                lists[arg] = (
+                    self.listed(arg, namespace=namespace)
+                    if "" in selectors
+                    else self.union(kind.revisions, namespace, _combined(selectors))
+                )
         lists["pods"] = (
             self.listed("pods", namespace=namespace)
             if "" in pod_selectors
@@ -174,27 +178,6 @@ def _combined(selectors: Iterable[str]) -> list[str]:
         else:
             rest.append(selector)
     return sorted(rest) + [q for key, values in sorted(by_key.items()) for q in _in_queries(key, values)]
-
-
-def _selector_of(workload: Obj) -> str:
-    """A workload's pod selector as a label selector string ("" when it has none)."""
-    selector: Any = workload.get("spec", {}).get("selector") or {}
-    if not isinstance(selector, dict):
-        return ""
-    if "matchLabels" not in selector and "matchExpressions" not in selector:
-        return ",".join(f"{k}={v}" for k, v in sorted(selector.items()))  # a DC: a plain map
-    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
-        if op == "In":
-            parts.append(f"{key} in ({','.join(values)})")
-        elif op == "NotIn":
-            parts.append(f"{key} notin ({','.join(values)})")
-        elif op == "Exists":
-            parts.append(key)
-        elif op == "DoesNotExist":
-            parts.append(f"!{key}")
-    return ",".join(parts)
 
 
 def _runs(items: Iterator[Obj], what: str) -> Iterator[tuple[str, list[Obj]]]:

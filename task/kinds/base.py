@@ -43,6 +43,24 @@ def pods_of_revision(rev: Obj, pods: Iterable[Obj]) -> list[Obj]:
     return [p for p in pods if owned_by(p, rev)]
 
 
+def selector_text(selector: Any) -> str:
+    """A LabelSelector (matchLabels, matchExpressions) as a label selector string ("" when empty)."""
+    if not isinstance(selector, dict):
+        return ""
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
+        if op == "In":
+            parts.append(f"{key} in ({','.join(values)})")
+        elif op == "NotIn":
+            parts.append(f"{key} notin ({','.join(values)})")
+        elif op == "Exists":
+            parts.append(key)
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+    return ",".join(parts)
+
+
 def parse_time(text: str | None) -> dt.datetime | None:
     """An RFC 3339 timestamp (to the second), or None."""
     if not text:
@@ -99,6 +117,7 @@ class Kind:
     aliases: tuple[str, ...]
     # Its API may be missing from a cluster (DCs without OpenShift): a 404 on listing means "none here".
     optional_api: bool = False
+    revision_label: str | None = None  # a label its revision objects carry its name in, if any
     annotations: tuple[str, ...] = ()  # the workload's annotations its rules read
     revision_annotations: tuple[str, ...] = ()  # its revision objects' annotations its rules read
 
@@ -124,6 +143,10 @@ class Kind:
             labels=dict(meta.get("labels") or {}),
             raw=obj,
         )
+
+    def pod_selector(self, obj: Obj) -> str:
+        """Its pod selector as a label selector string ("" when it selects by no label)."""
+        return selector_text(obj.get("spec", {}).get("selector"))
 
     def revision(self, obj: Obj) -> int:
         """The workload's current revision number."""

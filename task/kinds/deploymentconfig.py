@@ -89,6 +89,7 @@ class DeploymentConfigKind(Kind):
     revisions = REPLICATION_CONTROLLERS
     aliases = ("dc", "dcs", "deploymentconfig", "deploymentconfigs")
     optional_api = True
+    revision_label = DC_NAME_LABEL
     # (the encoded config too; rollguard.reduce compacts it to the template and triggers)
     revision_annotations = (
         DC_VERSION_ANNOTATION,
@@ -109,6 +110,13 @@ class DeploymentConfigKind(Kind):
 
     def trigger_texts(self, obj: Obj) -> tuple[str, ...]:
         return trig.dc_trigger_texts(obj.get("spec", {}).get("triggers"))
+
+    def pod_selector(self, obj: Obj) -> str:
+        """A DC's selector is a plain label map."""
+        selector = obj.get("spec", {}).get("selector") or {}
+        if not isinstance(selector, dict):
+            return ""
+        return ",".join(f"{k}={v}" for k, v in sorted(selector.items()))
 
     def owned(self, obj: Obj, revisions: Iterable[Obj]) -> list[Obj]:
         name = obj["metadata"]["name"]

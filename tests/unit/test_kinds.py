@@ -147,3 +147,24 @@ def test_owners_children_are_the_pods_of_a_revision() -> None:
     ]
     assert Owners(pods).children(rs) == pods_of_revision(rs, pods) == [pods[0]]
     assert Owners(pods).children({"metadata": {"name": "no-uid"}}) == []
+
+
+def test_pod_selectors_as_label_selector_strings() -> None:
+    """A DC selects its pods by a plain label map, a Deployment by a LabelSelector."""
+    dc = {"spec": {"selector": {"name": "api", "app": "shop"}}}
+    deploy = {
+        "spec": {
+            "selector": {
+                "matchLabels": {"name": "web"},
+                "matchExpressions": [
+                    {"key": "tier", "operator": "In", "values": ["a", "b"]},
+                    {"key": "canary", "operator": "DoesNotExist"},
+                ],
+            }
+        }
+    }
+    assert KINDS[DC].pod_selector(dc) == "app=shop,name=api"
+    assert KINDS[DEPLOYMENT].pod_selector(deploy) == "name=web,tier in (a,b),!canary"
+    assert KINDS[DEPLOYMENT].pod_selector({"spec": {}}) == KINDS[DC].pod_selector({"spec": {}}) == ""
+    assert KINDS[DC].revision_label == "openshift.io/deployment-config.name"
+    assert KINDS[DEPLOYMENT].revision_label is None
