@@ -108,6 +108,8 @@ class Rollout(GroupRun):
             obj = self.live(wp)
             images = images_of(obj.get("spec", {}).get("template", {}))
             message = f"{actor()} run {self.run_id} ({self.command}): {status}; images now {images}"
+            if wp.notes:
+                message += "; " + "; ".join(wp.notes)
             if self.first_error:  # a success has no cause, only warnings
                 message += f"; {'warning' if status == 'succeeded' else 'cause'}: {self.first_error}"
             try:
@@ -133,6 +135,9 @@ class Rollout(GroupRun):
         req = self.request
         names = ", ".join(w.key for w in plan.workloads)
         self.say(f"run {self.run_id}: group {req.selector!r} in {req.namespace}: {names}")
+        for wp in plan.workloads:  # what the run changes besides images (triggers, paused), said first
+            for note in wp.notes:
+                self.say(f"{wp.key}: {note}")
         if plan.carried_forward and plan.journal is not None:
             self.say(
                 f"journal {self.store.name}: run {plan.journal.run_id} ended in state "

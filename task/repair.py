@@ -181,6 +181,7 @@ class Repair(GroupRun):
             f"rollguard {change.action} by {actor()} (run {self.run_id}): {change.key}{target}"
             + (f"; {images}" if images else "")
             + ("; resumed" if change.paused_before and not change.paused_after else "")
+            + "".join(f"; {note}" for note in change.notes)
         )
         try:
             emit(self.client, change.ref, written, reason=EVENT_REASONS[change.action], message=message)

@@ -419,17 +419,15 @@ def decide_repair(read: RepairRead) -> RepairPlan:
         fire = _firing(kind, plan.body(wp.key, obj), read) if action == "revert" else {}
         if fire:
             plan.manual_triggers[wp.key] = set(fire)
-            notes += [
-                f"trigger of {c} set to manual: its tag now points at {ref}, which would undo the revert "
-                f"(re-enable: oc set triggers {wp.key} --auto)"
-                for c, ref in sorted(fire.items())
-            ]
+        reasons = {c: f"its tag now points at {ref}, which would undo the revert" for c, ref in fire.items()}
         restored = kind.with_state(obj, baseline)  # where a failed repair returns: guarded the same way
         back = _firing(kind, restored, read)
         if back and baseline.triggers is not None:
             manual = kind.with_manual_triggers(restored, set(back))
             wp.baseline = dataclasses.replace(baseline, triggers=kind.triggers(manual))
         body = plan.body(wp.key, obj)
+        notes += kind.trigger_changes(obj, body, reasons=reasons)  # every side effect on its triggers
+        wp.notes = list(notes)  # the report's notes
         changed = not _same(body, obj) or action == "redeploy"
         rolls = body["spec"]["template"] != obj["spec"]["template"] or (
             snapshot.paused and kind.new_revision(obj, revisions) is None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from rollguard.access import Answer, first_gap
 from rollguard.errors import Forbidden, RefusedError
 from rollguard.journal import Journal
-from rollguard.kinds import Kind, kind_of, triggers
+from rollguard.kinds import ContainerNames, Kind, kind_of, triggers
 from rollguard.lock import LeaseView, held
 from rollguard.resources import Resource
 from rollguard.structs import ImageTarget, Obj, Phase, Snapshot, VerifiedState, WorkloadRef
@@ -175,19 +175,17 @@ def resolve_targets(workloads: list[WorkloadPlan], targets: list[ImageTarget]) -
                 f"target {target.ref.key} is not in the rollout group",
                 fix=f"the selector matches: {names}; fix the target name or the selector",
             )
-        containers = list(plan.snapshot.images)
-        container = target.container
-        if container is None:
-            if len(containers) != 1:
-                raise RefusedError(
-                    f"target {target.ref.key} is ambiguous: it has containers {', '.join(containers)}",
-                    fix=f"name the container: --image {target.ref.key}/CONTAINER=REF",
-                )
-            container = containers[0]
-        elif container not in containers:
+        found = ContainerNames.of(plan.snapshot.template)
+        container = found.find(target.container)
+        if container is None and target.container is None:
             raise RefusedError(
-                f"target {target.ref.key} has no container {container!r}",
-                fix=f"its containers are: {', '.join(containers)}",
+                f"target {target.ref.key} is ambiguous: it has containers {found.listing()}",
+                fix=f"name the container: --image {target.ref.key}/CONTAINER=REF",
+            )
+        if container is None:
+            raise RefusedError(
+                f"target {target.ref.key} has no container {target.container!r}",
+                fix=f"its containers are: {found.listing()}",
             )
         if (target.ref, container) in seen and seen[(target.ref, container)] != target.image:
             raise RefusedError(
@@ -248,6 +246,15 @@ def _tag_item(stream: Obj, tag: str) -> Obj | None:
             item: Obj = entry["items"][0]
             return item
     return None
+
+
+def trigger_effects(plan: WorkloadPlan) -> list[str]:
+    """What the run's one change will do to the workload's image triggers, said before it is done."""
+    tags = {c: f"{p.stream}:{p.tag}" for c, p in plan.promoted.items()}
+    images = {**plan.target_images, **{c: p.source_image for c, p in plan.promoted.items()}}
+    body = plan.kind.with_images(plan.snapshot.raw, images, trigger_tags=tags)
+    reasons = {c: "it would overwrite the image this run sets" for c in plan.target_images}
+    return plan.kind.trigger_changes(plan.snapshot.raw, body, reasons=reasons)
 
 
 def never_completed(kind: Kind, obj: Obj, revisions: list[Obj]) -> bool:
@@ -327,6 +334,8 @@ def decide_rollout(
                 "never completed a rollout before this run (accepted with --allow-never-completed): "
                 "a revert returns it to its template as found, which was never seen working"
             )
+        if plan.needs_change:
+            plan.notes += trigger_effects(plan)
         blocker = plan.kind.rollout_blocker(plan.snapshot.raw) if plan.needs_change else None
         if blocker:
             raise RefusedError(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from rollguard.kinds.base import (
     DC_NAME_LABEL,
     DEFAULT_DEADLINE,
+    ContainerNames,
     Kind,
     Owners,
     images_of,
@@ -27,6 +28,7 @@ __all__ = [
     "DC_NAME_LABEL",
     "DEFAULT_DEADLINE",
     "KINDS",
+    "ContainerNames",
     "DeploymentConfigKind",
     "DeploymentKind",
     "ImageTrigger",

@@ -12,8 +12,10 @@ from __future__ import annotations
 import copy
 import datetime as dt
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from rollguard.kinds import triggers
 from rollguard.kinds.triggers import ImageTrigger
 from rollguard.resources import Resource
 from rollguard.structs import Obj, Phase, Progress, Snapshot, VerifiedState, WorkloadRef
@@ -24,13 +26,45 @@ HASH_LABEL = "pod-template-hash"
 
 
 def containers_of(template: Obj) -> list[Obj]:
-    containers: list[Obj] = template.get("spec", {}).get("containers", [])
+    """Every container of a pod template that has an image rollguard may set: init containers first.
+
+    Names are unique across both lists (the API server validates it), so one name finds one container.
+    """
+    spec = template.get("spec", {})
+    containers: list[Obj] = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
     return containers
 
 
 def images_of(template: Obj) -> dict[str, str]:
-    """Container name -> image of a pod template."""
+    """Container name -> image of a pod template (init containers included)."""
     return {c["name"]: c.get("image", "") for c in containers_of(template)}
+
+
+@dataclass(frozen=True)
+class ContainerNames:
+    """A pod template's containers by name, as a ``TARGET[/CONTAINER]`` finds them."""
+
+    regular: tuple[str, ...]
+    init: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, template: Obj) -> ContainerNames:
+        spec = template.get("spec", {})
+        return cls(
+            regular=tuple(c["name"] for c in spec.get("containers") or []),
+            init=tuple(c["name"] for c in spec.get("initContainers") or []),
+        )
+
+    def find(self, wanted: str | None) -> str | None:
+        """The container ``wanted`` names (init or regular), or without a name the only regular one."""
+        if wanted is None:
+            return self.regular[0] if len(self.regular) == 1 else None
+        return wanted if wanted in self.regular or wanted in self.init else None
+
+    def listing(self) -> str:
+        """``app, sidecar; init containers: migrate`` for a message."""
+        text = ", ".join(self.regular) or "none"
+        return text + (f"; init containers: {', '.join(self.init)}" if self.init else "")
 
 
 def owned_by(obj: Obj, owner: Obj) -> bool:
@@ -163,6 +197,12 @@ class Kind:
     def trigger_texts(self, obj: Obj) -> tuple[str, ...]:
         """Every trigger in a few words (status, diffs, the TUI)."""
         return tuple(t.text() for t in self.image_triggers(obj))
+
+    def trigger_changes(self, before: Obj, after: Obj, *, reasons: dict[str, str] | None = None) -> list[str]:
+        """What writing ``after`` over ``before`` does to its image triggers, one line per side effect."""
+        return triggers.changes(
+            self.image_triggers(before), self.image_triggers(after), key=self.ref(before).key, reasons=reasons
+        )
 
     def owned(self, obj: Obj, revisions: Iterable[Obj]) -> list[Obj]:
         """The workload's revision objects (RCs or ReplicaSets), newest first."""

@@ -201,5 +201,37 @@ def moving(triggers: Iterable[ImageTrigger], *, moving_tags: frozenset[str]) -> 
     return fed, reasons
 
 
+def changes(
+    before: list[ImageTrigger], after: list[ImageTrigger], *, key: str, reasons: Mapping[str, str] | None = None
+) -> list[str]:
+    """Every side effect a write has on image triggers, one line each, for the output, the report's
+    notes, the Event and the TUI's confirmation: made manual, made automatic, pinned to another tag,
+    added or removed. ``reasons``: container -> why its trigger was made manual."""
+    why = reasons or {}
+    lines: list[str] = []
+    olds = {t.containers: t for t in before}
+    news = {t.containers: t for t in after}
+    for containers, old in olds.items():
+        new = news.get(containers)
+        names = ",".join(containers) or "?"
+        if new is None:
+            lines.append(f"image trigger of {names} ({old.name}) removed")
+            continue
+        if (new.from_kind, new.name, new.namespace) != (old.from_kind, old.name, old.namespace):
+            lines.append(f"image trigger of {names} pinned to {new.name} (was {old.name})")
+        if old.automatic and not new.automatic:
+            reason = next((why[c] for c in containers if c in why), "")
+            lines.append(
+                f"image trigger of {names} on {new.name} made manual"
+                + (f" ({reason})" if reason else "")
+                + f": later pushes to {new.name} no longer roll out {key} "
+                f"(re-enable: oc set triggers {key} --auto)"
+            )
+        elif new.automatic and not old.automatic:
+            lines.append(f"image trigger of {names} on {new.name} made automatic again")
+    lines += [f"image trigger of {','.join(c) or '?'} ({t.name}) added" for c, t in news.items() if c not in olds]
+    return lines
+
+
 def copied(triggers: list[Obj] | None) -> list[Obj] | None:
     return copy.deepcopy(triggers) if triggers is not None else None

@@ -168,7 +168,7 @@ def test_dry_run_prints_the_diff_and_changes_nothing(sandbox, namespace, client)
     assert "- paused: true" in dc3 and "+ paused: false" in dc3
     assert "- image app: registry.local/shop/api@sha256:" in dc3 and "(running: " in dc3
     assert "+ image app: registry.local/shop/api@sha256:" in dc3
-    assert "trigger of app set to manual" in dc3
+    assert "# image trigger of app on " in dc3 and "made manual (its tag now points at" in dc3
     assert resource_versions(client, namespace) == before
     assert not events(client, namespace, "RollguardRevert")
 
