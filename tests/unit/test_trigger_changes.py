@@ -1,0 +1,37 @@
+"""Side effects on image triggers said in words, and container lookup across init and regular containers (pure)."""
+
+from __future__ import annotations
+
+from rollguard.kinds import ContainerNames
+from rollguard.kinds.triggers import ImageTrigger, changes
+
+
+def trigger(name: str, *, automatic: bool = True, containers: tuple[str, ...] = ("app",)) -> ImageTrigger:
+    return ImageTrigger(containers=containers, from_kind="ImageStreamTag", name=name, namespace="", automatic=automatic)
+
+
+def test_each_side_effect_has_its_line():
+    key = "dc/api"
+    assert changes([trigger("api:latest")], [trigger("api:latest")], key=key) == []
+    manual = changes([trigger("api:latest")], [trigger("api:latest", automatic=False)], key=key,
+                     reasons={"app": "why"})  # fmt: skip
+    assert manual == [
+        "image trigger of app on api:latest made manual (why): later pushes to api:latest no longer roll out "
+        "dc/api (re-enable: oc set triggers dc/api --auto)"
+    ]
+    assert changes([trigger("api:latest")], [trigger("api:abc123")], key=key) == [
+        "image trigger of app pinned to api:abc123 (was api:latest)"
+    ]
+    assert changes([trigger("api:v1", automatic=False)], [trigger("api:v1")], key=key) == [
+        "image trigger of app on api:v1 made automatic again"
+    ]
+    gone_and_new = changes([trigger("a:x")], [trigger("b:y", containers=("side",))], key=key)
+    assert gone_and_new == ["image trigger of app (a:x) removed", "image trigger of side (b:y) added"]
+
+
+def test_container_names_find_init_containers_and_list_both():
+    names = ContainerNames.of({"spec": {"initContainers": [{"name": "migrate"}], "containers": [{"name": "app"}]}})
+    assert names.find(None) == "app" and names.find("migrate") == "migrate" and names.find("nope") is None
+    assert names.listing() == "app; init containers: migrate"
+    two = ContainerNames.of({"spec": {"containers": [{"name": "a"}, {"name": "b"}]}})
+    assert two.find(None) is None and two.listing() == "a, b"
