@@ -3,26 +3,42 @@
 It holds, per workload, the last *verified* state (what a revert returns to), the run's targets and
 where each workload stands, plus the group's last successful run (for drift detection) and a short
 history (the audit trail). It is written before the first change and after every step.
+
+Each pod template is stored once: a last-success template equal to the workload's verified one is
+written as `SAME_AS_VERIFIED`. How the JSON is laid out in ConfigMaps (plain, gzipped, or in parts for
+journals bigger than one ConfigMap can hold) is `rollguard.journal_codec`'s business.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime as dt
 import hashlib
-import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from rollguard.client import Client
-from rollguard.errors import Conflict, NotFound
+from rollguard.errors import ApiError, Conflict, NotFound
+from rollguard.journal_codec import (
+    DATA_KEY,
+    PART_KEY,
+    PART_OF_LABEL,
+    PARTS_ANNOTATION,
+    decode,
+    encode,
+    is_part,
+    part_names,
+)
 from rollguard.resources import CONFIG_MAPS
 from rollguard.structs import Obj, RunState, VerifiedState, WorkloadPhase
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 JOURNAL_LABEL = "rollguard.io/journal"
-DATA_KEY = "journal.json"
+__all__ = ["DATA_KEY", "Journal", "JournalStore", "WorkloadEntry", "group_name", "is_part", "parse_configmap"]
+SAME_AS_VERIFIED = "=verified"  # a last-success template equal to the entry's verified one
 SELECTOR_ANNOTATION = "rollguard.io/selector"
 FINAL_STATES = frozenset({RunState.SUCCEEDED, RunState.REVERTED, RunState.REPAIRED})  # how a run ends well
 HISTORY_LIMIT = 20
@@ -120,13 +136,14 @@ class Journal:
                 "errors": self.errors,
             },
             "workloads": {k: w.to_json() for k, w in sorted(self.workloads.items())},
-            "last_success": self.last_success,
+            "last_success": _dedup(self.last_success, self.workloads),
             "history": self.history[-HISTORY_LIMIT:],
         }
 
     @classmethod
     def from_json(cls, data: Obj) -> Journal:
         run = data.get("run", {})
+        workloads = {k: WorkloadEntry.from_json(v) for k, v in data.get("workloads", {}).items()}
         return cls(
             namespace=data.get("namespace", ""),
             selector=data.get("selector", ""),
@@ -138,8 +155,8 @@ class Journal:
             updated=run.get("updated", ""),
             error=run.get("error", ""),
             errors=list(run.get("errors", [])),
-            workloads={k: WorkloadEntry.from_json(v) for k, v in data.get("workloads", {}).items()},
-            last_success=dict(data.get("last_success", {})),
+            workloads=workloads,
+            last_success=_undedup(dict(data.get("last_success", {})), workloads),
             history=list(data.get("history", [])),
         )
 
@@ -163,7 +180,7 @@ class Journal:
 
 
 class JournalStore:
-    """Reads and writes one group's journal ConfigMap with optimistic concurrency."""
+    """Reads and writes one group's journal ConfigMap (and its parts) with optimistic concurrency."""
 
     def __init__(self, client: Client, *, namespace: str, selector: str) -> None:
         self._client = client
@@ -171,19 +188,40 @@ class JournalStore:
         self.selector = selector
         self.name = group_name(selector)
         self._rv: str | None = None
+        self._parts: list[str] = []  # the parts the stored journal ConfigMap names
+        # The run state and time of the last write that landed: what the journal says when a later
+        # write fails (a run must name it rather than report a success the journal does not hold).
+        self.last_saved: tuple[RunState, str] | None = None
 
     def load(self) -> Journal | None:
         try:
             cm = self._client.get(CONFIG_MAPS, self.name, namespace=self.namespace)
         except NotFound:
-            self._rv = None
+            self._rv, self._parts = None, []
             return None
         self._rv = cm["metadata"].get("resourceVersion")
-        return parse_configmap(cm)
+        self._parts = part_names(cm)
+        journal = parse_configmap(cm, part=self._get_part)
+        if journal is not None:
+            self.last_saved = (journal.state, journal.updated)
+        return journal
+
+    def describe_last_saved(self) -> str:
+        """What the stored journal says now, for a message about a write that did not land."""
+        if self.last_saved is None:
+            return f"journal {self.name} was never written by this run"
+        state, updated = self.last_saved
+        return f"journal {self.name} still says '{state}' (last written {updated})"
 
     def save(self, journal: Journal) -> None:
         """Write the journal; the resourceVersion precondition stops a second writer silently winning."""
         journal.updated = now()
+        layout = encode(journal.to_json(), name=self.name)
+        for part, chunk in layout.parts.items():  # parts first: the journal ConfigMap's write commits them
+            self._put_part(part, chunk)
+        annotations = {SELECTOR_ANNOTATION: self.selector}
+        if layout.parts_annotation:
+            annotations[PARTS_ANNOTATION] = layout.parts_annotation
         body: Obj = {
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -191,9 +229,10 @@ class JournalStore:
                 "name": self.name,
                 "namespace": self.namespace,
                 "labels": {MANAGED_BY: "rollguard", JOURNAL_LABEL: "true"},
-                "annotations": {SELECTOR_ANNOTATION: self.selector},
+                "annotations": annotations,
             },
-            "data": {DATA_KEY: json.dumps(journal.to_json(), sort_keys=True, separators=(",", ":"))},
+            "data": layout.data,
+            "binaryData": layout.binary,
         }
         for _ in range(3):
             try:
@@ -202,26 +241,83 @@ class JournalStore:
                 else:
                     body["metadata"]["resourceVersion"] = self._rv
                     saved = self._client.replace(CONFIG_MAPS, body, namespace=self.namespace)
-                self._rv = saved["metadata"]["resourceVersion"]
+                self._committed(saved, journal, layout.parts)
                 return
             except Conflict:
                 # A retried request whose first answer was lost conflicts with its own success. Only a
                 # journal of this very run (which holds the lock) is ours to adopt or overwrite;
                 # anyone else's is never overwritten blindly.
                 current = self._client.get(CONFIG_MAPS, self.name, namespace=self.namespace)
-                stored = parse_configmap(current)
+                stored = parse_configmap(current, part=self._get_part)
                 if stored is None or not journal.run_id or stored.run_id != journal.run_id:
                     raise
                 self._rv = current["metadata"]["resourceVersion"]
-                if (current.get("data") or {}) == body["data"]:
+                same = (
+                    (current.get("data") or {}) == body["data"]
+                    and (current.get("binaryData") or {}) == body["binaryData"]
+                    and part_names(current) == list(layout.parts)
+                )
+                if same:
+                    self._committed(current, journal, layout.parts)
                     return
         raise Conflict(f"journal {self.name}: too many write conflicts", status=409)
 
+    def _committed(self, saved: Obj, journal: Journal, parts: dict[str, str]) -> None:
+        self._rv = saved["metadata"]["resourceVersion"]
+        stale, self._parts = [p for p in self._parts if p not in parts], list(parts)
+        self.last_saved = (journal.state, journal.updated)
+        for name in stale:  # no longer named by the journal: nobody reads them again
+            with contextlib.suppress(ApiError):  # left over, harmless: nobody reads an unnamed part
+                self._client.delete(CONFIG_MAPS, name, namespace=self.namespace)
 
-def parse_configmap(cm: Obj) -> Journal | None:
-    """The journal in a ConfigMap, or None when it holds none (or garbage)."""
-    try:
-        data: Any = json.loads((cm.get("data") or {}).get(DATA_KEY, ""))
-    except ValueError:
-        return None
+    def _put_part(self, name: str, chunk: str) -> None:
+        body: Obj = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": name,
+                "namespace": self.namespace,
+                "labels": {MANAGED_BY: "rollguard", JOURNAL_LABEL: "true", PART_OF_LABEL: self.name},
+            },
+            "binaryData": {PART_KEY: chunk},
+        }
+        # Named after the digest of the whole: a part of that name that exists already holds this chunk.
+        with contextlib.suppress(Conflict):
+            self._client.create(CONFIG_MAPS, body, namespace=self.namespace)
+
+    def _get_part(self, name: str) -> Obj | None:
+        try:
+            return self._client.get(CONFIG_MAPS, name, namespace=self.namespace)
+        except NotFound:
+            return None
+
+
+def parse_configmap(cm: Obj, *, part: Callable[[str], Obj | None] | None = None) -> Journal | None:
+    """The journal in a ConfigMap (any layout of `rollguard.journal_codec`), or None when it holds none.
+
+    ``part`` finds a part ConfigMap by name, for a journal too big for one object.
+    """
+    data: Any = decode(cm, part=part)
     return Journal.from_json(copy.deepcopy(data)) if isinstance(data, dict) else None
+
+
+def _dedup(last_success: Obj, workloads: dict[str, WorkloadEntry]) -> Obj:
+    """``last_success`` with each template the entry's verified state already holds replaced by a mark."""
+    templates = last_success.get("templates")
+    if not isinstance(templates, dict):
+        return last_success
+    entries = {k: workloads[k].verified.template for k in templates if k in workloads}
+    short = {k: SAME_AS_VERIFIED if k in entries and entries[k] == t else t for k, t in templates.items()}
+    return {**last_success, "templates": short}
+
+
+def _undedup(last_success: Obj, workloads: dict[str, WorkloadEntry]) -> Obj:
+    templates = last_success.get("templates")
+    if not isinstance(templates, dict):
+        return last_success
+    full = {
+        k: copy.deepcopy(workloads[k].verified.template) if t == SAME_AS_VERIFIED and k in workloads else t
+        for k, t in templates.items()
+        if t != SAME_AS_VERIFIED or k in workloads
+    }
+    return {**last_success, "templates": full}

@@ -45,7 +45,11 @@ def _bare(name: str, directory: Path) -> types.ModuleType:
     init = directory / "__init__.py"
     spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(directory)])
     module.__dict__.update(
-        __file__=str(init), __path__=[str(directory)], __package__=name, __spec__=spec, _rollguard_complete=False
+        __file__=str(init),
+        __path__=[str(directory)],
+        __package__=name,
+        __spec__=spec,
+        _rollguard_complete=False,
     )
 
     def __getattr__(attr: str) -> Any:

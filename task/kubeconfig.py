@@ -35,7 +35,10 @@ HOME_FILE = "~/.kube/config"
 ENTRY_LISTS = (("clusters", "cluster"), ("users", "user"), ("contexts", "context"))
 # File references client-go resolves against the entry's file (GetClusterFileReferences,
 # GetAuthInfoFileReferences).
-PATH_FIELDS = {"cluster": ("certificate-authority",), "user": ("client-certificate", "client-key", "tokenFile")}
+PATH_FIELDS = {
+    "cluster": ("certificate-authority",),
+    "user": ("client-certificate", "client-key", "tokenFile"),
+}
 
 Config = dict[str, Any]
 

@@ -231,4 +231,3 @@ class Repair(GroupRun):
             + (f"; see journal {self.store.name}" if self.plan.grouped else "")
         )
         return Status.INCONSISTENT
-

@@ -6,8 +6,11 @@ the Tekton results carry exactly the words pipelines test (``succeeded|reverted|
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,12 +102,35 @@ def write_report(outcome: Outcome, path: str) -> None:
 
 
 def write_json(data: Any, path: str) -> None:
-    """Write JSON atomically (a reader never sees half a report)."""
-    target = Path(path)
+    """Write JSON to ``path`` as `rollguard.commands.common.check_report_path` judged it in preflight.
+
+    A symlink is followed (its target written, the link kept); a character device or FIFO
+    (``/dev/stdout``, a pipe) is written in place, so it stays what it is and a failed write (``/dev/full``)
+    raises; anything else is a regular file replaced atomically: a reader never sees half a report.
+    """
+    target = Path(os.path.realpath(Path(path).expanduser()))
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        mode = 0
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        with open(target, "w") as stream:
+            stream.write(text)
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    tmp.replace(target)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(tmp, 0o644)  # as a plain write would leave it, not mkstemp's 0600
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def default_results_dir() -> str | None:

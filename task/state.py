@@ -15,7 +15,7 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 
 from rollguard.errors import RefusedError
-from rollguard.journal import SELECTOR_ANNOTATION, Journal, WorkloadEntry, parse_configmap
+from rollguard.journal import SELECTOR_ANNOTATION, Journal, WorkloadEntry, is_part, parse_configmap
 from rollguard.kinds import KINDS, Kind, Owners, images_of, kind_of, pods_of_revision
 from rollguard.kinds.base import as_int
 from rollguard.kinds.triggers import moving
@@ -65,6 +65,7 @@ __all__ = [
     "WorkloadState",
     "assess",
     "assess_namespace",
+    "drift_reference",
     "group_for",
     "matches",
     "moving_tag",
@@ -98,9 +99,13 @@ def read_groups(
 ) -> list[Group]:
     """The rollout groups of a namespace from its journal ConfigMaps and their Leases."""
     by_name = {lease["metadata"]["name"]: lease for lease in leases}
+    cms = list(configmaps)
+    parts = {cm["metadata"]["name"]: cm for cm in cms if is_part(cm)}
     groups = []
-    for cm in configmaps:
-        journal = parse_configmap(cm)
+    for cm in cms:
+        if is_part(cm):
+            continue
+        journal = parse_configmap(cm, part=parts.get)
         meta = cm.get("metadata", {})
         selector = (meta.get("annotations") or {}).get(SELECTOR_ANNOTATION) or (
             journal.selector if journal else ""
@@ -129,12 +134,43 @@ def read_groups(
 
 
 def group_for(ref: WorkloadRef, labels: Mapping[str, str], groups: Iterable[Group]) -> Group | None:
-    """The group a workload belongs to: one whose journal names it, else the most specific match."""
+    """The group a workload belongs to: of those matching its labels, the one whose journal names it and
+    was written last (the last run that acted on it, whatever its selector), else the most specific.
+
+    A one-off run on a narrower selector thus owns a workload only until a later run acts on it.
+    """
     candidates = [g for g in groups if matches(g.selector, labels)]
-    candidates.sort(
-        key=lambda g: (ref.key not in g.journal.workloads, -len(requirements(g.selector)), g.name)
-    )
+    candidates.sort(key=lambda g: (-len(requirements(g.selector)), g.name))
+    candidates.sort(key=lambda g: g.journal.updated if ref.key in g.journal.workloads else "", reverse=True)
     return candidates[0] if candidates else None
+
+
+def verified_at(journal: Journal, key: str) -> str:
+    """When ``journal``'s last success verified workload ``key`` ("" when it never did)."""
+    success = journal.last_success
+    if key not in (success.get("templates") or {}):
+        return ""
+    return str((success.get("at") or {}).get(key) or success.get("finished") or "")
+
+
+def drift_reference(key: str, labels: Mapping[str, str], groups: Iterable[Group]) -> tuple[Obj, str] | None:
+    """The template the last run that verified workload ``key`` saw, and that run's id.
+
+    Whatever selector that run used: a narrower run's reference holds for the workloads it verified
+    until a later run (of any group the workload is in) verifies them again.
+    """
+    best: tuple[str, Obj, str] | None = None
+    for group in groups:
+        at = verified_at(group.journal, key)
+        template = (group.journal.last_success.get("templates") or {}).get(key)
+        if (
+            at
+            and isinstance(template, dict)
+            and matches(group.selector, labels)
+            and (best is None or at > best[0])
+        ):
+            best = (at, template, str(group.journal.last_success.get("run_id", "?")))
+    return (best[1], best[2]) if best else None
 
 
 # -- findings ------------------------------------------------------------------------------------------
@@ -210,6 +246,9 @@ def _group_findings(
     group: Group,
     members: Mapping[str, dict[str, str]],
     kind: Kind,
+    *,
+    labels: Mapping[str, str],
+    groups: Iterable[Group],
 ) -> list[Finding]:
     journal = group.journal
     found: list[Finding] = []
@@ -227,15 +266,12 @@ def _group_findings(
             found.append(Finding(HALF_ROLLED, reason))
     if not journal.final and group.lock_live:
         return found  # a run is rolling the group out right now: its templates are meant to differ
-    verified = (journal.last_success.get("templates") or {}).get(key)
+    reference = drift_reference(key, labels, groups)
     live = obj.get("spec", {}).get("template", {})
-    if isinstance(verified, dict) and normalized(verified) != normalized(live):
-        changes = "; ".join(template_changes(verified, live))
+    if reference is not None and normalized(reference[0]) != normalized(live):
+        changes = "; ".join(template_changes(reference[0], live))
         found.append(
-            Finding(
-                DRIFTED,
-                f"pod template differs from what run {journal.last_success.get('run_id', '?')} verified: {changes}",
-            )
+            Finding(DRIFTED, f"pod template differs from what run {reference[1]} verified: {changes}")
         )
     return found
 
@@ -331,10 +367,20 @@ def assess(
     mine = k.owned(obj, revisions)
     pod_list = list(pods)
     snap = k.snapshot(obj)
+    groups = list(groups)
     group = group_for(snap.ref, snap.labels, groups)
     findings = _progress_findings(k, obj, mine, pod_list, now)
     if group is not None:
-        findings += _group_findings(snap.ref.key, obj, mine, group, members or {snap.ref.key: snap.images}, k)
+        findings += _group_findings(
+            snap.ref.key,
+            obj,
+            mine,
+            group,
+            members or {snap.ref.key: snap.images},
+            k,
+            labels=snap.labels,
+            groups=groups,
+        )
     findings += _mutable_findings(k, obj)
     status = obj.get("status", {})
     available, desired = as_int(status.get("availableReplicas")), snap.replicas

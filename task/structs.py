@@ -148,6 +148,8 @@ class WorkloadOutcome(enum.StrEnum):
     RESUMED = "resumed"
     REDEPLOYED = "redeployed"
     INCONSISTENT = "inconsistent"
+    EDITED = "edited"  # changed by someone else after the run's write: left as they set it
+    DELETED = "deleted"  # deleted by someone else while the run was on it
 
 
 class WorkloadPhase(enum.StrEnum):
@@ -166,6 +168,8 @@ class WorkloadPhase(enum.StrEnum):
     REVERTING = "reverting"  # the group revert wrote its verified state back
     REVERTED = "reverted"  # back on the verified state, verified (also `revert`'s own success)
     ERROR = "error"  # its revert failed or was not verified: the group is inconsistent
+    EDITED = "edited"  # someone else changed it after the run's write: theirs now, left as they set it
+    DELETED = "deleted"  # someone else deleted it during the run: nothing to revert
 
     @classmethod
     def read(cls, value: object) -> WorkloadPhase:
@@ -197,6 +201,8 @@ _OUTCOMES = {
     WorkloadPhase.REVERTING: WorkloadOutcome.REVERTING,
     WorkloadPhase.REVERTED: WorkloadOutcome.REVERTED,
     WorkloadPhase.ERROR: WorkloadOutcome.INCONSISTENT,
+    WorkloadPhase.EDITED: WorkloadOutcome.EDITED,
+    WorkloadPhase.DELETED: WorkloadOutcome.DELETED,
 }
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from rollguard.client import Client
     from rollguard.kubeconfig import Connection
 
@@ -81,23 +83,43 @@ def connect(args: argparse.Namespace) -> Client:
 
 
 def check_report_path(path: str | None, flag: str = "--report") -> None:
-    """Refuse (exit 2, before any change) a report path that could not be written at the end."""
+    """Refuse (exit 2, before any change) a report path that could not be written at the end.
+
+    The path is judged as `rollguard.report.write_json` will write it: a symlink by its target, a
+    character device or FIFO (``/dev/stdout``) in place, anything else as a file replaced atomically,
+    which needs a directory the run can create files in (probed, so a read-only or immutable directory
+    is refused even for root, whom permission bits do not stop).
+    """
     if not path:
         return
+    import stat
     from pathlib import Path
 
     from rollguard.errors import RefusedError
 
-    target = Path(path).expanduser()
-    existing = next((p for p in (target.parent, *target.parent.parents) if p.exists()), None)
-    if (
-        target.is_dir()
-        or existing is None
-        or not existing.is_dir()
-        or not os.access(existing, os.W_OK | os.X_OK)
-    ):
+    target = Path(os.path.realpath(Path(path).expanduser()))
+    problem = ""
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        problem = f"it cannot be examined ({exc.strerror})"
+        mode = None
+    if problem:
+        pass
+    elif mode is not None and stat.S_ISDIR(mode):
+        problem = "it is a directory"
+    elif mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+        problem = "" if os.access(target, os.W_OK) else "it is a device or FIFO that is not writable"
+    elif mode is not None and not stat.S_ISREG(mode):
+        problem = "it is neither a regular file, a character device nor a FIFO"
+    else:
+        problem = _creatable(target.parent)
+    if problem:
         raise RefusedError(
-            f"{flag} {path[:80]!r} cannot be written", fix="pass a file path in a writable directory"
+            f"{flag} {path[:80]!r} cannot be written: {problem}",
+            fix="pass a file path in a writable directory (or a writable device such as /dev/stdout)",
         )
 
 
@@ -110,20 +132,35 @@ def check_results_dir(path: str | None, flag: str = "--results-dir") -> None:
     from rollguard.errors import RefusedError
 
     target = Path(path).expanduser()
-    existing = next((p for p in (target, *target.parents) if p.exists()), None)
-    problem = ""
-    if existing is None or not existing.is_dir():
-        problem = "is not a directory" if existing == target else f"is under {str(existing)[:80]!r}, not a directory"
-    elif not os.access(existing, os.W_OK | os.X_OK):
-        problem = "is not writable" if existing == target else f"cannot be created in {str(existing)[:80]!r}"
-    else:
+    problem = _creatable(target)
+    if not problem:
         taken = [n for n in ("status", "summary") if (target / n).is_dir()]
-        problem = f"holds a directory named {taken[0]!r} where the result goes" if taken else ""
+        problem = f"it holds a directory named {taken[0]!r} where the result goes" if taken else ""
     if problem:
         raise RefusedError(
-            f"{flag} {path[:80]!r} {problem}: the Tekton results could not be written",
+            f"{flag} {path[:80]!r} cannot be used: {problem}: the Tekton results could not be written",
             fix="pass a writable directory (in a Task, leave it out: /tekton/results is used)",
         )
+
+
+def _creatable(directory: Path) -> str:
+    """Why files cannot be created in ``directory`` (made as needed), or "" when they can.
+
+    The nearest existing ancestor is probed with a real file (created, then removed): permission bits
+    alone would pass a read-only filesystem, an immutable directory, or anything for root.
+    """
+    import tempfile
+
+    existing = next((p for p in (directory, *directory.parents) if p.exists()), None)
+    if existing is None or not existing.is_dir():
+        return f"{str(existing or directory)[:80]!r} is not a directory"
+    try:
+        fd, probe = tempfile.mkstemp(dir=existing, prefix=".rollguard-probe-")
+    except OSError as exc:
+        return f"no file can be created in {str(existing)[:80]!r} ({exc.strerror or type(exc).__name__})"
+    os.close(fd)
+    os.unlink(probe)
+    return ""
 
 
 def write_or_warn(write: Callable[[], None], what: str) -> None:
@@ -158,15 +195,19 @@ def silence_stdout() -> None:
     os.close(devnull)
 
 
+SIGNAL_NAMES: dict[int, str] = {signal.SIGTERM: "SIGTERM", signal.SIGINT: "SIGINT (Ctrl-C)"}
+
+
 def install_sigterm(
     cancel: threading.Event,
     wake: Callable[[], None] | None = None,
     abort: threading.Event | None = None,
+    on_signal: Callable[[str], None] | None = None,
 ) -> None:
-    """First SIGTERM: stop and revert. The platform SIGKILLs at the end of its grace period, so the
-    revert may wait only `term_grace()` seconds from then: at that point, or on a second SIGTERM,
-    ``abort`` is set and the run ends with exit 3 and a journal saying what is left, instead of
-    being killed without a report.
+    """SIGTERM and SIGINT (Ctrl-C) alike. The first: stop and revert. The platform SIGKILLs at the end
+    of its grace period, so the revert may wait only `term_grace()` seconds from then: at that point,
+    or on a second SIGTERM or Ctrl-C, ``abort`` is set and the run ends with exit 3 and a journal saying
+    what is left, instead of being killed without a report. ``on_signal`` hears the first signal's name.
     """
 
     def stop_waiting(why: str) -> None:
@@ -177,20 +218,29 @@ def install_sigterm(
                 wake()
 
     def handler(signum: int, frame: Any) -> None:
+        name = SIGNAL_NAMES.get(signum, f"signal {signum}")
         if cancel.is_set():
-            stop_waiting("second SIGTERM received")
+            stop_waiting(f"second {name.split()[0]} received")
             return
-        print("rollguard: SIGTERM received: stopping and reverting the group", file=sys.stderr, flush=True)
+        if on_signal is not None:
+            on_signal(name)
+        again = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
+        print(
+            f"rollguard: {name} received: stopping and reverting the group (a second {again} stops the revert)",
+            file=sys.stderr,
+            flush=True,
+        )
         cancel.set()
         if abort is not None:
             grace = term_grace()
-            timer = threading.Timer(grace, stop_waiting, args=(f"the {grace}s SIGTERM grace is over",))
+            timer = threading.Timer(grace, stop_waiting, args=(f"the {grace}s grace after {name} is over",))
             timer.daemon = True
             timer.start()
         if wake is not None:
             wake()
 
-    signal.signal(signal.SIGTERM, handler)
+    for signum in SIGNAL_NAMES:
+        signal.signal(signum, handler)
 
 
 TERM_GRACE = 25  # under Tekton's default terminationGracePeriodSeconds (30) before SIGKILL

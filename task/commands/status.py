@@ -163,5 +163,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(to_json(namespaces), indent=2, sort_keys=True))
     else:
         lines = [heading("status", where, args), *render(namespaces)]
-        print("\n".join(lines) if len(lines) > 1 else f"{lines[0]}\nno DeploymentConfigs or Deployments found")
+        print(
+            "\n".join(lines) if len(lines) > 1 else f"{lines[0]}\nno DeploymentConfigs or Deployments found"
+        )
     return 0
