@@ -22,7 +22,7 @@ NAMESPACE_HELP = (
     "namespace (default: the kubeconfig context's namespace; in a pod, the pod's; else 'default')"
 )
 NAMESPACE_RULE = (
-    "namespace: -n NS, else the current kubeconfig context's namespace, else (in a pod) the pod's "
+    "Namespace: -n NS, else the current kubeconfig context's namespace, else (in a pod) the pod's "
     "namespace, else 'default', as kubectl; the first line of output names the one in use"
 )
 
