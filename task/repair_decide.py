@@ -434,9 +434,7 @@ def decide_repair(read: RepairRead) -> RepairPlan:
         )
         blocker = kind.rollout_blocker(body) if rolls else None
         if blocker:
-            raise RefusedError(
-                f"{wp.key} {blocker}", fix=f"add it (oc set triggers {wp.key} --from-config) first"
-            )
+            raise RefusedError(f"{wp.key} {blocker}", fix=f"{kind.blocker_fix(wp.key)} first")
         plan.changes.append(
             Change(
                 ref=snapshot.ref,

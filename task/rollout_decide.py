@@ -340,7 +340,7 @@ def decide_rollout(
         if blocker:
             raise RefusedError(
                 f"{plan.key} {blocker}",
-                fix=f"add it (oc set triggers {plan.key} --from-config) or leave {plan.key} out of the selector",
+                fix=f"{plan.kind.blocker_fix(plan.key)} or leave {plan.key} out of the selector",
             )
     return Plan(
         namespace=read.namespace,

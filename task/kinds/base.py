@@ -257,6 +257,10 @@ class Kind:
         """Why a template change would not start a rollout by itself, or None."""
         return None
 
+    def blocker_fix(self, key: str) -> str:
+        """How a user lifts the `rollout_blocker` of workload ``key`` (the start of a refusal's fix)."""
+        return f"make {key} roll out a changed template"
+
     # -- states a revert returns to ----------------------------------------------------------------
 
     def verified_state(self, obj: Obj, revisions: list[Obj]) -> VerifiedState:

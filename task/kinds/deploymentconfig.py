@@ -196,6 +196,9 @@ class DeploymentConfigKind(Kind):
             return "has no ConfigChange trigger, so a changed template would not roll out by itself"
         return None
 
+    def blocker_fix(self, key: str) -> str:
+        return f"add it (oc set triggers {key} --from-config)"
+
     def with_images(self, obj: Obj, images: dict[str, str], *, trigger_tags: dict[str, str]) -> Obj:
         body = super().with_images(obj, images, trigger_tags=trigger_tags)
         trig.dc_pin(body["spec"].get("triggers") or [], images, trigger_tags=trigger_tags)
