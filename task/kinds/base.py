@@ -67,6 +67,13 @@ class ContainerNames:
         return text + (f"; init containers: {', '.join(self.init)}" if self.init else "")
 
 
+def pick(obj: Any, keys: Iterable[str]) -> Obj:
+    """The entries of ``obj`` (a dict, else nothing) whose keys are among ``keys``."""
+    if not isinstance(obj, dict):
+        return {}
+    return {k: obj[k] for k in keys if k in obj}
+
+
 def owned_by(obj: Obj, owner: Obj) -> bool:
     uid = owner.get("metadata", {}).get("uid")
     return any(ref.get("uid") == uid for ref in obj.get("metadata", {}).get("ownerReferences", []) or [])
@@ -218,6 +225,11 @@ class Kind:
 
     def revision_status(self, rev: Obj, *, newest: bool) -> str:
         """One word for a revision's state (the history shown by status and the TUI)."""
+        raise NotImplementedError
+
+    def slim_revision(self, rev: Obj, *, metadata: Obj) -> Obj:
+        """A revision object cut to what the kind's rules read, with the slim ``metadata`` given
+        (`rollguard.reduce`: read-only views keep a fraction of what the API sends)."""
         raise NotImplementedError
 
     # -- completion --------------------------------------------------------------------------------

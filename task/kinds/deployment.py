@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 
-from rollguard.kinds.base import DEFAULT_DEADLINE, HASH_LABEL, Kind, as_int, parse_time
+from rollguard.kinds.base import DEFAULT_DEADLINE, HASH_LABEL, Kind, as_int, parse_time, pick
 from rollguard.readiness import condition, get, observed
 from rollguard.resources import DEPLOYMENTS, REPLICA_SETS
 from rollguard.structs import DEPLOYMENT, Obj, Phase, Progress
@@ -78,6 +78,14 @@ class DeploymentKind(Kind):
     def revision_status(self, rev: Obj, *, newest: bool) -> str:
         """``active`` (the newest, or still scaled up) or ``old``."""
         return "active" if newest or as_int(rev.get("spec", {}).get("replicas")) else "old"
+
+    def slim_revision(self, rev: Obj, *, metadata: Obj) -> Obj:
+        """A ReplicaSet: its replicas and pod template."""
+        return {
+            "metadata": metadata,
+            "spec": pick(rev.get("spec"), ("replicas", "template")),
+            "status": pick(rev.get("status"), ("replicas", "readyReplicas", "availableReplicas")),
+        }
 
     def is_complete_revision(self, rev: Obj) -> bool:
         return int(rev.get("status", {}).get("availableReplicas", 0) or 0) > 0

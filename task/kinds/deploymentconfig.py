@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from rollguard.kinds import triggers as trig
-from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time
+from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time, pick
 from rollguard.kinds.triggers import ImageTrigger
 from rollguard.readiness import get, observed
 from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
@@ -34,6 +34,18 @@ def encoded_config(rev: Obj) -> Any:
     """The DC as it was for an RC's revision (None for ReplicaSets)."""
     text = rev.get("metadata", {}).get("annotations", {}).get(ENCODED_DC_ANNOTATION)
     return json.loads(text) if text else None
+
+
+def compact_encoded_config(text: str) -> str:
+    """An RC's encoded DC cut to the spec's template and triggers (all rollguard reads of it)."""
+    try:
+        config = json.loads(text)
+    except ValueError:
+        return text  # kept as it is: `rc_template` judges garbage the same way either way
+    if not isinstance(config, dict) or not isinstance(config.get("spec"), dict):
+        return text
+    spec = pick(config["spec"], ("template", "triggers"))
+    return json.dumps({"spec": spec}, separators=(",", ":"))
 
 
 def rc_template(rc: Obj) -> Obj | None:
@@ -145,6 +157,20 @@ class DeploymentConfigKind(Kind):
     def revision_failure(self, rev: Obj) -> str | None:
         status = self.revision_status(rev, newest=False)
         return status.lower() if status in ("Failed", "Cancelled") else None
+
+    def slim_revision(self, rev: Obj, *, metadata: Obj) -> Obj:
+        """An RC: its phase annotations and the DC it was made from (compacted)."""
+        encoded = ((rev.get("metadata") or {}).get("annotations") or {}).get(ENCODED_DC_ANNOTATION)
+        spec = pick(rev.get("spec"), ("replicas",))
+        if encoded:
+            metadata.setdefault("annotations", {})[ENCODED_DC_ANNOTATION] = compact_encoded_config(encoded)
+        elif "template" in (rev.get("spec") or {}):
+            spec["template"] = rev["spec"]["template"]  # no encoded config: the RC's own template is shown
+        return {
+            "metadata": metadata,
+            "spec": spec,
+            "status": pick(rev.get("status"), ("replicas", "readyReplicas")),
+        }
 
     def is_complete_revision(self, rev: Obj) -> bool:
         return bool(rev.get("metadata", {}).get("annotations", {}).get(PHASE_ANNOTATION) == "Complete")

@@ -16,19 +16,20 @@ import pytest
 import yaml
 
 from rollguard import reduce
-from rollguard.kinds import dc_progress, deployment_progress
+from rollguard.kinds import KINDS, dc_progress, deployment_progress
 from rollguard.kinds.deploymentconfig import ENCODED_DC_ANNOTATION
 from rollguard.readiness import pod_doom
 from rollguard.resources import PODS, REPLICATION_CONTROLLERS
 from rollguard.state import assess_namespace
+from rollguard.structs import DC, DEPLOYMENT
 from tests.tui import fixtures as tui_fixtures
 from tests.unit.test_state import AFTER_RUN, FIXTURES, load
 
 RESOURCE = {
     "dcs": reduce.workload,
     "deployments": reduce.workload,
-    "rcs": reduce.replication_controller,
-    "rss": reduce.replica_set,
+    "rcs": reduce.revision(KINDS[DC]),
+    "rss": reduce.revision(KINDS[DEPLOYMENT]),
     "pods": reduce.pod,
     "configmaps": reduce.whole,
     "leases": reduce.whole,
@@ -117,7 +118,7 @@ def test_pod_fixtures_doom_alike(path: Path) -> None:
 def test_readiness_fixtures_alike(path: Path) -> None:
     data = yaml.safe_load(path.read_text())
     if "dc" in data:
-        rc = reduce.replication_controller(data["rc"]) if data.get("rc") else None
+        rc = reduce.revision(KINDS[DC])(data["rc"]) if data.get("rc") else None
         assert dc_progress(reduce.workload(data["dc"]), rc) == dc_progress(data["dc"], data.get("rc"))
     else:
         assert deployment_progress(reduce.workload(data["deployment"])) == deployment_progress(
