@@ -65,6 +65,9 @@ async def test_revert_the_reference_case_from_the_tui(sandbox, namespace, client
         assert set(changes) == {"dc/dc1", "dc/dc2", "dc/dc3"}
         assert changes["dc/dc3"].paused_before and not changes["dc/dc3"].paused_after
         assert dialog.plan.command == f"rollguard revert -l app=shop-api -n {namespace}"
+        # the side effect on dc3's trigger (its tag moved on: made manual) is in the text the dialog shows
+        shown = str(dialog.query_one("#notes").render())
+        assert "dc/dc3: image trigger of app on dc3:latest made manual" in shown, shown
         await pilot.press("y")
         await until(pilot, lambda: dialog.state == "done", timeout=240, what="the revert to end")
         assert dialog.result.ok, (dialog.result, dialog.query_one("#progress").lines)
