@@ -5,7 +5,8 @@ stopped by PID at the end, even when tests fail; it sets KUBECONFIG for the sess
 `alice` and `bob` exist in it (no permissions until a test binds a Role): `sandbox.user_kubeconfig("alice")`.
 Set ROLLGUARD_TEST_SANDBOX=DIR to use a sandbox you started with `python -m sandbox up --dir DIR`
 instead (it is left running; only `alice`/`bob` need `up` with those tokens).
-`k8s` (session): a kubernetes ApiClient for the sandbox's admin. `namespace`: a new namespace, deleted after.
+`k8s` (session): a kubernetes ApiClient for the sandbox's admin. `client`: rollguard's own Client for the
+sandbox's admin. `namespace`: a new namespace, deleted after. Constants and helpers: tests/support.py.
 Tests that use the sandbox are marked `cluster` automatically.
 """
 
@@ -20,9 +21,11 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from kubernetes import client, config, watch
+from kubernetes import client as kube
+from kubernetes import config, watch
 from kubernetes.client.rest import ApiException
 
+from rollguard.client import Client
 from sandbox import cluster
 
 TEST_USERS = [("alice-token", "alice", "alice"), ("bob-token", "bob", "bob")]
@@ -66,15 +69,20 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[cluster.Sandbo
 
 
 @pytest.fixture(scope="session")
-def k8s(sandbox: cluster.Sandbox) -> Iterator[client.ApiClient]:
+def k8s(sandbox: cluster.Sandbox) -> Iterator[kube.ApiClient]:
     api = config.new_client_from_config(config_file=str(sandbox.kubeconfig))
     yield api
     api.close()
 
 
 @pytest.fixture
-def namespace(k8s: client.ApiClient, request: pytest.FixtureRequest) -> Iterator[str]:
-    core = client.CoreV1Api(k8s)
+def client(sandbox: cluster.Sandbox) -> Client:
+    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
+
+
+@pytest.fixture
+def namespace(k8s: kube.ApiClient, request: pytest.FixtureRequest) -> Iterator[str]:
+    core = kube.CoreV1Api(k8s)
     name = namespace_name(request.node.name)
     core.create_namespace({"metadata": {"name": name}})
     # Pods are refused until the token controller has given the default service account its token.

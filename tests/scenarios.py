@@ -24,11 +24,8 @@ from rollguard.resources import (
 )
 from rollguard.state import WorkloadState
 from rollguard.structs import DC, Obj
-from tests.support import SELECTOR, create_group, dc_body, rolled_out, rollguard, wait_until
+from tests.support import CRASH, NEW, OLD, SELECTOR, create_group, dc_body, rolled_out, rollguard, wait_until
 
-OLD = "registry.local/shop/api:v1"
-NEW = "registry.local/shop/api:v2"
-CRASH = "registry.local/shop/api:v2-crash"
 PHASE = "openshift.io/deployment.phase"
 
 

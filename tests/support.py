@@ -1,6 +1,9 @@
-"""Test support: build real-shaped workloads, wait on conditions through the watch API, run the CLI.
+"""Test support: the test group's constants, real-shaped workloads, waits through the watch API, the CLI.
 
 Shared by the cluster tests; everything here talks to the live sandbox through rollguard's own Client.
+The one place for what several test files use: the group (`SELECTOR`, its journal's and lock's name
+`JOURNAL`), the images (`OLD`, `NEW`, ...; the stand-in kubelet, sandbox/kubelet.py, fails them by tag),
+and the journal readers. Fixtures (`client`, `namespace`, `sandbox`, `k8s`) live in tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from rollguard.client import Client
+from rollguard.errors import NotFound
+from rollguard.inputs import parse_selector
+from rollguard.journal import DATA_KEY, group_name
 from rollguard.kinds import KINDS, images_of
 from rollguard.resources import (
     CONFIG_MAPS,
@@ -31,6 +37,14 @@ from rollguard.structs import DC, DEPLOYMENT, Obj, Phase
 
 GROUP_LABELS = {"app": "shop-api"}
 SELECTOR = "app=shop-api"
+JOURNAL = group_name(parse_selector(SELECTOR))  # the group's journal ConfigMap and its Lease
+
+IMAGE = "registry.local/shop/api"  # the test group's repository; a tag's suffix tells the kubelet what to do
+OLD = f"{IMAGE}:v1"
+NEW = f"{IMAGE}:v2"
+CRASH = f"{IMAGE}:v2-crash"  # a new version whose pods crash-loop
+NEWER = f"{IMAGE}:v3"  # a third version, for a run after a run
+NEWER_CRASH = f"{IMAGE}:v3-crash"
 
 
 def dc_body(
@@ -147,6 +161,25 @@ def create_group(client: Client, namespace: str, bodies: list[Obj]) -> None:
         rolled_out(client, body["kind"], namespace, body["metadata"]["name"])
 
 
+def journal(client: Client, namespace: str) -> Obj | None:
+    """The test group's journal record as JSON, None when there is none."""
+    try:
+        cm = client.get(CONFIG_MAPS, JOURNAL, namespace=namespace)
+    except NotFound:
+        return None
+    record: Obj = json.loads(cm["data"][DATA_KEY])
+    return record
+
+
+def journal_reaches(client: Client, namespace: str, *states: str, timeout: float = 90) -> Obj:
+    """Watch the test group's journal until its run is in one of ``states``; the record then."""
+    cm = wait_until(client, CONFIG_MAPS, namespace, JOURNAL,
+                    lambda o: json.loads(o["data"][DATA_KEY])["run"]["state"] in states,
+                    timeout=timeout, what=f"journal state in {states}")  # fmt: skip
+    record: Obj = json.loads(cm["data"][DATA_KEY])
+    return record
+
+
 @dataclass
 class WorkloadView:
     """What a test asserts on: a workload's live state."""
@@ -221,9 +254,16 @@ def rollguard(
     return Result(proc.returncode, proc.stdout, proc.stderr, data)
 
 
-def start_rollguard(kubeconfig: str | Path, *args: str) -> subprocess.Popen[str]:
+def start_rollguard(
+    kubeconfig: str | Path, *args: str, report: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    """Start the CLI as a subprocess and return at once (to kill it, or to race it)."""
     cmd = [sys.executable, "-m", "rollguard.cli", *args, "--kubeconfig", str(kubeconfig)]
-    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if report is not None:
+        cmd += ["--report", str(report)]
+    return subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
+    )
 
 
 def pin(sandbox: Any, ref: str) -> str:

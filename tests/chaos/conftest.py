@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.client import Client
 from tests.chaos import ledger
 from tests.chaos.proxy import FaultProxy
 
@@ -28,11 +27,6 @@ AREAS = {
 }
 _STARTED = time.monotonic()
 HERE = Path(__file__).resolve().parent
-
-
-@pytest.fixture
-def client(sandbox) -> Client:
-    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
 
 
 @pytest.fixture

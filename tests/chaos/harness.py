@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import secrets
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -21,28 +19,29 @@ from pathlib import Path
 
 from rollguard.client import Client
 from rollguard.errors import ApiError, NotFound
-from rollguard.inputs import parse_selector
-from rollguard.journal import DATA_KEY, FINAL_STATES, group_name
+from rollguard.journal import FINAL_STATES
 from rollguard.lock import read_lease
-from rollguard.resources import CONFIG_MAPS, LEASES, NAMESPACES, Resource
+from rollguard.resources import LEASES, NAMESPACES, Resource
 from tests.support import (
     DC,
     DEPLOYMENT,
+    JOURNAL,
+    NEW,
+    NEWER,
+    NEWER_CRASH,
+    OLD,
     SELECTOR,
     Result,
     create_group,
     dc_body,
     deployment_body,
+    journal,
     rollguard,
     view,
     wait_until,
 )
+from tests.support import start_rollguard as start
 
-OLD = "registry.local/shop/api:v1"
-NEW = "registry.local/shop/api:v2"
-NEWER = "registry.local/shop/api:v3"
-CRASH = "registry.local/shop/api:v3-crash"
-JOURNAL = group_name(parse_selector(SELECTOR))
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 GROUP = ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web"))
 TARGET = {DC: "dc", DEPLOYMENT: "deploy"}
@@ -73,14 +72,6 @@ def scratch_namespace(client: Client, prefix: str) -> Iterator[str]:
 
 def make_group(client: Client, namespace: str, image: str = OLD) -> None:
     create_group(client, namespace, [dc_body("dc1", image), dc_body("dc2", image), deployment_body("web", image)])
-
-
-def journal(client: Client, namespace: str) -> dict | None:
-    try:
-        cm = client.get(CONFIG_MAPS, JOURNAL, namespace=namespace)
-    except NotFound:
-        return None
-    return json.loads(cm["data"][DATA_KEY])
 
 
 def lease_live(client: Client, namespace: str) -> bool:
@@ -142,17 +133,6 @@ def assert_consistent(
     return Verdict(side=side, journal_state=state, checks=checks)
 
 
-def start(
-    kubeconfig: str | Path, *args: str, report: Path | None = None, env: dict[str, str] | None = None
-) -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "rollguard.cli", *args, "--kubeconfig", str(kubeconfig)]
-    if report is not None:
-        cmd += ["--report", str(report)]
-    return subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **(env or {})}
-    )
-
-
 def finish(proc: subprocess.Popen[str], report: Path | None = None, timeout: float = 180) -> Result:
     out, err = proc.communicate(timeout=timeout)
     data = json.loads(report.read_text()) if report is not None and report.exists() else {}
@@ -170,4 +150,4 @@ def killer(proc: subprocess.Popen[str], sig: int = signal.SIGKILL) -> callable:
     return hook
 
 
-__all__ = ["DC", "DEPLOYMENT", "SELECTOR"]
+__all__ = ["DC", "DEPLOYMENT", "JOURNAL", "NEW", "NEWER", "NEWER_CRASH", "OLD", "SELECTOR", "journal", "start"]

@@ -15,7 +15,7 @@ import pytest
 from rollguard.client import Client
 from tests.chaos import harness as h
 from tests.chaos.proxy import FaultPlan, FaultProxy
-from tests.support import view
+from tests.support import IMAGE, view
 
 WORKLOAD_WRITES = frozenset({"deploymentconfigs", "deployments"})
 
@@ -37,7 +37,7 @@ PLANS = {
     "cut-watches": FaultPlan(watch_cut_after=(0, 3), max_watch_cuts=25, max_faults=25),
 }
 SEEDS = (1, 2, 3)
-SLOW3 = "registry.local/shop/api:v2-slow3"
+SLOW3 = f"{IMAGE}:v2-slow3"
 
 
 def check_resumes(proxy: FaultProxy) -> int:

@@ -13,9 +13,9 @@ import pytest
 
 from rollguard.resources import DEPLOYMENT_CONFIGS
 from tests.chaos import harness as h
-from tests.chaos.test_sigterm import journal_reaches
+from tests.support import IMAGE, journal_reaches
 
-SLOW = "registry.local/shop/api:v2-slow8"  # the winner outlives the losers' start-up
+SLOW = f"{IMAGE}:v2-slow8"  # the winner outlives the losers' start-up
 
 
 def race(kubeconfig, namespace: str, runs: int) -> tuple[h.Result, list[h.Result]]:
@@ -70,7 +70,7 @@ def test_repairs_while_a_rollout_runs_are_refused(client, sandbox, proxy, tmp_pa
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace)
     rollout = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                      *h.image_args("registry.local/shop/api:v2-slow15"))
+                      *h.image_args(f"{IMAGE}:v2-slow15"))
     journal_reaches(client, namespace, "watching")
     holder = h.journal(client, namespace)["run"]["id"]
     before = len(proxy.mutating())
@@ -86,12 +86,12 @@ def test_repairs_while_a_rollout_runs_are_refused(client, sandbox, proxy, tmp_pa
     assert not others, [(r.method, r.path) for r in others]
     done = h.finish(rollout, timeout=120)
     assert done.code == 0, done.stdout[-1500:] + done.stderr
-    verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, ("registry.local/shop/api:v2-slow15",))
+    verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (f"{IMAGE}:v2-slow15",))
     ledger_entry.case("repairs during a rollout", faults={"concurrent repair": len(REPAIRS)},
                       states=verdict.checks + len(REPAIRS) + 2, detail=f"refused naming run {holder}: {refused}")
 
 
-HUMAN = "registry.local/shop/api:v9-hotfix"
+HUMAN = f"{IMAGE}:v9-hotfix"
 
 
 @pytest.mark.parametrize("when", ["before-its-write", pytest.param("after-its-write", marks=pytest.mark.chaos)])
@@ -107,7 +107,7 @@ def test_human_edit_during_the_rollout(client, sandbox, proxy, tmp_path, namespa
     h.make_group(client, namespace)
     report = tmp_path / "r.json"
     run = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                  *h.image_args("registry.local/shop/api:v2-slow5"), report=report)
+                  *h.image_args(f"{IMAGE}:v2-slow5"), report=report)
 
     def human(_record) -> None:  # like `oc set image dc/dc2 app=...`: a patch, no precondition
         patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": HUMAN}]}}}}

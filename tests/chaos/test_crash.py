@@ -108,7 +108,7 @@ def crash_case(
         if follow_up == "rollout":
             args, want_code, side = ["rollout", *h.image_args(h.NEWER)], 0, h.NEWER
         elif follow_up == "rollout-crash":
-            args, want_code = ["rollout", *h.image_args(h.NEWER, crash_second=h.CRASH)], 1
+            args, want_code = ["rollout", *h.image_args(h.NEWER, crash_second=h.NEWER_CRASH)], 1
         elif after_kill is None:
             # Killed before its journal existed: nothing was changed, so there is nothing to revert
             # to; the repair refuses (exit 2) and must change nothing.

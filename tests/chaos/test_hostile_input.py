@@ -14,9 +14,8 @@ import pytest
 
 from rollguard.client import Client
 from tests.chaos import harness as h
-from tests.support import resource_versions
+from tests.support import NEW, resource_versions
 
-NEW = "registry.local/shop/api:v2"
 HUGE = "a" * 100_000
 META = "$(touch /tmp/rollguard-pwned);`id`|&>"
 

@@ -8,27 +8,17 @@ leaves the journal saying "reverting", and the next run repairs the group.
 
 from __future__ import annotations
 
-import json
 import signal
 import time
 from pathlib import Path
 
 import pytest
 
-from rollguard.journal import DATA_KEY
-from rollguard.resources import CONFIG_MAPS
 from tests.chaos import harness as h
-from tests.support import wait_until
+from tests.support import IMAGE, journal_reaches
 
-SLOW_OLD = "registry.local/shop/api:v1-slow20"  # a revert to it takes 20 s
+SLOW_OLD = f"{IMAGE}:v1-slow20"  # a revert to it takes 20 s
 GRACE = 30  # Tekton's default terminationGracePeriodSeconds
-
-
-def journal_reaches(client, namespace: str, *states: str, timeout: float = 90) -> dict:
-    cm = wait_until(client, CONFIG_MAPS, namespace, h.JOURNAL,
-                    lambda o: json.loads(o["data"][DATA_KEY])["run"]["state"] in states,
-                    timeout=timeout, what=f"journal state in {states}")
-    return json.loads(cm["data"][DATA_KEY])
 
 
 def terminate(proc, report: Path, *, second: int | None = None, grace: float = GRACE) -> tuple[h.Result, float]:
@@ -54,7 +44,7 @@ def test_sigterm_during_apply_reverts_and_exits_1(client, sandbox, proxy, tmp_pa
     h.make_group(client, namespace)
     report = tmp_path / "r.json"
     run = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                  *h.image_args("registry.local/shop/api:v2-slow5"), report=report)
+                  *h.image_args(f"{IMAGE}:v2-slow5"), report=report)
     sent = []
     proxy.after_mutation_matching(
         lambda r: r.method == "PUT" and r.resource in ("deployments", "deploymentconfigs"),
@@ -75,7 +65,7 @@ def test_sigterm_during_watch_reverts_and_exits_1(client, sandbox, proxy, tmp_pa
     h.make_group(client, namespace)
     report = tmp_path / "r.json"
     run = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                  *h.image_args("registry.local/shop/api:v2-slow60"), report=report)
+                  *h.image_args(f"{IMAGE}:v2-slow60"), report=report)
     journal_reaches(client, namespace, "watching")
     result, took = terminate(run, report)
     assert_reverted(result, took)
@@ -88,16 +78,16 @@ def test_sigterm_during_watch_reverts_and_exits_1(client, sandbox, proxy, tmp_pa
 def test_sigterm_during_revert_keeps_reverting(client, sandbox, proxy, tmp_path, ledger_entry, namespace):
     """A crash starts the revert; SIGTERM during it must not stop it: exit 1, all old."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace, "registry.local/shop/api:v1-slow8")
+    h.make_group(client, namespace, f"{IMAGE}:v1-slow8")
     report = tmp_path / "r.json"
     run = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                  *h.image_args(h.NEW, crash_second=h.CRASH), report=report)
+                  *h.image_args(h.NEW, crash_second=h.NEWER_CRASH), report=report)
     journal_reaches(client, namespace, "reverting")
     result, took = terminate(run, report)
     assert result.code == 1, result.stdout[-2000:] + result.stderr[-1000:]
     assert result.report["status"] == "reverted" and "dc/dc2" in result.report["error"], result.report
     assert took < GRACE
-    verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, ("registry.local/shop/api:v1-slow8",))
+    verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (f"{IMAGE}:v1-slow8",))
     ledger_entry.case("SIGTERM during revert", faults={"SIGTERM": 1}, states=verdict.checks + 2,
                       detail=f"exit 1 {took:.1f}s after SIGTERM; first error (the crash) kept")
 
@@ -111,7 +101,7 @@ def test_grace_too_short_exits_3_with_accurate_journal(client, sandbox, proxy, t
     h.make_group(client, namespace, SLOW_OLD)
     report = tmp_path / "r.json"
     env = {"ROLLGUARD_TERM_GRACE": "5" if how == "short-grace" else "300"}
-    cmd = ["rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args("registry.local/shop/api:v2-slow60")]
+    cmd = ["rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(f"{IMAGE}:v2-slow60")]
     run = h.start(kubeconfig, *cmd, report=report, env=env)
     journal_reaches(client, namespace, "watching")
     if how == "short-grace":
@@ -147,7 +137,7 @@ def test_sigkill_during_revert_leaves_journal_reverting(client, sandbox, proxy, 
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace, SLOW_OLD)
     run = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                  *h.image_args("registry.local/shop/api:v2-slow60"))
+                  *h.image_args(f"{IMAGE}:v2-slow60"))
     journal_reaches(client, namespace, "watching")
     run.send_signal(signal.SIGTERM)
     journal_reaches(client, namespace, "reverting")

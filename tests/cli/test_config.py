@@ -13,20 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
 from rollguard import cli, kubeconfig
-from rollguard.client import Client
 from sandbox.cluster import ADMIN_TOKEN
-from tests.support import SELECTOR, create_group, dc_body, resource_versions, view
-
-OLD, NEW = "registry.local/shop/api:v1", "registry.local/shop/api:v2"
-
-
-@pytest.fixture
-def client(sandbox) -> Client:
-    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
+from tests.support import NEW, OLD, SELECTOR, create_group, dc_body, resource_versions, view
 
 
 def run(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[str]:

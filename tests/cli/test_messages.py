@@ -7,20 +7,10 @@ import datetime as dt
 import subprocess
 import sys
 
-import pytest
-
-from rollguard.client import Client
 from rollguard.report import Outcome
 from sandbox.cluster import write_kubeconfig
 from tests.scenarios import events, pause
-from tests.support import SELECTOR, create_group, dc_body, rollguard, view
-
-OLD, NEW = "registry.local/shop/api:v1", "registry.local/shop/api:v2"
-
-
-@pytest.fixture
-def client(sandbox) -> Client:
-    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
+from tests.support import NEW, OLD, SELECTOR, create_group, dc_body, rollguard, view
 
 
 def cli(kubeconfig, *args: str) -> list[str]:

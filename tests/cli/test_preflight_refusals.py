@@ -9,20 +9,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from rollguard.client import Client
 from rollguard.resources import DEPLOYMENT_CONFIGS
 from tests.scenarios import rc_phase, set_image
-from tests.support import SELECTOR, create_group, dc_body, resource_versions, rollguard, view
-
-OLD, NEW = "registry.local/shop/api:v1", "registry.local/shop/api:v2"
-CRASH = "registry.local/shop/api:v2-crash"
-
-
-@pytest.fixture
-def client(sandbox) -> Client:
-    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
+from tests.support import CRASH, NEW, OLD, SELECTOR, create_group, dc_body, resource_versions, rollguard, view
 
 
 def refused(result, *words: str) -> str:

@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from rollguard.client import Client
-from rollguard.inputs import parse_selector
-from rollguard.journal import DATA_KEY, group_name
-from rollguard.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, LEASES
+from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, LEASES
 from tests.scenarios import (
-    CRASH,
-    NEW,
-    OLD,
     deadline_exceeded,
     events,
     killed_run,
@@ -24,28 +18,22 @@ from tests.scenarios import (
     states,
 )
 from tests.support import (
+    CRASH,
     DC,
     DEPLOYMENT,
+    JOURNAL,
+    NEW,
+    OLD,
     SELECTOR,
     create_group,
     dc_body,
     deployment_body,
+    journal,
     resource_versions,
     rolled_out,
     rollguard,
     view,
 )
-
-JOURNAL = group_name(parse_selector(SELECTOR))
-
-
-@pytest.fixture
-def client(sandbox) -> Client:
-    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
-
-
-def journal(client: Client, namespace: str) -> dict:
-    return json.loads(client.get(CONFIG_MAPS, JOURNAL, namespace=namespace)["data"][DATA_KEY])
 
 
 def assert_healthy(client: Client, namespace: str) -> None:

@@ -7,40 +7,29 @@ import signal
 import time
 from pathlib import Path
 
-import pytest
-
 from rollguard.client import Client
-from rollguard.inputs import parse_selector
-from rollguard.journal import DATA_KEY, group_name
 from rollguard.lock import read_lease
-from rollguard.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, IMAGE_STREAMS, LEASES, NAMESPACES
+from rollguard.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, LEASES, NAMESPACES
 from tests.support import (
+    CRASH,
     DC,
     DEPLOYMENT,
+    IMAGE,
+    JOURNAL,
+    NEW,
+    NEWER,
+    NEWER_CRASH,
+    OLD,
     SELECTOR,
     create_group,
     dc_body,
     deployment_body,
+    journal_reaches,
     rollguard,
     start_rollguard,
     view,
     wait_until,
 )
-
-OLD = "registry.local/shop/api:v1"
-JOURNAL = group_name(parse_selector(SELECTOR))
-
-
-@pytest.fixture
-def client(sandbox) -> Client:
-    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
-
-
-def journal_state(client: Client, namespace: str, *states: str) -> dict:
-    cm = wait_until(client, CONFIG_MAPS, namespace, JOURNAL,
-                    lambda o: json.loads(o["data"][DATA_KEY])["run"]["state"] in states,
-                    timeout=60, what=f"journal state in {states}")
-    return json.loads(cm["data"][DATA_KEY])
 
 
 def wait_for_lease_expiry(client: Client, namespace: str) -> None:
@@ -63,15 +52,15 @@ def test_sigkill_mid_run_then_next_run_reverts_to_last_verified_state(sandbox, n
     names = ["dc1", "dc2", "web"]
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
     first = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                            *images_args(names, "registry.local/shop/api:v2-slow30"))
-    journal = journal_state(client, namespace, "watching")
+                            *images_args(names, f"{IMAGE}:v2-slow30"))
+    journal = journal_reaches(client, namespace, "watching")
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
     assert journal["workloads"]["dc/dc1"]["verified"]["images"] == {"app": OLD}
     # The dead run left the group half-done (new templates, pods not ready) and a non-final journal.
-    assert view(client, namespace, DC, "dc1").images == {"app": "registry.local/shop/api:v2-slow30"}
+    assert view(client, namespace, DC, "dc1").images == {"app": f"{IMAGE}:v2-slow30"}
 
-    bad = images_args(names, "registry.local/shop/api:v3", crash="registry.local/shop/api:v3-crash")
+    bad = images_args(names, NEWER, crash=NEWER_CRASH)
     # While the dead run's lease is live, a new run is refused and names it.
     early = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *bad)
     assert early.code == 2 and "locked by" in early.stderr
@@ -83,7 +72,7 @@ def test_sigkill_mid_run_then_next_run_reverts_to_last_verified_state(sandbox, n
     for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
         state = view(client, namespace, kind, name)
         assert state.images == {"app": OLD} and not state.paused and state.complete, name
-    final = journal_state(client, namespace, "reverted")
+    final = journal_reaches(client, namespace, "reverted")
     assert final["history"][-1]["state"] == "reverted"
 
 
@@ -91,9 +80,9 @@ def test_sigterm_reverts_and_exits_1(sandbox, namespace, client, tmp_path: Path)
     names = ["dc1", "dc2", "web"]
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
     run = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                          *images_args(names, "registry.local/shop/api:v2-slow60"),
+                          *images_args(names, f"{IMAGE}:v2-slow60"),
                           "--report", str(tmp_path / "r.json"))
-    journal_state(client, namespace, "watching")
+    journal_reaches(client, namespace, "watching")
     run.send_signal(signal.SIGTERM)
     out, err = run.communicate(timeout=60)
     assert run.returncode == 1, out + err
@@ -107,14 +96,14 @@ def test_sigterm_reverts_and_exits_1(sandbox, namespace, client, tmp_path: Path)
 def test_two_runs_at_once_one_proceeds_other_names_holder(sandbox, namespace, client):
     create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
     args = ["rollout", "-n", namespace, "-l", SELECTOR,
-            "--image", "dc/dc1=registry.local/shop/api:v2-slow2", "--image", "deploy/web=registry.local/shop/api:v2"]
+            "--image", f"dc/dc1={IMAGE}:v2-slow2", "--image", f"deploy/web={NEW}"]
     runs = [start_rollguard(sandbox.kubeconfig, *args) for _ in range(2)]
     results = [(r.wait(timeout=120), *r.communicate()) for r in runs]
     codes = sorted(code for code, _, _ in results)
     assert codes == [0, 2], results
     refused = next(err for code, _, err in results if code == 2)
     assert "locked by" in refused and " run " in refused
-    assert view(client, namespace, DC, "dc1").images == {"app": "registry.local/shop/api:v2-slow2"}
+    assert view(client, namespace, DC, "dc1").images == {"app": f"{IMAGE}:v2-slow2"}
 
 
 def test_promote_pins_digest_and_trigger_to_the_tag(sandbox, namespace, client, tmp_path: Path):
@@ -126,7 +115,7 @@ def test_promote_pins_digest_and_trigger_to_the_tag(sandbox, namespace, client, 
                     "spec": {"tags": tags}}
 
         client.create(IMAGE_STREAMS, stream([{"name": "abc123", "from": {
-            "kind": "DockerImage", "name": "registry.local/shop/api:v2"}}]), namespace=cd)
+            "kind": "DockerImage", "name": NEW}}]), namespace=cd)
         client.create(IMAGE_STREAMS, stream([{"name": "latest", "from": {
             "kind": "DockerImage", "name": OLD}}]), namespace=namespace)
         trigger = [{"type": "ConfigChange"}, {"type": "ImageChange", "imageChangeParams": {
@@ -155,8 +144,7 @@ def test_fail_fast_reverts_long_before_the_600s_deadline(sandbox, namespace, cli
     """Issue 9: deadlines left at 600 s; one crash-looping image; the group is back within a minute."""
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                       *images_args(["dc1", "dc2", "web"], "registry.local/shop/api:v2",
-                                    crash="registry.local/shop/api:v2-crash"),
+                       *images_args(["dc1", "dc2", "web"], NEW, crash=CRASH),
                        report=tmp_path / "r.json", timeout=60)
     assert result.code == 1, result.stdout + result.stderr
     error = result.report["error"]
@@ -168,7 +156,7 @@ def test_fail_fast_reverts_long_before_the_600s_deadline(sandbox, namespace, cli
 
 def test_slow_pods_are_not_failed_early(sandbox, namespace, client, tmp_path: Path):
     create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
-    slow = "registry.local/shop/api:v2-slow20"
+    slow = f"{IMAGE}:v2-slow20"
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
                        "--image", f"dc/dc1={slow}", "--image", f"deploy/web={slow}", report=tmp_path / "r.json")
     assert result.code == 0, result.stdout + result.stderr

@@ -8,15 +8,23 @@ import pytest
 
 from rollguard.client import Client
 from rollguard.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, LEASES, NAMESPACES
-from tests.support import SELECTOR, create_group, dc_body, deployment_body, resource_versions, rollguard
+from tests.support import (
+    IMAGE,
+    NEW,
+    OLD,
+    SELECTOR,
+    create_group,
+    dc_body,
+    deployment_body,
+    resource_versions,
+    rollguard,
+)
 
-OLD, NEW = "registry.local/shop/api:v1", "registry.local/shop/api:v2"
-DIGEST = "registry.local/shop/api@sha256:" + "ab" * 32
+DIGEST = f"{IMAGE}@sha256:" + "ab" * 32
 
 
 @pytest.fixture
-def group(sandbox, namespace) -> tuple[Client, str]:
-    client = Client.connect(kubeconfig=str(sandbox.kubeconfig))
+def group(client, namespace) -> tuple[Client, str]:
     create_group(client, namespace, [
         dc_body("dc1", OLD), dc_body("dc2", OLD, containers=2), deployment_body("web", OLD),
     ])

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from rollguard.client import Client
 from rollguard.resources import DEPLOYMENT_CONFIGS, EVENTS
 from tests.support import (
+    CRASH,
     DC,
     DEPLOYMENT,
+    NEW,
+    OLD,
     SELECTOR,
     create_group,
     dc_body,
@@ -18,14 +18,6 @@ from tests.support import (
     rollguard,
     view,
 )
-
-OLD, NEW = "registry.local/shop/api:v1", "registry.local/shop/api:v2"
-CRASH = "registry.local/shop/api:v2-crash"
-
-
-@pytest.fixture
-def client(sandbox) -> Client:
-    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
 
 
 def test_second_dc_crashes_group_reverts_then_next_run_succeeds(sandbox, namespace, client, tmp_path: Path):

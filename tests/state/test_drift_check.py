@@ -10,11 +10,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rollguard.client import Client
 from rollguard.resources import NAMESPACES, Resource
 from sandbox.cluster import write_kubeconfig
-from tests.scenarios import OLD, events, pause
-from tests.support import create_group, dc_body, deployment_body, resource_versions, rollguard, wait_until
+from tests.scenarios import events, pause
+from tests.support import (
+    OLD,
+    create_group,
+    dc_body,
+    deployment_body,
+    resource_versions,
+    rollguard,
+    wait_until,
+)
 
 CRONJOB = Path(__file__).resolve().parents[2] / "tekton" / "drift-check-cronjob.yaml"
 SECRETS = Resource("", "v1", "secrets", "Secret")
@@ -23,11 +30,6 @@ RBAC = {
     kind: Resource("rbac.authorization.k8s.io", "v1", plural, kind, namespaced=kind != "ClusterRole")
     for kind, plural in (("ClusterRole", "clusterroles"), ("RoleBinding", "rolebindings"))
 }
-
-
-@pytest.fixture
-def client(sandbox) -> Client:
-    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
 
 
 @pytest.fixture

@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from rollguard.client import Client
 from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS
 from tests.scenarios import (
-    CRASH,
-    NEW,
-    OLD,
     deadline_exceeded,
     guarded_rollout,
     image_stream,
@@ -24,8 +18,12 @@ from tests.scenarios import (
     states,
 )
 from tests.support import (
+    CRASH,
     DC,
     DEPLOYMENT,
+    IMAGE,
+    NEW,
+    OLD,
     SELECTOR,
     create_group,
     dc_body,
@@ -33,11 +31,6 @@ from tests.support import (
     rollguard,
     wait_until,
 )
-
-
-@pytest.fixture
-def client(sandbox) -> Client:
-    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
 
 
 def names(state) -> set[str]:
@@ -90,7 +83,7 @@ def test_crashed_rollouts_fail_and_first_one_is_unavailable(namespace, client):
 
 def test_rollout_in_progress_is_progressing(namespace, client):
     create_group(client, namespace, [dc_body("dc1", OLD)])
-    set_image(client, namespace, DC, "dc1", "registry.local/shop/api:v2-slow30")
+    set_image(client, namespace, DC, "dc1", f"{IMAGE}:v2-slow30")
     rc_phase(client, namespace, "dc1-2", "Running")
     state = states(client, namespace)["dc/dc1"]
     assert names(state) == {"progressing"}
@@ -113,18 +106,18 @@ def test_run_killed_mid_way_is_half_rolled(namespace, client):
 def test_hand_edited_image_is_drifted(sandbox, namespace, client):
     create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
     guarded_rollout(sandbox, namespace, {"dc/dc1": NEW, "deploy/web": NEW})
-    set_image(client, namespace, DEPLOYMENT, "web", "registry.local/shop/api:hotfix")
+    set_image(client, namespace, DEPLOYMENT, "web", f"{IMAGE}:hotfix")
     found = states(client, namespace)
     assert found["dc/dc1"].healthy
     assert "drifted" in names(found["deployment/web"])
     drift = next(f.reason for f in found["deployment/web"].findings if f.name == "drifted")
-    assert f"app: {NEW} -> registry.local/shop/api:hotfix" in drift
+    assert f"app: {NEW} -> {IMAGE}:hotfix" in drift
 
 
 def test_latest_trigger_is_a_mutable_image(namespace, client):
     image_stream(client, namespace, "dc1", {"latest": OLD})
     create_group(
-        client, namespace, [latest_dc("dc1"), deployment_body("web", "registry.local/shop/api:latest")]
+        client, namespace, [latest_dc("dc1"), deployment_body("web", f"{IMAGE}:latest")]
     )
     found = states(client, namespace)
     assert names(found["dc/dc1"]) == {"mutable-image"}

@@ -39,6 +39,8 @@ from sandbox import cluster
 from tests.support import (
     DC,
     DEPLOYMENT,
+    IMAGE,
+    OLD,
     SELECTOR,
     dc_body,
     deployment_body,
@@ -56,8 +58,6 @@ ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
 ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
 KINDS = {"ServiceAccount": SERVICE_ACCOUNTS, "Role": ROLES, "RoleBinding": ROLE_BINDINGS}
 
-IMAGE = "registry.local/shop/api"
-OLD = f"{IMAGE}:v1"
 # Tags of the CD namespace's ImageStream `api`: what --promote-from --tag copies into the target.
 CD_TAGS = {"t2": f"{IMAGE}:v2", "t3": f"{IMAGE}:v3"}
 

@@ -20,10 +20,19 @@ import pytest
 
 from rollguard.client import Client
 from rollguard.inputs import STEP_OVERHEAD, format_duration
-from tests.support import DC, SELECTOR, create_group, dc_body, deployment_body, resource_versions, view
+from tests.support import (
+    DC,
+    NEW,
+    OLD,
+    SELECTOR,
+    create_group,
+    dc_body,
+    deployment_body,
+    resource_versions,
+    view,
+)
 from tests.tekton.manifests import Obj, go_duration, rendered_step, step, task
 
-OLD, NEW = "registry.local/shop/api:v1", "registry.local/shop/api:v2"
 IMAGE = "image-registry.openshift-image-registry.svc:5000/shop-cd/rollguard@sha256:" + "4e" * 32
 
 
@@ -48,8 +57,7 @@ def run_task(task_obj: Obj, kubeconfig: Path, tmp_path: Path, params: dict[str, 
 
 
 @pytest.fixture
-def group(sandbox, namespace) -> Client:
-    client = Client.connect(kubeconfig=str(sandbox.kubeconfig))
+def group(client, namespace) -> Client:
     create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
     return client
 

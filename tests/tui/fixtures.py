@@ -1,6 +1,6 @@
 """Fixed, real-shaped cluster data and an in-memory client, for snapshots, tests and the benchmark.
 
-Fed to `rollguard.tui.fakecluster.FakeCluster`, the whole stack (backend, state model, screens) runs without a
+Fed to `tests.tui.fakecluster.FakeCluster`, the whole stack (backend, state model, screens) runs without a
 cluster and always shows the same thing. Times are fixed relative to `NOW`.
 """
 

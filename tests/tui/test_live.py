@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from rollguard.client import Client
 from rollguard.resources import Resource
 from rollguard.tui.screens.confirm import ConfirmScreen
@@ -23,11 +21,6 @@ RULES = [
     ("", ["replicationcontrollers", "pods", "events", "configmaps"]),
     ("coordination.k8s.io", ["leases"]),
 ]
-
-
-@pytest.fixture
-def client(sandbox) -> Client:
-    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
 
 
 def grant(client: Client, namespace: str, user: str, verbs: list[str]) -> None:
