@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from rollguard.client import Client
+from rollguard.client import Api
 from rollguard.errors import ApiError, RefusedError
 from rollguard.kinds import KINDS
 from rollguard.resources import (
@@ -62,7 +62,7 @@ def rollout_permissions(namespace: str, kinds: set[str], *, promote_from: str | 
     return needs
 
 
-def ask(client: Client, needs: Sequence[Need]) -> list[Answer]:
+def ask(client: Api, needs: Sequence[Need]) -> list[Answer]:
     """One SelfSubjectAccessReview per need, all at once; the answers in the order of ``needs``."""
 
     def review(need: Need) -> Obj:
@@ -114,7 +114,7 @@ def first_gap(answers: Sequence[Answer]) -> RefusedError | None:
     return None
 
 
-def check_access(client: Client, needs: Sequence[Need]) -> None:
+def check_access(client: Api, needs: Sequence[Need]) -> None:
     """Refuse naming the first permission of ``needs`` the user lacks."""
     refusal = first_gap(ask(client, needs))
     if refusal is not None:

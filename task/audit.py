@@ -14,7 +14,7 @@ import datetime as dt
 import hashlib
 import socket
 
-from rollguard.client import Client
+from rollguard.client import Api
 from rollguard.errors import Conflict, Forbidden, NotFound
 from rollguard.kinds import kind_of
 from rollguard.resources import EVENTS
@@ -88,7 +88,7 @@ def counted(existing: Obj, *, at: dt.datetime | None = None) -> Obj:
 
 
 def emit(
-    client: Client, ref: WorkloadRef, obj: Obj, *, reason: str, message: str, warning: bool = False
+    client: Api, ref: WorkloadRef, obj: Obj, *, reason: str, message: str, warning: bool = False
 ) -> Obj:
     """Record the Event, or count up the same one; API errors propagate (callers decide whether an
     audit failure matters)."""

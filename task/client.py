@@ -9,6 +9,10 @@ each page may be reduced item by item before the next page is fetched, so a clus
 holds one huge response. A continue token that expired (410 Expired: etcd compacted the revision the
 list started at) is handled as client-go's ``tools/pager`` does: a full list at the requested
 resourceVersion replaces the pages read so far (`Page.restarted` tells a streaming consumer).
+
+`Api` is the contract the engine, the inventory, the repairs and the TUI are written against: the eight
+calls below. `Client` is the one that speaks HTTP; a test double (tests/tui/fakecluster.py) may answer
+the same calls from memory. mypy checks that both fit.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rollguard import k8s
 from rollguard.errors import ApiError, Gone, Unreachable, error_for_status, is_retryable
@@ -49,6 +53,40 @@ class Page:
     items: list[Obj]
     resource_version: str
     restarted: bool = False
+
+
+class Api(Protocol):
+    """What rollguard asks of a cluster; errors are `rollguard.errors` classes (NotFound, Conflict, ...)."""
+
+    def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj: ...
+
+    def list(
+        self, res: Resource, *, namespace: str | None = None, selector: str | None = None, reduce: Reducer | None = None
+    ) -> Obj: ...
+
+    def pages(
+        self, res: Resource, *, namespace: str | None = None, selector: str | None = None, reduce: Reducer | None = None
+    ) -> Iterator[Page]: ...
+
+    def create(self, res: Resource, body: Obj, *, namespace: str | None = None) -> Obj: ...
+
+    def replace(self, res: Resource, body: Obj, *, namespace: str | None = None) -> Obj: ...
+
+    def patch(self, res: Resource, name: str, body: Obj, *, namespace: str | None = None) -> Obj: ...
+
+    def delete(
+        self, res: Resource, name: str, *, namespace: str | None = None, resource_version: str | None = None
+    ) -> Obj: ...
+
+    def watch(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None,
+        resource_version: str,
+        timeout_seconds: int = 300,
+        selector: str | None = None,
+    ) -> Iterator[Obj]: ...
 
 
 class Client:

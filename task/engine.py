@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rollguard import audit
-from rollguard.client import Client
+from rollguard.client import Api
 from rollguard.errors import ApiError, RefusedError, RollguardError, RolloutFailed
 from rollguard.group import GroupRun, Printer, actor
 from rollguard.journal import WorkloadEntry, now
@@ -47,7 +47,7 @@ class Rollout(GroupRun):
     """``rollguard rollout``: the guarded group rollout."""
 
     def __init__(
-        self, client: Client, request: RolloutRequest, *, out: Printer, cancel: threading.Event | None = None
+        self, client: Api, request: RolloutRequest, *, out: Printer, cancel: threading.Event | None = None
     ) -> None:
         super().__init__(
             client, namespace=request.namespace, selector=request.selector, out=out, cancel=cancel

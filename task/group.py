@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from rollguard.client import Client
+from rollguard.client import Api
 from rollguard.errors import ApiError, Conflict, Interrupted, RollguardError, RolloutFailed
 from rollguard.journal import Journal, JournalStore, now
 from rollguard.kinds import images_of
@@ -51,7 +51,7 @@ class GroupRun:
 
     def __init__(
         self,
-        client: Client,
+        client: Api,
         *,
         namespace: str,
         selector: str,

@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Iterator
 
-from rollguard.client import Client
+from rollguard.client import Api
 from rollguard.errors import ApiError, Forbidden, NotFound, RefusedError
 from rollguard.journal import JOURNAL_LABEL, MANAGED_BY
 from rollguard.kinds import KINDS
@@ -77,7 +77,7 @@ def _key(obj: Obj) -> str:
 class _Reader:
     """The lists of one read; ``problems`` given: forbidden lists are noted there instead of refused."""
 
-    def __init__(self, client: Client, problems: list[str] | None = None) -> None:
+    def __init__(self, client: Api, problems: list[str] | None = None) -> None:
         self.client = client
         self.problems = problems
 
@@ -217,7 +217,7 @@ def _side_by_side(reader: _Reader, selector: str | None) -> Iterator[tuple[str, 
 
 
 def namespace_lists(
-    client: Client,
+    client: Api,
     namespaces: Iterable[str] | None,
     *,
     selector: str | None = None,
@@ -258,14 +258,14 @@ def namespace_lists(
 
 
 def read_namespace(
-    client: Client, namespace: str, *, selector: str | None = None, now: dt.datetime | None = None
+    client: Api, namespace: str, *, selector: str | None = None, now: dt.datetime | None = None
 ) -> NamespaceState:
     """The state of every DC and Deployment in ``namespace`` (matching ``selector``, if given)."""
     return read_namespaces(client, [namespace], selector=selector, now=now)[0]
 
 
 def read_namespaces(
-    client: Client, namespaces: Iterable[str], *, selector: str | None = None, now: dt.datetime | None = None
+    client: Api, namespaces: Iterable[str], *, selector: str | None = None, now: dt.datetime | None = None
 ) -> list[NamespaceState]:
     """`read_namespace` for each namespace, in the order given (duplicates dropped)."""
     at = now or dt.datetime.now(dt.UTC)
@@ -276,7 +276,7 @@ def read_namespaces(
 
 
 def stream_cluster(
-    client: Client, *, selector: str | None = None, now: dt.datetime | None = None
+    client: Api, *, selector: str | None = None, now: dt.datetime | None = None
 ) -> Iterator[NamespaceState]:
     """Every namespace holding a DC or Deployment (matching ``selector``), one at a time, in order."""
     at = now or dt.datetime.now(dt.UTC)
@@ -286,7 +286,7 @@ def stream_cluster(
 
 
 def read_cluster(
-    client: Client, *, selector: str | None = None, now: dt.datetime | None = None
+    client: Api, *, selector: str | None = None, now: dt.datetime | None = None
 ) -> list[NamespaceState]:
     """`stream_cluster` as a list, sorted by namespace name."""
     return sorted(stream_cluster(client, selector=selector, now=now), key=lambda s: s.namespace)

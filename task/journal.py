@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollguard.client import Client
+from rollguard.client import Api
 from rollguard.errors import ApiError, Conflict, NotFound
 from rollguard.journal_codec import (
     DATA_KEY,
@@ -182,7 +182,7 @@ class Journal:
 class JournalStore:
     """Reads and writes one group's journal ConfigMap (and its parts) with optimistic concurrency."""
 
-    def __init__(self, client: Client, *, namespace: str, selector: str) -> None:
+    def __init__(self, client: Api, *, namespace: str, selector: str) -> None:
         self._client = client
         self.namespace = namespace
         self.selector = selector

@@ -10,7 +10,7 @@ import datetime as dt
 import threading
 from dataclasses import dataclass
 
-from rollguard.client import Client
+from rollguard.client import Api
 from rollguard.errors import ApiError, Conflict, LockHeldError, NotFound
 from rollguard.resources import LEASES
 from rollguard.structs import Obj
@@ -65,7 +65,7 @@ def held(view: LeaseView | None, *, lease: str, holder: str) -> LockHeldError | 
 class GroupLock:
     """Acquire, renew and release one group's Lease."""
 
-    def __init__(self, client: Client, *, namespace: str, name: str, holder: str) -> None:
+    def __init__(self, client: Api, *, namespace: str, name: str, holder: str) -> None:
         self._client = client
         self.namespace = namespace
         self.name = name

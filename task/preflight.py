@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from rollguard.access import ask, check_access, rollout_permissions
-from rollguard.client import Client
+from rollguard.client import Api
 from rollguard.errors import Forbidden, NotFound
 from rollguard.journal import JournalStore
 from rollguard.kinds import KINDS, Owners
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 
-def namespace_exists(client: Client, namespace: str) -> bool:
+def namespace_exists(client: Api, namespace: str) -> bool:
     """False only on a 404: a user who may not read namespaces cluster-wide learns from later reads."""
     try:
         client.get(NAMESPACES, namespace)
@@ -62,12 +62,12 @@ def namespace_exists(client: Client, namespace: str) -> bool:
     return True
 
 
-def check_namespace(client: Client, namespace: str) -> None:
+def check_namespace(client: Api, namespace: str) -> None:
     if not namespace_exists(client, namespace):
         raise namespace_refusal(namespace)
 
 
-def list_group(client: Client, namespace: str, selector: str) -> GroupListing:
+def list_group(client: Api, namespace: str, selector: str) -> GroupListing:
     """Every DC and Deployment in ``namespace`` matching ``selector`` (none of a kind the cluster lacks)."""
     found: list[Found] = []
     for kind in KINDS.values():
@@ -81,7 +81,7 @@ def list_group(client: Client, namespace: str, selector: str) -> GroupListing:
     return GroupListing(sorted(found, key=lambda f: (f.kind.kind, f.obj["metadata"]["name"])))
 
 
-def with_revisions(client: Client, namespace: str, found: Sequence[Found]) -> list[Found]:
+def with_revisions(client: Api, namespace: str, found: Sequence[Found]) -> list[Found]:
     """``found`` with each workload's revisions, from one LIST per kind."""
     owners: dict[str, Owners] = {}
     for f in found:
@@ -94,7 +94,7 @@ def with_revisions(client: Client, namespace: str, found: Sequence[Found]) -> li
 
 
 def read_rollout(
-    client: Client,
+    client: Api,
     *,
     namespace: str,
     selector: str,
@@ -148,7 +148,7 @@ def read_rollout(
 
 
 def plan_rollout(
-    client: Client,
+    client: Api,
     *,
     namespace: str,
     selector: str,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 
-from rollguard.client import Client
+from rollguard.client import Api
 from rollguard.errors import Conflict, RolloutFailed
 from rollguard.resources import IMAGE_STREAMS
 from rollguard.rollout_decide import Promotion
@@ -34,7 +34,7 @@ def with_tag_copy(stream: Obj, promo: Promotion) -> Obj:
     return new
 
 
-def copy_tag(client: Client, *, namespace: str, promo: Promotion) -> None:
+def copy_tag(client: Api, *, namespace: str, promo: Promotion) -> None:
     """Write the tag copy, re-reading on conflicts (the stream's controller writes it too)."""
     for _ in range(5):
         stream = client.get(IMAGE_STREAMS, promo.stream, namespace=namespace)

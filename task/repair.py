@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 
 from rollguard.audit import emit
-from rollguard.client import Client
+from rollguard.client import Api
 from rollguard.errors import ApiError, RefusedError, RollguardError, RolloutFailed
 from rollguard.group import GroupRun, actor
 from rollguard.journal import Journal, WorkloadEntry, now
@@ -39,7 +39,7 @@ class Repair(GroupRun):
 
     def __init__(
         self,
-        client: Client,
+        client: Api,
         plan: RepairPlan,
         *,
         timeout: int,

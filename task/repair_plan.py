@@ -14,7 +14,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 
 from rollguard.access import ask, rollout_permissions
-from rollguard.client import Client
+from rollguard.client import Api
 from rollguard.errors import ApiError, Forbidden, NotFound
 from rollguard.journal import JOURNAL_LABEL
 from rollguard.kinds import Kind, kind_of, triggers
@@ -66,7 +66,7 @@ def _stream_keys(kind: Kind, obj: Obj, states: Iterable[VerifiedState], namespac
     return keys
 
 
-def read_streams(client: Client, keys: Iterable[StreamKey]) -> Streams:
+def read_streams(client: Api, keys: Iterable[StreamKey]) -> Streams:
     """The ImageStreams at ``keys``: None where absent, unreadable where the read fails (e.g. forbidden)."""
     found: dict[StreamKey, Obj | None] = {}
     unreadable: set[StreamKey] = set()
@@ -80,7 +80,7 @@ def read_streams(client: Client, keys: Iterable[StreamKey]) -> Streams:
     return Streams(found=found, unreadable=frozenset(unreadable))
 
 
-def read_repair(client: Client, request: RepairRequest, *, now: dt.datetime | None = None) -> RepairRead:
+def read_repair(client: Api, request: RepairRequest, *, now: dt.datetime | None = None) -> RepairRead:
     """All a repair's preflight reads, in one step; it stops at the first fact that refuses the repair."""
     namespace = request.namespace
     read = RepairRead(
@@ -147,7 +147,7 @@ def read_repair(client: Client, request: RepairRequest, *, now: dt.datetime | No
 
 
 def plan_repair(
-    client: Client,
+    client: Api,
     *,
     action: str,
     namespace: str,

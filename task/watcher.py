@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 
-from rollguard.client import Client
+from rollguard.client import Api
 from rollguard.errors import ApiError, Forbidden, Gone, NotFound
 from rollguard.kinds import Owners
 from rollguard.reduce import reducer_for
@@ -31,7 +31,7 @@ class NamespaceCache:
 
     def __init__(
         self,
-        client: Client,
+        client: Api,
         namespace: str | None,
         resources: Iterable[Resource],
         *,

@@ -1,7 +1,9 @@
 """The rollguard repair TUI: the App, its data loop and the action flow.
 
-Blocking work (API reads, watches, SelfSubjectAccessReviews, repairs) runs in thread workers that
-post messages back; the event loop only builds widgets. Errors become notifications.
+Blocking work (API reads, watches, SelfSubjectAccessReviews, repairs: all `rollguard.tui.backend`
+calls) runs in thread workers that post messages (`rollguard.tui.messages`) back; the event loop only
+builds widgets. Errors become notifications. The app imports its screens; screens and widgets import
+the app only for typing, and reach it as ``self.app``.
 """
 
 from __future__ import annotations
@@ -10,30 +12,23 @@ import datetime as dt
 import threading
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from typing import Any
 
 from textual import on, work
 from textual.app import App, SystemCommand
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from rollguard.tui.backend import Backend
+from rollguard.tui.errors import describe_error
+from rollguard.tui.keys import APP_BINDINGS
 from rollguard.tui.messages import Connected, InventoryLoaded, PermissionsLoaded, Problem
-from rollguard.tui.views import ACTIONS, Inventory, ResultView, Target
+from rollguard.tui.screens.confirm import ConfirmScreen
+from rollguard.tui.screens.help import HelpScreen
+from rollguard.tui.screens.workloads import WorkloadsScreen
+from rollguard.tui.views import Inventory, ResultView, Target
 
 Clock = Callable[[], dt.datetime]
-
-
-def describe_error(exc: BaseException) -> str:
-    """One line for a notification: our errors carry their own text; others get their type."""
-    from rollguard.errors import RollguardError
-
-    if isinstance(exc, RollguardError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
 
 
 class RollguardApp(App[int]):
@@ -41,11 +36,7 @@ class RollguardApp(App[int]):
 
     CSS_PATH = "styles.tcss"
     TITLE = "rollguard"
-    BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help"),
-        Binding("ctrl+p", "command_palette", "Commands", show=False),
-    ]
+    BINDINGS = APP_BINDINGS
     LIVE_TICK = 0.5
 
     def __init__(
@@ -77,8 +68,6 @@ class RollguardApp(App[int]):
         return self.backend.options.read_only
 
     def on_mount(self) -> None:
-        from rollguard.tui.screens.workloads import WorkloadsScreen
-
         self.push_screen(WorkloadsScreen())
         self.load()
 
@@ -105,15 +94,11 @@ class RollguardApp(App[int]):
             else:
                 backend.stop_live()
             self.post_message(Connected(backend.context_name, backend.namespace, backend.all_namespaces))
-            inventory = backend.read(
-                on_partial=lambda partial: self.post_message(
-                    InventoryLoaded(partial, live=False, arrived=time.perf_counter())
-                )
-            )
+            inventory = backend.read(on_partial=self._partial)
             if worker.is_cancelled:
                 return
             self.post_message(InventoryLoaded(inventory, live=False, arrived=backend.timings["listed"]))
-            self.post_message(PermissionsLoaded(self._permissions(inventory)))
+            self.post_message(PermissionsLoaded(backend.allowed(inventory)))
             if not self.live_enabled or worker.is_cancelled:
                 return
             backend.start_live()
@@ -133,16 +118,9 @@ class RollguardApp(App[int]):
             if worker.is_cancelled:
                 backend.stop_live()
 
-    def _permissions(self, inventory: Inventory) -> dict[str, frozenset[str]]:
-        """SelfSubjectAccessReviews per namespace in view, a few at a time."""
-        kinds: dict[str, set[str]] = {}
-        for row in inventory.rows:
-            kinds.setdefault(row.namespace, set()).add(row.kind)
-        if self.read_only:
-            return {ns: frozenset() for ns in kinds}
-        with ThreadPoolExecutor(max_workers=4) as pool:
-            answers = pool.map(lambda item: (item[0], self.backend.permissions(*item)), kinds.items())
-            return dict(answers)
+    def _partial(self, inventory: Inventory) -> None:
+        """From the loader's thread: what a long first read has found so far."""
+        self.post_message(InventoryLoaded(inventory, live=False, arrived=time.perf_counter()))
 
     def refresh_now(self) -> None:
         """A fresh list from the API (the `r` key), without restarting the watches."""
@@ -153,13 +131,13 @@ class RollguardApp(App[int]):
         try:
             inventory = self.backend.read()
             self.post_message(InventoryLoaded(inventory, live=False, arrived=time.perf_counter()))
-            self.post_message(PermissionsLoaded(self._permissions(inventory)))
+            self.post_message(PermissionsLoaded(self.backend.allowed(inventory)))
         except Exception as exc:
             self.post_message(Problem(describe_error(exc)))
 
     @on(Connected)
     def _connected(self, message: Connected) -> None:
-        where = "all namespaces" if message.all_namespaces else (message.namespace or "default")
+        where = "all namespaces" if message.all_namespaces else (message.viewed_namespace or "default")
         self.sub_title = f"{message.context or 'current context'} / {where}"
         for screen in self._screens():
             if hasattr(screen, "connection_changed"):
@@ -222,8 +200,6 @@ class RollguardApp(App[int]):
 
     def open_action(self, action: str, target: Target) -> None:
         """Confirm, then run, an action: the dialog shows the plan, the progress and the result."""
-        from rollguard.tui.screens.confirm import ConfirmScreen
-
         self.push_screen(ConfirmScreen(action, target), self._action_done)
 
     def _action_done(self, result: ResultView | None) -> None:
@@ -235,8 +211,6 @@ class RollguardApp(App[int]):
         self.refresh_now()
 
     def action_help(self) -> None:
-        from rollguard.tui.screens.help import HelpScreen
-
         self.push_screen(HelpScreen())
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
@@ -247,21 +221,3 @@ class RollguardApp(App[int]):
                 yield SystemCommand(title, help_text, callback)
         yield SystemCommand("Help", "List every key", self.action_help)
 
-
-def palette_entries(
-    screen: Any, actions: Iterable[str] = ACTIONS
-) -> list[tuple[str, str, Callable[[], Any]]]:
-    """One command palette entry per action and scope that the screen offers right now."""
-    out = []
-    for action in actions:
-        for scope in getattr(screen, "SCOPES", ("selection", "group")):
-            if screen.check_action(action, (scope,)):
-                label = screen.action_label(action, scope)
-                out.append(
-                    (
-                        label,
-                        f"rollguard {action}: shows what would change, then asks to confirm",
-                        partial(screen.run_action, action, scope),
-                    )
-                )
-    return out

@@ -1,7 +1,9 @@
-"""The TUI's blocking side: connects, reads, watches and acts through the task package.
+"""The TUI's one door to the cluster: connects, reads, watches, checks permissions and acts.
 
-Every method may block on the network: the app calls them from thread workers only. Views are built
-by `rollguard.tui.data`; this module only moves objects.
+Every call the TUI makes on a cluster (through an `rollguard.client.Api`: the real `Client`, or a test
+double) and every read of the kubeconfig is here, so that the rest of the TUI is pure or Textual.
+Every method may block on the network: the app and its screens call them from thread workers only.
+Views are built by `rollguard.tui.data` (pure) from what this module read.
 """
 
 from __future__ import annotations
@@ -12,21 +14,35 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
 from rollguard import inventory, state
-from rollguard.errors import EXIT_REFUSED, Forbidden, NotFound
+from rollguard.access import check_access
+from rollguard.client import Api, Client
+from rollguard.errors import EXIT_REFUSED, Forbidden, NotFound, RefusedError
 from rollguard.inventory import LISTS
+from rollguard.kubeconfig import contexts, resolve
+from rollguard.repair import Repair
+from rollguard.repair_plan import ACTIONS, plan_repair
 from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, EVENTS, NAMESPACES, Resource
 from rollguard.structs import Obj, Status
 from rollguard.tui import data
-from rollguard.tui.views import ACTIONS, DetailView, Inventory, PlanView, ResultView, Target, WorkloadRow
+from rollguard.tui.views import (
+    DetailView,
+    Inventory,
+    PlanView,
+    ResultView,
+    Target,
+    WorkloadRow,
+    command_line,
+)
 from rollguard.watcher import NamespaceCache
 
 PARTIAL_EVERY = 0.5  # seconds between partial inventories while a long first read goes on
-ClientFactory = Callable[[str | None, str | None], Any]  # (kubeconfig, context) -> task.client.Client
+ClientFactory = Callable[[str | None, str | None], Api]  # (kubeconfig, context) -> a cluster connection
 Printer = Callable[[str], None]
+ACTION_TIMEOUT = 600  # seconds a repair started from the TUI may watch its rollouts
 
 
 @dataclass(frozen=True)
@@ -41,24 +57,17 @@ class Options:
     read_only: bool = False
 
 
-def default_factory(kubeconfig: str | None, context: str | None) -> Any:
-    from rollguard.client import Client
-
+def default_factory(kubeconfig: str | None, context: str | None) -> Api:
     return Client.connect(kubeconfig=kubeconfig, context=context)
 
 
 def kubeconfig_contexts(kubeconfig: str | None) -> tuple[list[str], str | None]:
     """Context names of the (merged) kubeconfig and its current one ([] inside a pod without one)."""
-    from rollguard.kubeconfig import contexts
-
     return contexts(kubeconfig)
 
 
 def default_namespace(kubeconfig: str | None, context: str | None) -> str:
     """The namespace by kubectl's rule (`rollguard.kubeconfig`): the context's, the pod's, else default."""
-    from rollguard.errors import RefusedError
-    from rollguard.kubeconfig import resolve
-
     try:
         return resolve(kubeconfig=kubeconfig, context=context).namespace(None)[0]
     except RefusedError:  # connect() has already said what is wrong with the kubeconfig
@@ -77,7 +86,7 @@ class Backend:
     ) -> None:
         self.options = options
         self._factory = factory
-        self.client: Any = None
+        self.client: Api | None = None
         self.context = options.context
         self.context_name = options.context  # for display: the kubeconfig's current one when not given
         self.namespace = options.namespace
@@ -89,8 +98,15 @@ class Backend:
         self._objects: dict[Resource, list[Obj]] = {}
         self._problems: list[str] = []
         self.timings: dict[str, float] = {}
-        self._states: dict[str, Any] = {}
+        self._states: dict[str, state.NamespaceState] = {}
         self.inventory: Inventory | None = None
+
+    @property
+    def api(self) -> Api:
+        """The connection; `connect` makes it (the app connects before anything else)."""
+        if self.client is None:
+            raise RuntimeError("the TUI's backend is used before connect()")
+        return self.client
 
     # -- connection ---------------------------------------------------------------------------------
 
@@ -115,7 +131,7 @@ class Backend:
     def namespaces(self) -> list[str]:
         """Namespaces the user may list; when that is forbidden, just the current one."""
         try:
-            items = self.client.list(NAMESPACES).get("items", [])
+            items = self.api.list(NAMESPACES).get("items", [])
         except Forbidden:
             return [self.namespace] if self.namespace else []
         return sorted(n["metadata"]["name"] for n in items)
@@ -124,7 +140,7 @@ class Backend:
 
     def _list(self, res: Resource, namespace: str | None, selector: str | None = None) -> list[Obj]:
         try:
-            return list(self.client.list(res, namespace=namespace, selector=selector).get("items", []))
+            return list(self.api.list(res, namespace=namespace, selector=selector).get("items", []))
         except NotFound:
             return []  # not OpenShift: no DCs
         except Forbidden:
@@ -154,11 +170,11 @@ class Backend:
         selector = self.options.selector or None
         self._problems = []
         objects: dict[Resource, list[Obj]] = {res: [] for res, _fixed, _filtered in LISTS.values()}
-        states: dict[str, Any] = {}
+        states: dict[str, state.NamespaceState] = {}
         now = self.now()
         last = time.perf_counter()
         for ns, lists in inventory.namespace_lists(
-            self.client, scope, selector=selector, problems=self._problems
+            self.api, scope, selector=selector, problems=self._problems
         ):
             for arg, items in lists.items():
                 objects[LISTS[arg][0]].extend(items)
@@ -175,7 +191,7 @@ class Backend:
         return self._done(objects, states, inventory)
 
     def _done(
-        self, objects: dict[Resource, list[Obj]], states: dict[str, Any], inventory: Inventory
+        self, objects: dict[Resource, list[Obj]], states: dict[str, state.NamespaceState], inventory: Inventory
     ) -> Inventory:
         if self._problems:
             inventory = dataclasses.replace(inventory, errors=tuple(dict.fromkeys(self._problems)))
@@ -197,7 +213,7 @@ class Backend:
         )
         selectors = {res: fixed for res, fixed, _filtered in LISTS.values() if fixed}
         for ns in scopes:
-            cache = NamespaceCache(self.client, ns, data.WATCHED, reduce=True, selectors=selectors)
+            cache = NamespaceCache(self.api, ns, data.WATCHED, reduce=True, selectors=selectors)
             cache.events = self._changes  # one queue for all caches: one blocking wait covers them all
             cache.start()
             self._caches[ns or ""] = cache
@@ -254,9 +270,14 @@ class Backend:
     # -- permissions and actions ---------------------------------------------------------------------
 
     def _may(self, verb: str, res: Resource, namespace: str) -> bool:
+        """One SelfSubjectAccessReview, remembered per connection; an unanswerable one counts as no."""
         key = (verb, res.label, namespace)
         if key not in self._access:
-            self._access[key] = data.may(self.client, verb, res, namespace)
+            try:
+                check_access(self.api, [(verb, res, namespace)])
+                self._access[key] = True
+            except RefusedError:
+                self._access[key] = False
         return self._access[key]
 
     def permissions(self, namespace: str, kinds: Iterable[str]) -> frozenset[str]:
@@ -270,12 +291,38 @@ class Backend:
                 allowed.add(action)
         return frozenset(allowed)
 
+    def allowed(self, inventory: Inventory) -> dict[str, frozenset[str]]:
+        """`permissions` for every namespace in view, a few namespaces at a time."""
+        kinds: dict[str, set[str]] = {}
+        for row in inventory.rows:
+            kinds.setdefault(row.namespace, set()).add(row.kind)
+        if self.options.read_only:
+            return {ns: frozenset() for ns in kinds}
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            return dict(pool.map(lambda item: (item[0], self.permissions(*item)), kinds.items()))
+
     def plan(self, action: str, target: Target) -> PlanView:
-        return data.plan_action(
-            self.client, action, target, context=self.context, kubeconfig=self.options.kubeconfig
-        )
+        """The repair's preflight and plan (read-only), as the confirmation dialog shows it."""
+        command = command_line(action, target, context=self.context, kubeconfig=self.options.kubeconfig)
+        try:
+            plan = plan_repair(
+                self.api,
+                action=action,
+                namespace=target.namespace,
+                targets=target.refs,
+                selector=target.selector or None,
+                to_revision=target.to_revision,
+            )
+        except RefusedError as exc:
+            return PlanView(action, target, (), command, refusal=str(exc))
+        return data.plan_view(action, target, plan, command)
 
     def execute(self, plan: PlanView, out: Printer, cancel: threading.Event) -> ResultView:
+        """Carry out the plan the user confirmed (the very one shown: a workload changed by someone else
+        since is not overwritten), reporting progress lines to ``out``."""
         if self.options.read_only:
             return ResultView(Status.REFUSED, EXIT_REFUSED, "read-only mode: no action is performed")
-        return data.run_action(self.client, plan, out=out, cancel=cancel)
+        if plan.handle is None or plan.refusal:
+            return ResultView(Status.REFUSED, EXIT_REFUSED, plan.refusal or "nothing to do")
+        repair = Repair(self.api, plan.handle, timeout=ACTION_TIMEOUT, out=out, cancel=cancel)
+        return data.result_view(repair.execute())

@@ -1,21 +1,22 @@
-"""Adapter: the task package's types and objects -> the TUI's views (`rollguard.tui.views`).
+"""Mapping: the task package's types and objects -> the TUI's views (`rollguard.tui.views`). Pure.
 
 The only module of the TUI that knows how `task` models workloads, findings and repairs, so that a
-change there is absorbed here. Pure functions except `run_action`/`plan_action`, which call the
-repair operations (blocking: call them from a thread worker).
+change there is absorbed here. No I/O: `rollguard.tui.backend` reads, watches and acts, and hands
+what it got (API objects, a repair's plan, its outcome) to these functions.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rollguard import state
-from rollguard.errors import EXIT_REFUSED
 from rollguard.journal import JOURNAL_LABEL
 from rollguard.kinds import kind_of
+from rollguard.repair_plan import Change as RepairChange
+from rollguard.repair_plan import RepairPlan, permissions
+from rollguard.report import Outcome
 from rollguard.resources import (
     CONFIG_MAPS,
     DEPLOYMENT_CONFIGS,
@@ -26,7 +27,7 @@ from rollguard.resources import (
     REPLICATION_CONTROLLERS,
     Resource,
 )
-from rollguard.structs import Obj, RunState, Status
+from rollguard.structs import Obj, RunState
 from rollguard.tui.views import (
     UNGROUPED,
     Change,
@@ -43,12 +44,10 @@ from rollguard.tui.views import (
     RunView,
     Target,
     WorkloadRow,
-    command_line,
     parse_time,
 )
 
 Objects = Mapping[Resource, list[Obj]]
-Printer = Callable[[str], None]
 
 # What the workloads screen reads and watches, per namespace.
 WATCHED: tuple[Resource, ...] = (
@@ -288,7 +287,7 @@ def applicable(action: str, rows: Iterable[WorkloadRow], *, to_revision: int | N
         if to_revision is not None:
             # another revision, or the current one when un-rolled changes sit on top of it (paused)
             row = rows[0]
-            pending = any(f.code == "stuck" for f in row.findings)
+            pending = any(f.code == state.STUCK for f in row.findings)
             return len(rows) == 1 and (to_revision != row.revision or pending)
         return any(not r.healthy or r.revision > 1 for r in rows)
     if action == "redeploy":
@@ -299,24 +298,10 @@ def applicable(action: str, rows: Iterable[WorkloadRow], *, to_revision: int | N
 
 def needs(action: str, namespace: str, kinds: Iterable[str]) -> list[tuple[str, Resource, str]]:
     """(verb, resource, namespace) an action needs: what the repair preflight checks."""
-    from rollguard.repair_plan import permissions
-
     return permissions(action, namespace, set(kinds))
 
 
-def may(client: Any, verb: str, res: Resource, namespace: str) -> bool:
-    """One SelfSubjectAccessReview; an unanswerable one counts as no."""
-    from rollguard.errors import RefusedError
-    from rollguard.preflight import check_access
-
-    try:
-        check_access(client, [(verb, res, namespace)])
-    except RefusedError:
-        return False
-    return True
-
-
-def _change_view(change: Any) -> Change:
+def _change_view(change: RepairChange) -> Change:
     notes = list(change.notes)
     said = any("trigger" in note for note in notes)  # the repair already explains its trigger change
     if tuple(change.triggers_before) != tuple(change.triggers_after) and not said:
@@ -337,25 +322,8 @@ def _change_view(change: Any) -> Change:
     )
 
 
-def plan_action(
-    client: Any, action: str, target: Target, *, context: str | None, kubeconfig: str | None
-) -> PlanView:
-    """The repair's preflight and plan (read-only), as the confirmation dialog shows it."""
-    from rollguard.errors import RefusedError
-    from rollguard.repair_plan import plan_repair
-
-    command = command_line(action, target, context=context, kubeconfig=kubeconfig)
-    try:
-        plan = plan_repair(
-            client,
-            action=action,
-            namespace=target.namespace,
-            targets=target.refs,
-            selector=target.selector or None,
-            to_revision=target.to_revision,
-        )
-    except RefusedError as exc:
-        return PlanView(action, target, (), command, refusal=str(exc))
+def plan_view(action: str, target: Target, plan: RepairPlan, command: str) -> PlanView:
+    """The repair's plan as the confirmation dialog shows it; the plan itself rides along to be carried out."""
     notes = []
     if plan.selector and plan.group is None:
         notes.append(f"group {plan.selector} has no journal yet: this repair starts one")
@@ -366,16 +334,7 @@ def plan_action(
     )
 
 
-def run_action(
-    client: Any, plan: PlanView, *, out: Printer, cancel: threading.Event, timeout: int = 600
-) -> ResultView:
-    """Carry out the plan the user confirmed (the very one shown: a workload changed by someone else
-    since is not overwritten), reporting progress lines to ``out``."""
-    from rollguard.repair import Repair
-
-    if plan.handle is None or plan.refusal:
-        return ResultView(Status.REFUSED, EXIT_REFUSED, plan.refusal or "nothing to do")
-    outcome = Repair(client, plan.handle, timeout=timeout, out=out, cancel=cancel).execute()
+def result_view(outcome: Outcome) -> ResultView:
     return ResultView(
         status=outcome.status,
         exit_code=outcome.exit_code,

@@ -13,7 +13,7 @@ class Connected(Message):
     def __init__(self, context: str | None, namespace: str | None, all_namespaces: bool) -> None:
         super().__init__()
         self.context = context
-        self.namespace = namespace
+        self.viewed_namespace = namespace  # not `namespace`: Message uses that name for its handlers
         self.all_namespaces = all_namespaces
 
 

@@ -1,6 +1,8 @@
 """What the TUI shows, as plain frozen dataclasses, and pure formatting helpers.
 
 Screens and widgets only see these types; `rollguard.tui.data` builds them from the task package's types.
+Names that `task` defines (the findings and their order, how a workload is named) are imported from
+it, never spelled again here.
 """
 
 from __future__ import annotations
@@ -10,25 +12,16 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rollguard.state import FINDINGS, HEALTHY, MUTABLE_IMAGE
 from rollguard.structs import RunState, Status, WorkloadRef
 
-Obj = dict[str, Any]
+if TYPE_CHECKING:
+    from rollguard.repair_plan import RepairPlan
 
-ACTIONS = ("resume", "revert", "redeploy")
 # Worst first: the order badges are shown in and the "findings" sort key.
-SEVERITY = (
-    "failed",
-    "half-rolled",
-    "stuck",
-    "paused",
-    "drifted",
-    "unavailable",
-    "progressing",
-    "mutable-image",
-    "healthy",
-)
+SEVERITY = (*FINDINGS, HEALTHY)
 UNGROUPED = ""
 
 
@@ -76,7 +69,7 @@ class WorkloadRow:
 
     @property
     def healthy(self) -> bool:
-        return all(f.code in ("healthy", "mutable-image") for f in self.findings)
+        return all(f.code in (HEALTHY, MUTABLE_IMAGE) for f in self.findings)
 
     @property
     def worst(self) -> int:
@@ -232,7 +225,7 @@ class PlanView:
     command: str
     refusal: str = ""  # non-empty: the action would be refused (exit 2), nothing to confirm
     notes: tuple[str, ...] = ()
-    handle: Any = field(default=None, compare=False, repr=False)  # the repair's own plan, to carry out
+    handle: RepairPlan | None = field(default=None, compare=False, repr=False)  # the repair's own, to carry out
 
 
 @dataclass(frozen=True)
@@ -354,7 +347,7 @@ def group_order(inventory: Inventory, rows: Sequence[WorkloadRow], sort: str) ->
         worst: dict[str, int] = {}
         for r in rows:
             worst[r.group_key] = min(worst.get(r.group_key, r.worst), r.worst)
-        return sorted(keys, key=lambda k: (worst[k], k == group_key_of_ungrouped(k), k))
+        return sorted(keys, key=lambda k: (worst[k], group_key_of_ungrouped(k), k))
     return sorted(keys, key=lambda k: (group_key_of_ungrouped(k), k))
 
 

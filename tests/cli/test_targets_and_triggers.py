@@ -11,20 +11,11 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from rollguard.client import Client
 from rollguard.resources import DEPLOYMENT_CONFIGS
 from tests.scenarios import events, image_stream, latest_dc
-from tests.support import SELECTOR, create_group, dc_body, resource_versions, rollguard, view
+from tests.support import NEW, OLD, SELECTOR, create_group, dc_body, resource_versions, rollguard, view
 
-OLD, NEW = "registry.local/shop/api:v1", "registry.local/shop/api:v2"
 MIGRATE_OLD, MIGRATE_NEW = "registry.local/shop/migrate:v1", "registry.local/shop/migrate:v2"
-
-
-@pytest.fixture
-def client(sandbox) -> Client:
-    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
 
 
 def with_init(body: dict, image: str = MIGRATE_OLD) -> dict:

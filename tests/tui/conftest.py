@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from rollguard.client import Api
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.backend import Backend, Options
 from tests.tui.fakecluster import FakeCluster
@@ -18,7 +19,7 @@ SIZE = (130, 36)
 
 
 def make_app(
-    cluster: Any,
+    cluster: Api,
     *,
     namespace: str | None = "shop-dev",
     all_namespaces: bool = False,
@@ -28,7 +29,7 @@ def make_app(
     context: str | None = None,
     kubeconfig: str | None = None,
 ) -> RollguardApp:
-    """An app whose backend talks to ``cluster`` (a FakeCluster or a task.client.Client), at a fixed now."""
+    """An app whose backend talks to ``cluster`` (a FakeCluster or a rollguard.client.Client), at a fixed now."""
     if context is None and kubeconfig is None and isinstance(cluster, FakeCluster):
         context = "demo"  # not whatever KUBECONFIG names: snapshots must not depend on the environment
     options = Options(

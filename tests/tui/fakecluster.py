@@ -1,7 +1,8 @@
-"""An in-memory stand-in for `rollguard.client.Client`: the calls the TUI makes, answered from a dict.
+"""An in-memory stand-in for `rollguard.client.Client`: the calls of `rollguard.client.Api`, answered from a dict.
 
 Used for screen snapshots, the benchmark and tests that need fixed data; live tests use the sandbox.
 Watches work (so live refresh can be tested), and SelfSubjectAccessReviews ask an ``allow`` callback.
+`make lint` type-checks this module strictly, so mypy proves that it satisfies `Api` (see the end).
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rollguard.client import Page
 from rollguard.errors import NotFound
 from rollguard.resources import Resource
 from rollguard.selectors import matches
+
+if TYPE_CHECKING:
+    from rollguard.client import Api
 
 Obj = dict[str, Any]
 Allow = Callable[[str, str, str], bool]  # (verb, resource plural, namespace) -> allowed
@@ -193,3 +197,8 @@ def _merge(base: Any, patch: Any) -> Any:
         else:
             out[key] = _merge(out.get(key), value)
     return out
+
+
+def as_api(cluster: FakeCluster) -> Api:
+    """The fake where an `Api` is wanted; its annotation makes mypy check every method's signature."""
+    return cluster

@@ -3,6 +3,7 @@ CronJob run without it."""
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -49,3 +50,60 @@ def test_the_tui_refuses_an_unusable_kubeconfig_before_opening(tmp_path: Path):
     )  # fmt: skip
     assert result.returncode == 2
     assert "does not exist" in result.stderr and "Traceback" not in result.stderr
+
+
+SCREENS_WITHOUT_APP = """
+import importlib, pkgutil, sys
+sys.modules["rollguard.tui.app"] = None  # any run-time `import rollguard.tui.app` now raises ImportError
+import rollguard.tui.screens, rollguard.tui.widgets
+names = [m.name for pkg in (rollguard.tui.screens, rollguard.tui.widgets)
+         for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")]
+for name in names:
+    importlib.import_module(name)
+print(len(names))
+"""
+
+
+def test_screens_and_widgets_import_the_app_only_for_typing():
+    """The app imports its screens; a screen or widget that imported the app back would be a cycle."""
+    result = subprocess.run(
+        [sys.executable, "-c", SCREENS_WITHOUT_APP], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout.strip()) >= 8  # every screen and widget module
+
+
+# What talks to a cluster or reads a kubeconfig: only rollguard.tui.backend may import these at run time.
+IO_MODULES = ("kubernetes", "rollguard.access", "rollguard.client", "rollguard.inventory", "rollguard.kubeconfig",
+              "rollguard.preflight", "rollguard.repair", "rollguard.watcher")  # fmt: skip
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """Modules ``path`` imports, leaving out those under ``if TYPE_CHECKING:``."""
+    tree = ast.parse(path.read_text())
+    typing_only = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and ast.unparse(block.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+        for node in ast.walk(block)
+    }
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def test_cluster_io_lives_in_the_backend_only():
+    offenders = {}
+    for path in sorted((ROOT / "tui").rglob("*.py")):
+        if path.name == "backend.py" and path.parent.name == "tui":
+            continue
+        bad = {m for m in _runtime_imports(path) if m in IO_MODULES or m.startswith("kubernetes.")}
+        if bad:
+            offenders[str(path.relative_to(ROOT))] = sorted(bad)
+    assert not offenders, offenders

@@ -6,11 +6,14 @@ import datetime as dt
 
 from rollguard.tui import data
 from rollguard.tui.views import (
+    UNGROUPED,
     Finding,
+    Inventory,
     Target,
     WorkloadRow,
     age,
     command_line,
+    group_order,
     matches,
     short_image,
     sort_rows,
@@ -104,3 +107,11 @@ def test_lines_group_headers_then_members():
     )
     assert [ln.key for ln in only] == ["group:shop-dev/", "shop-dev/deployment/redis"]
     assert reference_case()  # the fixture builds without a cluster
+
+
+def test_groups_by_findings_put_the_ungrouped_last_among_equals():
+    """Sorting by findings: worst group first; on a tie, named groups before the workloads in none."""
+    rows = [row("z", group="app=z"), row("u", group=UNGROUPED), row("a", group="app=a"), row("f", "failed", group="app=m")]
+    inventory = Inventory(rows=tuple(rows), groups={})
+    assert group_order(inventory, rows, "findings") == ["group:ns/app=m", "group:ns/app=a", "group:ns/app=z", "group:ns/"]
+    assert group_order(inventory, rows, "name") == ["group:ns/app=a", "group:ns/app=m", "group:ns/app=z", "group:ns/"]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from textual.binding import Binding
 from textual.screen import ModalScreen
 
+from rollguard.repair_plan import ACTIONS
 from rollguard.tui import data
 from rollguard.tui.views import UNGROUPED, Target, WorkloadRow
 
@@ -23,6 +26,7 @@ ACTION_BINDINGS = [
     Binding("D", "redeploy('group')", "Redeploy group"),
 ]
 TITLES = {"resume": "Resume", "revert": "Revert", "redeploy": "Redeploy"}
+PaletteEntry = tuple[str, str, Callable[[], object]]  # title, help text, what it does
 
 
 @dataclass(frozen=True)
@@ -56,10 +60,11 @@ class ActionsMixin:
     """Resume / revert / redeploy on `selection(scope)`, offered only when allowed and sensible.
 
     A screen using it implements `selection(scope)`; scope is ``selection`` (what the cursor is on)
-    or ``group`` (the whole rollout group of the cursor's workload).
+    or ``group`` (the whole rollout group of the cursor's workload), or another of its `SCOPES`.
     """
 
     app: RollguardApp
+    SCOPES: tuple[str, ...] = ("selection", "group")
 
     def selection(self, scope: str) -> Selection | None:
         raise NotImplementedError
@@ -86,7 +91,8 @@ class ActionsMixin:
             return f"{TITLES[action]} {what} to revision {sel.target.to_revision}"
         return f"{TITLES[action]} {what}"
 
-    def run_action(self, action: str, scope: str) -> None:
+    def confirm_action(self, action: str, scope: str) -> None:
+        """Open the confirmation of ``action`` on the selection (named so as not to shadow Widget.run_action)."""
         if not self.offers(action, scope):
             self.app.notify(f"{TITLES[action]} is not available here", severity="warning")
             return
@@ -95,18 +101,28 @@ class ActionsMixin:
         self.app.open_action(action, sel.target)
 
     def action_resume(self, scope: str = "selection") -> None:
-        self.run_action("resume", scope)
+        self.confirm_action("resume", scope)
 
     def action_revert(self, scope: str = "selection") -> None:
-        self.run_action("revert", scope)
+        self.confirm_action("revert", scope)
 
     def action_redeploy(self, scope: str = "selection") -> None:
-        self.run_action("redeploy", scope)
+        self.confirm_action("redeploy", scope)
 
-    def palette_commands(self) -> list[tuple[str, str, Any]]:
-        from rollguard.tui.app import palette_entries
-
-        return palette_entries(self)
+    def palette_commands(self) -> list[PaletteEntry]:
+        """One command palette entry per action and scope that the screen offers right now."""
+        out: list[PaletteEntry] = []
+        for action in ACTIONS:
+            for scope in self.SCOPES:
+                if self.check_action(action, (scope,)):
+                    out.append(
+                        (
+                            self.action_label(action, scope),
+                            f"rollguard {action}: shows what would change, then asks to confirm",
+                            partial(self.confirm_action, action, scope),
+                        )
+                    )
+        return out
 
 
 class Dialog(ModalScreen[Any]):

@@ -15,7 +15,7 @@ from textual.widgets import Button, DataTable, Label, RichLog, Static
 
 from rollguard.errors import EXIT_INCONSISTENT
 from rollguard.structs import Status
-from rollguard.tui.app import describe_error
+from rollguard.tui.errors import describe_error
 from rollguard.tui.messages import ActionFinished, PlanLoaded, ProgressLine
 from rollguard.tui.screens.base import TITLES, Dialog
 from rollguard.tui.views import Change, PlanView, ResultView, Target, short_image
@@ -179,15 +179,15 @@ class ConfirmScreen(Dialog):
     def _execute(self) -> None:
         try:
             assert self.plan is not None
-            result = self.app.backend.execute(
-                self.plan,
-                lambda line: self.post_message(ProgressLine(line)),
-                self.cancel_event,
-            )
+            result = self.app.backend.execute(self.plan, self._progress_line, self.cancel_event)
         except Exception as exc:
             # Nothing tells how far the action got: the status of a run that could not say what it left.
             result = ResultView(Status.INCONSISTENT, EXIT_INCONSISTENT, describe_error(exc))
         self.post_message(ActionFinished(result))
+
+    def _progress_line(self, line: str) -> None:
+        """From the worker's thread: one line of progress for the log (post_message is thread-safe)."""
+        self.post_message(ProgressLine(line))
 
     @on(ProgressLine)
     def _progress(self, message: ProgressLine) -> None:

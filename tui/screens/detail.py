@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Label, Static
 
-from rollguard.tui.app import describe_error
+from rollguard.tui.errors import describe_error
 from rollguard.tui.messages import DetailLoaded, Problem
 from rollguard.tui.screens.base import (
     ACTION_BINDINGS,

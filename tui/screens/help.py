@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -9,7 +11,11 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Label, Static
 
+from rollguard.tui.keys import APP_BINDINGS
 from rollguard.tui.screens.base import Dialog
+from rollguard.tui.screens.confirm import ConfirmScreen
+from rollguard.tui.screens.detail import DetailScreen
+from rollguard.tui.screens.workloads import WorkloadsScreen
 
 # Keys the DataTable and the app handle themselves.
 TABLE_KEYS = [
@@ -30,12 +36,8 @@ def _key(binding: Binding) -> str:
 
 def key_rows() -> list[tuple[str, list[tuple[str, str]]]]:
     """(section, [(keys, description)]) for every screen."""
-    from rollguard.tui.app import RollguardApp
-    from rollguard.tui.screens.confirm import ConfirmScreen
-    from rollguard.tui.screens.detail import DetailScreen
-    from rollguard.tui.screens.workloads import WorkloadsScreen
 
-    def rows(bindings: list[Binding] | list[object]) -> list[tuple[str, str]]:
+    def rows(bindings: Sequence[object]) -> list[tuple[str, str]]:
         out = []
         for b in bindings:
             if isinstance(b, Binding):
@@ -46,7 +48,7 @@ def key_rows() -> list[tuple[str, list[tuple[str, str]]]]:
         ("Workloads", rows(WorkloadsScreen.BINDINGS) + TABLE_KEYS),
         ("Detail", rows(DetailScreen.BINDINGS)),
         ("Confirmation dialog", rows(ConfirmScreen.BINDINGS)),
-        ("Everywhere", [*rows(RollguardApp.BINDINGS), ("ctrl+p", "command palette: every action by name")]),
+        ("Everywhere", [*rows(APP_BINDINGS), ("ctrl+p", "command palette: every action by name")]),
     ]
 
 

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import Label, OptionList
 from textual.widgets.option_list import Option
 
-from rollguard.tui.app import describe_error
+from rollguard.tui.errors import describe_error
 from rollguard.tui.screens.base import Dialog
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import on
 from textual.app import ComposeResult
@@ -15,10 +15,13 @@ from rollguard.tui.screens.base import (
     ACTION_BINDINGS,
     TITLES,
     ActionsMixin,
+    PaletteEntry,
     Selection,
     group_selection,
     workload_selection,
 )
+from rollguard.tui.screens.detail import DetailScreen
+from rollguard.tui.screens.pick import ALL_NAMESPACES, ContextPicker, NamespacePicker
 from rollguard.tui.views import SORT_KEYS, Inventory
 from rollguard.tui.widgets.keybar import KeyBar
 from rollguard.tui.widgets.workload_table import WorkloadTable, build_lines
@@ -167,8 +170,8 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             return bool(self.text_filter) or self.query_one("#filter", Input).display
         return super().check_action(action, parameters)
 
-    def palette_commands(self) -> list[tuple[str, str, Any]]:
-        general = [
+    def palette_commands(self) -> list[PaletteEntry]:
+        general: list[PaletteEntry] = [
             ("Switch namespace", "n: pick a namespace, or all of them", self.action_namespace),
             ("Switch context", "c: pick a kubeconfig context", self.action_context),
             ("Filter", "/: show only rows matching words", self.action_filter),
@@ -180,8 +183,6 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
     # -- keys --------------------------------------------------------------------------------------------
 
     def action_details(self) -> None:
-        from rollguard.tui.screens.detail import DetailScreen
-
         line = self.table.current
         if line is not None and line.row is not None:
             self.app.push_screen(DetailScreen(line.row))
@@ -224,8 +225,6 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.app.notify("reloading", timeout=2)
 
     def action_namespace(self) -> None:
-        from rollguard.tui.screens.pick import ALL_NAMESPACES, NamespacePicker
-
         def chosen(value: str | None) -> None:
             if value == ALL_NAMESPACES:
                 self.app.load(all_namespaces=True)
@@ -235,8 +234,6 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.app.push_screen(NamespacePicker(), chosen)
 
     def action_context(self) -> None:
-        from rollguard.tui.screens.pick import ContextPicker
-
         def chosen(value: str | None) -> None:
             if value:
                 self.app.load(context=value)

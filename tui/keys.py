@@ -1,0 +1,14 @@
+"""The app's own key bindings, apart from the app so that the help screen lists them without importing it.
+
+Each screen keeps its bindings on its class (`BINDINGS`); the help screen reads them all from there.
+"""
+
+from __future__ import annotations
+
+from textual.binding import Binding, BindingType
+
+APP_BINDINGS: list[BindingType] = [
+    Binding("q", "quit", "Quit"),
+    Binding("question_mark", "help", "Help"),
+    Binding("ctrl+p", "command_palette", "Commands", show=False),
+]
