@@ -232,6 +232,11 @@ def resolve(
             in_cluster=True, context=None, merged=merged, pod_namespace=pod_ns,
             serviceaccount_dir=sa_dir, environ=env,
         )  # fmt: skip
+    if merged.empty and merged.files:
+        raise RefusedError(
+            f"kubeconfig {', '.join(merged.files)} holds no clusters, users or contexts",
+            fix="log in (oc login) to fill it, or pass --kubeconfig FILE / set KUBECONFIG to another file",
+        )
     if merged.empty:
         where = ", ".join(merged.missing) or "(none)"
         raise RefusedError(

@@ -46,7 +46,7 @@ CASES: list[tuple[str, str, list[str], list[str], str, bool]] = [
     # rollout: image references
     ("rollout-ref-uppercase-space", "rollout", ["--image", "dc/dc1=Registry.local/UPPER:v 2"], ["malformed"], "", False),
     ("rollout-ref-shell", "rollout", ["--image", f"dc/dc1={META}"], ["malformed"], "", True),
-    ("rollout-ref-no-tag", "rollout", ["--image", "dc/dc1=registry.local/shop/api"], ["malformed"], "", False),
+    ("rollout-ref-no-tag", "rollout", ["--image", "dc/dc1=registry.local/shop/api"], ["has no tag or digest"], "", False),
     ("rollout-ref-short-digest", "rollout", ["--image", "dc/dc1=registry.local/x@sha256:abc"], ["malformed"], "", False),
     ("rollout-ref-huge", "rollout", ["--image", f"dc/dc1=registry.local/{'x' * 600}:v1"], ["malformed"], "", False),
     ("rollout-ref-newline", "rollout", ["--image", "dc/dc1=registry.local/x:v2\nrm -rf /"], ["malformed"], "", False),

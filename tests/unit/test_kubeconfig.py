@@ -60,6 +60,13 @@ def test_missing_files_are_skipped_but_an_explicit_one_must_exist(tmp_path):
         read(str(tmp_path / "gone"), environ={})
 
 
+def test_an_empty_kubeconfig_is_named(tmp_path):
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    with pytest.raises(RefusedError, match=r"kubeconfig .*empty holds no clusters"):
+        resolve(kubeconfig=str(empty), environ={}, serviceaccount_dir=str(tmp_path / "no-sa"))
+
+
 def test_unparsable_file_is_refused_naming_it(tmp_path):
     bad = tmp_path / "bad"
     bad.write_text("clusters: [unclosed\n")
