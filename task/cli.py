@@ -3,7 +3,8 @@
 Exit codes: 0 all rolled out (drift-check: nothing found); 1 rollout failed and the group is back on
 its previous state, verified (drift-check: findings); 2 refused before any change (bad input, missing
 permission, lock held, unreachable cluster); 3 failed and could not restore (see the journal); 141
-(128 + SIGPIPE) when the reader of stdout went away early, as for any Unix tool.
+(128 + SIGPIPE) when the reader of stdout went away early, as for any Unix tool (commands whose exit code
+carries a verdict print through `commands.common.printer`, which drops the output instead).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="rollguard",
         description="Guarded, all-or-nothing rollouts of DeploymentConfigs and Deployments.",
         epilog="exit codes: 0 ok; 1 failed and reverted (drift-check: findings); 2 refused, nothing changed; "
-        "3 failed and not restored (see the journal); 141 the output's reader closed the pipe early. "
+        "3 failed and not restored (see the journal); 141 status's reader closed the pipe early. "
         "namespace of every command: -n, else the kubeconfig context's, else (in a pod) the pod's, else "
         "'default'; KUBECONFIG lists are merged as kubectl merges them",
     )

@@ -71,14 +71,21 @@ def test_repeated_drift_checks_count_up_one_event(sandbox, namespace, client, tm
         result = rollguard(sandbox.kubeconfig, "drift-check", "-n", namespace, "--emit-events",
                            report=tmp_path / "drift.json")  # fmt: skip
         assert result.code == 1 and result.report["events"] == 1 and not result.report["errors"], result.stderr
+    # a reader gone before the output (drift-check | head -c 0): the verdict still comes as the exit code
+    proc = subprocess.Popen(cli(sandbox.kubeconfig, "drift-check", "-n", namespace, "--emit-events"),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1 and stderr == "", stderr
     (event,) = events(client, namespace, "RollguardDriftCheck")
-    assert event["count"] == 3 and event["involvedObject"]["name"] == "dc1"
+    assert event["count"] == 4 and event["involvedObject"]["name"] == "dc1"
     assert event["lastTimestamp"] >= event["firstTimestamp"]
     # another finding text is another event, as for the recorder
     pause(client, namespace, "dc2")
     rollguard(sandbox.kubeconfig, "drift-check", "-n", namespace, "--emit-events")
     found = {e["involvedObject"]["name"]: e["count"] for e in events(client, namespace, "RollguardDriftCheck")}
-    assert found == {"dc1": 4, "dc2": 1}
+    assert found == {"dc1": 5, "dc2": 1}
 
 
 def test_a_success_line_never_carries_a_cause():

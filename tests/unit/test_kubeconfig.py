@@ -45,6 +45,10 @@ def test_relative_paths_resolve_against_the_file_that_holds_the_entry():
     ])  # fmt: skip
     assert merged["clusters"][0]["cluster"]["certificate-authority"] == "/etc/one/ca.crt"
     assert merged["users"][0]["user"] == {"client-key": "/home/k.pem", "tokenFile": "/abs/t"}
+    plugins = merge([("/etc/k/config", {"users": [
+        entry("user", "rel", exec={"command": "./bin/helper"}), entry("user", "path", exec={"command": "oc"}),
+    ]})])  # fmt: skip
+    assert [u["user"]["exec"]["command"] for u in plugins["users"]] == ["/etc/k/bin/helper", "oc"]
 
 
 def write(path, content: dict) -> str:
