@@ -1,6 +1,19 @@
-"""What every run on a rollout group shares: lock, journal, live cache, guarded writes, group revert.
+"""One run on a rollout group, from preflight to outcome: the skeleton `rollout` and the repairs fill in.
 
-`rollguard.engine.Rollout` and `rollguard.repair.Repair` are the two kinds of run built on `GroupRun`.
+`GroupRun.execute` is the skeleton every run shares, in this order:
+
+1. ``prepare`` (the subclass): the read-only preflight, then the group's lock. A refusal, or an API
+   error, here is status ``refused`` (exit 2) with nothing changed.
+2. ``begin`` (the subclass) sets up the journal; it is saved before the first change, so a run killed
+   after it is finished by the next one. A SIGTERM before that save, or a failed save: ``refused``.
+3. The live cache starts; ``change`` (the subclass) writes the changes and says what to watch; every
+   workload is watched at once; the first failure (or SIGTERM) reverts every workload the run touched
+   to its journal's last verified state (``reverted`` when verified, else ``inconsistent``).
+4. ``after_run`` (the subclass) while the cache is still live; then, always, the cache stops and the
+   lock is released; the `Outcome` reports the first error as the cause, later ones added.
+
+`rollguard.engine.Rollout` and `rollguard.repair.Repair` are the two kinds of run built on it. The
+lock and journal are the group's: a repair of workloads in no group (``grouped`` false) has neither.
 """
 
 from __future__ import annotations
@@ -16,14 +29,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from rollguard.client import Api
-from rollguard.errors import ApiError, Conflict, Interrupted, RollguardError, RolloutFailed
+from rollguard.errors import ApiError, Conflict, Interrupted, RefusedError, RollguardError, RolloutFailed
 from rollguard.journal import Journal, JournalStore, now
 from rollguard.kinds import images_of
 from rollguard.lock import GroupLock
 from rollguard.preflight import Plan, WorkloadPlan
-from rollguard.report import WorkloadResult, pod_record
+from rollguard.report import Outcome, WorkloadResult, pod_record
 from rollguard.resources import PODS, Resource
-from rollguard.structs import Obj, Phase, RunState, WorkloadOutcome, WorkloadPhase
+from rollguard.structs import Obj, Phase, RunState, Status, WorkloadOutcome, WorkloadPhase
 from rollguard.watch import Watched, wait_for
 from rollguard.watcher import NamespaceCache
 
@@ -45,9 +58,17 @@ def actor() -> str:
 
 
 class GroupRun:
-    """Shared machinery of every run on a group: lock, journal, live cache, writes, revert."""
+    """The run skeleton (`execute`) and the machinery it shares: lock, journal, live cache, writes, revert.
 
-    command = "rollout"
+    A subclass sets ``command`` and fills in `prepare`, `begin` and `change`; `record_success`,
+    `end_run` and `after_run` have defaults it may override.
+    """
+
+    command: str
+    grouped: bool = True  # the run holds the group's lock and journal
+    done_phase: WorkloadPhase = WorkloadPhase.COMPLETE  # a watched workload's phase once verified
+    success_state: RunState = RunState.SUCCEEDED  # the journal's run state after a verified success
+    extra_resources: tuple[Resource, ...] = ()  # cached besides the kinds' objects and pods
 
     def __init__(
         self,
@@ -55,12 +76,18 @@ class GroupRun:
         *,
         namespace: str,
         selector: str,
+        timeout: int,
         out: Printer,
         cancel: threading.Event | None = None,
+        fail_fast: bool = True,
+        crash_restarts: int = 2,
     ) -> None:
         self.client = client
         self.namespace = namespace
         self.selector = selector
+        self.timeout = timeout
+        self.fail_fast = fail_fast
+        self.crash_restarts = crash_restarts
         self.out = out
         self.cancel = cancel or threading.Event()
         # Set when the revert may wait no longer (SIGTERM grace over, or a second SIGTERM).
@@ -75,6 +102,150 @@ class GroupRun:
         self.first_error = ""
         self.errors: list[str] = []
         self.started = time.monotonic()
+
+    # -- what a kind of run fills in ----------------------------------------------------------------
+
+    def prepare(self) -> Plan:
+        """The read-only preflight; raise `RefusedError` (or let an `ApiError` through) to refuse."""
+        raise NotImplementedError
+
+    def begin(self, plan: Plan) -> None:
+        """Open the run in ``self.journal`` (saved right after, before the first change)."""
+        raise NotImplementedError
+
+    def change(self, plan: Plan, cache: NamespaceCache) -> list[Watched]:
+        """Write the run's changes; return what to watch. Raise a `RollguardError` to fail and revert."""
+        raise NotImplementedError
+
+    def record_success(self, templates: dict[str, Obj]) -> None:
+        """Record the verified templates as the group's last success (what drift is measured against)."""
+        self.journal.last_success = {"run_id": self.run_id, "finished": now(), "templates": templates}
+
+    def end_run(self, state: RunState) -> None:
+        """End the journal's run in ``state``; `INCONSISTENT` is left open, so the group shows half-rolled."""
+        if state is RunState.INCONSISTENT:
+            self.journal.state = state
+        else:
+            self.journal.close_run(state)
+        self._try_save()
+
+    def after_run(self, plan: Plan, status: Status) -> None:
+        """Called with the run's status while the live cache still runs (e.g. for audit Events)."""
+
+    # -- the skeleton ---------------------------------------------------------------------------------
+
+    def execute(self) -> Outcome:
+        """Carry the run out; never raises for a refusal or a failure: the `Outcome` says how it ended."""
+        outcome = Outcome(
+            status=Status.REFUSED,
+            command=self.command,
+            namespace=self.namespace,
+            selector=self.selector,
+            run_id=self.run_id,
+            journal=self.store.name if self.grouped else "",
+        )
+        try:
+            plan = self.prepare()
+            if self.grouped:
+                self.lock.acquire()
+        except RefusedError as exc:
+            outcome.error = str(exc)
+            return outcome
+        except ApiError as exc:  # nothing was changed yet: a refusal, with the API's own words
+            outcome.error = f"the API server refused or failed a read during preflight: {exc}"
+            return outcome
+        try:
+            outcome.status = self._run(plan)
+            self.after_run(plan, outcome.status)
+        finally:
+            if self.cache is not None:
+                self.cache.stop()
+            if self.grouped:
+                try:
+                    self.lock.release()
+                except ApiError as exc:
+                    self.errors.append(f"could not release the lock: {exc}")
+        outcome.error, outcome.errors = self.first_error, list(self.errors)
+        outcome.workloads = [self.result(wp) for wp in plan.workloads]
+        return outcome
+
+    def _run(self, plan: Plan) -> Status:
+        try:
+            self.begin(plan)
+        except ApiError as exc:
+            self.fail(f"could not read the journal {self.store.name}: {exc}")
+            return Status.REFUSED
+        if self.cancel.is_set():
+            self.fail("interrupted by SIGTERM before any change")
+            return Status.REFUSED
+        try:
+            self.save()  # before the first change: the next run must know what to return to
+        except ApiError as exc:
+            self.fail(f"could not write the journal {self.store.name}: {exc}")
+            return Status.REFUSED
+        cache = self.start_cache(plan, extra=self.extra_resources)
+        try:
+            self.check_cancel()
+            watched = self.change(plan, cache)
+            wait_for(
+                cache,
+                watched,
+                fail_fast=self.fail_fast,
+                crash_restarts=self.crash_restarts,
+                stop_on_failure=True,
+                cancel=self.cancel,
+                out=self.say,
+            )
+            self.check_cancel()
+            self._judge(watched)
+        except (RollguardError, TimeoutError) as exc:
+            self.fail(str(exc))
+            return self._fail_and_revert(plan)
+        return self._succeed(plan)
+
+    def _judge(self, watched: list[Watched]) -> None:
+        """Record every watched workload's verdict; the first failure (in plan order) fails the run."""
+        failed = [w for w in watched if w.verdict is not None and w.verdict.phase is Phase.FAILED]
+        failed = failed or [w for w in watched if w.verdict is None or w.verdict.phase is not Phase.COMPLETE]
+        if failed:
+            item = failed[0]
+            message = item.verdict.message if item.verdict else f"{item.ref.key}: no verdict"
+            entry = self.journal.workloads[item.ref.key]
+            entry.phase, entry.note = WorkloadPhase.FAILED, message
+            raise RolloutFailed(message, workload=item.ref.key)
+        for item in watched:
+            assert item.verdict is not None
+            entry = self.journal.workloads[item.ref.key]
+            entry.phase, entry.revision_after = self.done_phase, item.verdict.revision
+
+    def _succeed(self, plan: Plan) -> Status:
+        templates = {}
+        for wp in plan.workloads:
+            obj = self.live(wp)
+            entry = self.journal.workloads[wp.key]
+            entry.verified = wp.kind.verified_state(obj, self.revisions(wp, obj))
+            templates[wp.key] = entry.verified.template
+        self.record_success(templates)
+        self.end_run(self.success_state)
+        self.say(f"{self.command} succeeded: {len(plan.workloads)} workloads verified")
+        return Status.SUCCEEDED
+
+    def _fail_and_revert(self, plan: Plan) -> Status:
+        self.say(f"{self.command} failed: returning what it touched to the last verified state")
+        try:
+            ok = self.revert(plan, timeout=self.timeout)
+        except (RollguardError, TimeoutError) as exc:
+            self.fail(f"revert failed: {exc}")
+            ok = False
+        self.end_run(RunState.REVERTED if ok else RunState.INCONSISTENT)
+        if ok:
+            self.say(f"reverted: back on the last verified state; cause: {self.first_error}")
+            return Status.REVERTED
+        self.say(
+            "INCONSISTENT: the revert could not be verified"
+            + (f"; see journal {self.store.name}" if self.grouped else "")
+        )
+        return Status.INCONSISTENT
 
     # -- small helpers --------------------------------------------------------------------------------
 
@@ -92,12 +263,13 @@ class GroupRun:
         self.say(f"error: {message}")
 
     def save(self) -> None:
-        self.store.save(self.journal)
+        if self.grouped:
+            self.store.save(self.journal)
 
     def check_cancel(self) -> None:
         if self.cancel.is_set():
             raise Interrupted(
-                "interrupted by SIGTERM (e.g. the Tekton step timeout) before the rollout finished"
+                f"interrupted by SIGTERM (e.g. the Tekton step timeout) before the {self.command} finished"
             )
 
     def start_cache(self, plan: Plan, *, extra: tuple[Resource, ...] = ()) -> NamespaceCache:
@@ -268,7 +440,7 @@ class GroupRun:
 
     # -- results ----------------------------------------------------------------------------------------
 
-    def result(self, plan: Plan, wp: WorkloadPlan) -> WorkloadResult:
+    def result(self, wp: WorkloadPlan) -> WorkloadResult:
         obj = self.live(wp)
         entry = self.journal.workloads.get(wp.key)
         revisions = self.revisions(wp, obj)

@@ -160,6 +160,11 @@ class Journal:
             history=list(data.get("history", [])),
         )
 
+    def open_run(self, *, run_id: str, command: str, actor: str, state: RunState) -> None:
+        """Start a run: who and what, its first state, no errors yet (its workload entries are the caller's)."""
+        self.run_id, self.command, self.actor, self.state = run_id, command, actor, state
+        self.started, self.error, self.errors = now(), "", []
+
     def close_run(self, state: RunState) -> None:
         """End the current run in ``state`` and add it to the history."""
         self.state = state

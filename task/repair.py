@@ -1,10 +1,13 @@
 """The repair operations: `resume`, `revert`, `redeploy` of workloads or a whole rollout group.
 
-The CLI and the TUI (in a worker thread, with ``out`` as its progress callback) call the same
-functions. Each one: preflight (`rollguard.repair_plan`, exit 2 and no change on any problem), the group's
-lock when the workloads are in a group, one write per workload, an Event on each, the same parallel
-watch as the rollout, and the journal updated. A repair that fails returns what it changed to the
-last verified state (exit 1), like a failed rollout; exit 3 when even that cannot be verified.
+`rollguard.repair_plan.plan_repair` makes the plan (read-only; exit 2 and no change on any problem),
+which the CLI prints for ``--dry-run`` and the TUI shows for confirmation; both then carry out that very
+plan with `Repair(...).execute()` (the TUI in a worker thread, with ``out`` as its progress callback).
+`Repair` fills in the `rollguard.group.GroupRun` skeleton: the group's lock and journal when the
+workloads are in a group, one write per workload in order, each journaled and recorded as an Event,
+the same parallel watch as the rollout. A repair that fails returns what it touched to the last
+verified state (exit 1), like a failed rollout; exit 3 when even that cannot be verified. A repair of
+part of a half-rolled group is recorded in the history but leaves the group's earlier run open.
 """
 
 from __future__ import annotations
@@ -15,15 +18,14 @@ from collections.abc import Callable
 
 from rollguard.audit import emit
 from rollguard.client import Api
-from rollguard.errors import ApiError, RefusedError, RollguardError, RolloutFailed
+from rollguard.errors import ApiError
 from rollguard.group import GroupRun, actor
-from rollguard.journal import Journal, WorkloadEntry, now
-from rollguard.repair_plan import ACTIONS, Change, RepairPlan, permissions, plan_repair
-from rollguard.report import Outcome
-from rollguard.structs import Phase, RunState, Status, WorkloadPhase
-from rollguard.watch import Watched, wait_for
-
-__all__ = ["ACTIONS", "Change", "Repair", "RepairPlan", "permissions", "plan_repair"]
+from rollguard.journal import Journal, WorkloadEntry
+from rollguard.preflight import Plan
+from rollguard.repair_plan import Change, RepairPlan
+from rollguard.structs import Obj, Phase, RunState, WorkloadPhase
+from rollguard.watch import Watched
+from rollguard.watcher import NamespaceCache
 
 EVENT_REASONS = {"resume": "RollguardResume", "revert": "RollguardRevert", "redeploy": "RollguardRedeploy"}
 DONE = {
@@ -35,7 +37,7 @@ _RUN_FIELDS = ("run_id", "command", "actor", "state", "started", "error", "error
 
 
 class Repair(GroupRun):
-    """Carries out a `RepairPlan` (the journal and lock only when the workloads are in a group)."""
+    """Carries out a `RepairPlan` in the `GroupRun` skeleton (lock and journal only when ``plan.grouped``)."""
 
     def __init__(
         self,
@@ -46,61 +48,30 @@ class Repair(GroupRun):
         out: Callable[[str], None],
         cancel: threading.Event | None = None,
     ) -> None:
-        super().__init__(client, namespace=plan.namespace, selector=plan.selector, out=out, cancel=cancel)
+        super().__init__(
+            client, namespace=plan.namespace, selector=plan.selector, timeout=timeout, out=out, cancel=cancel
+        )
         self.command = plan.action
+        self.grouped = plan.grouped
+        self.done_phase = DONE[plan.action]
+        self.success_state = RunState.REPAIRED
         self.plan = plan
-        self.timeout = timeout
         self.prior: dict[str, object] = {}
 
-    def save(self) -> None:
-        if self.plan.grouped:
-            super().save()
+    def prepare(self) -> Plan:
+        return self.plan.workloads  # planned already: the CLI and the TUI show the plan first
 
-    def execute(self) -> Outcome:
-        plan = self.plan
-        outcome = Outcome(
-            status=Status.REFUSED,
-            command=plan.action,
-            namespace=plan.namespace,
-            selector=plan.selector,
-            run_id=self.run_id,
-            journal=self.store.name if plan.grouped else "",
-        )
-        try:
-            if plan.grouped:
-                self.lock.acquire()
-        except RefusedError as exc:
-            outcome.error = str(exc)
-            return outcome
-        try:
-            outcome.status = self._run()
-        finally:
-            if self.cache is not None:
-                self.cache.stop()
-            if plan.grouped:
-                try:
-                    self.lock.release()
-                except ApiError as exc:
-                    self.errors.append(f"could not release the lock: {exc}")
-        outcome.error, outcome.errors = self.first_error, list(self.errors)
-        outcome.workloads = [self.result(plan.workloads, wp) for wp in plan.workloads.workloads]
-        return outcome
-
-    def _begin(self) -> bool:
-        plan = self.plan
-        if plan.grouped:
-            try:
-                self.journal = self.store.load() or Journal(namespace=plan.namespace, selector=plan.selector)
-            except ApiError as exc:
-                self.fail(f"could not read the journal {self.store.name}: {exc}")
-                return False
+    def begin(self, plan: Plan) -> None:
+        what = ", ".join(c.key for c in self.plan.changes)
+        self.say(f"run {self.run_id}: {self.command} {what} in {self.namespace}")
+        if self.grouped:
+            self.journal = self.store.load() or Journal(namespace=self.namespace, selector=self.selector)
         self.prior = {name: getattr(self.journal, name) for name in _RUN_FIELDS}
-        j = self.journal
-        j.run_id, j.command, j.actor, j.state, j.started, j.error, j.errors = (
-            self.run_id, plan.action, actor(), RunState.REPAIRING, now(), "", [],
-        )  # fmt: skip
-        for change, wp in zip(plan.changes, plan.workloads.workloads, strict=True):
-            entry = j.workloads.get(wp.key) or WorkloadEntry(
+        self.journal.open_run(
+            run_id=self.run_id, command=self.command, actor=actor(), state=RunState.REPAIRING
+        )
+        for change, wp in zip(self.plan.changes, plan.workloads, strict=True):
+            entry = self.journal.workloads.get(wp.key) or WorkloadEntry(
                 kind=wp.snapshot.ref.kind, name=wp.snapshot.ref.name, verified=wp.baseline
             )
             entry.target_images, entry.phase, entry.note = (
@@ -108,67 +79,32 @@ class Repair(GroupRun):
                 WorkloadPhase.PENDING,
                 "",
             )
-            j.workloads[wp.key] = entry
-        try:
-            self.save()  # before the first change: a repair killed mid-way shows as half-rolled
-        except ApiError as exc:
-            self.fail(f"could not write the journal {self.store.name}: {exc}")
-            return False
-        return True
+            self.journal.workloads[wp.key] = entry
 
-    def _run(self) -> Status:
-        plan = self.plan
-        what = ", ".join(c.key for c in plan.changes)
-        self.say(f"run {self.run_id}: {plan.action} {what} in {plan.namespace}")
-        if not self._begin():
-            return Status.REFUSED
-        cache = self.start_cache(plan.workloads)
+    def change(self, plan: Plan, cache: NamespaceCache) -> list[Watched]:
+        """One write per workload, in order, each journaled and recorded as an Event."""
         watched: list[Watched] = []
-        try:
-            for change, wp in zip(plan.changes, plan.workloads.workloads, strict=True):
-                self.check_cancel()
-                entry = self.journal.workloads[wp.key]
-                if not change.changed:
-                    entry.phase = WorkloadPhase.UNCHANGED
-                    self.say(f"{wp.key}: nothing to {plan.action}")
-                    obj = self.live(wp)
-                    revisions = self.revisions(wp, obj)
-                    if wp.kind.progress(obj, revisions).phase in (Phase.PROGRESSING, Phase.PENDING):
-                        # Already as wanted but still rolling out (e.g. a revert an earlier run
-                        # wrote and never saw finish): verify it too, or success would be claimed unseen.
-                        # An old failure it did not touch (dc2 of the reference case on resume) is not
-                        # this repair's result: it stays a finding for revert or redeploy.
-                        watched.append(self.watched(wp, obj, self.timeout))
-                    continue
-                written = self.write(wp, functools.partial(plan.body, wp.key), guard_spec=True)
-                entry.phase = WorkloadPhase.APPLIED
-                self._try_save()
-                self._audit(change, written)
-                watched.append(self.watched(wp, written, self.timeout))
-                self.say(f"{wp.key}: {'; '.join(change.diff()[1:]) or plan.action}")
-            wait_for(
-                cache,
-                watched,
-                fail_fast=True,
-                crash_restarts=2,
-                stop_on_failure=True,
-                cancel=self.cancel,
-                out=self.say,
-            )
+        for change, wp in zip(self.plan.changes, plan.workloads, strict=True):
             self.check_cancel()
-            for item in watched:
-                verdict = item.verdict
-                if verdict is None or verdict.phase is not Phase.COMPLETE:
-                    message = verdict.message if verdict else f"{item.ref.key}: no verdict"
-                    self.journal.workloads[item.ref.key].phase = WorkloadPhase.FAILED
-                    self.journal.workloads[item.ref.key].note = message
-                    raise RolloutFailed(message, workload=item.ref.key)
-                entry = self.journal.workloads[item.ref.key]
-                entry.phase, entry.revision_after = DONE[plan.action], verdict.revision
-        except (RollguardError, TimeoutError) as exc:
-            self.fail(str(exc))
-            return self._fail_and_revert()
-        return self._succeed()
+            entry = self.journal.workloads[wp.key]
+            if not change.changed:
+                entry.phase = WorkloadPhase.UNCHANGED
+                self.say(f"{wp.key}: nothing to {self.command}")
+                obj = self.live(wp)
+                if wp.kind.progress(obj, self.revisions(wp, obj)).phase in (Phase.PROGRESSING, Phase.PENDING):
+                    # Already as wanted but still rolling out (e.g. a revert an earlier run
+                    # wrote and never saw finish): verify it too, or success would be claimed unseen.
+                    # An old failure it did not touch (dc2 of the reference case on resume) is not
+                    # this repair's result: it stays a finding for revert or redeploy.
+                    watched.append(self.watched(wp, obj, self.timeout))
+                continue
+            written = self.write(wp, functools.partial(self.plan.body, wp.key), guard_spec=True)
+            entry.phase = WorkloadPhase.APPLIED
+            self._try_save()
+            self._audit(change, written)
+            watched.append(self.watched(wp, written, self.timeout))
+            self.say(f"{wp.key}: {'; '.join(change.diff()[1:]) or self.command}")
+        return watched
 
     def _audit(self, change: Change, written: dict[str, object]) -> None:
         target = f" to revision {change.target_revision}" if change.target_revision is not None else ""
@@ -188,7 +124,13 @@ class Repair(GroupRun):
         except ApiError as exc:  # the repair stands; the missing record is reported
             self.errors.append(f"could not record an Event on {change.key}: {exc}")
 
-    def _finish(self, state: RunState) -> None:
+    def record_success(self, templates: dict[str, Obj]) -> None:
+        """A repair of the whole group, or of a group that had a success, becomes its last success."""
+        if self.plan.whole_group or self.journal.last_success:
+            merged = {**(self.journal.last_success.get("templates") or {}), **templates}
+            super().record_success(merged)
+
+    def end_run(self, state: RunState) -> None:
         """End the journal's run: a repair of part of a half-rolled group leaves its earlier run open."""
         prior_final = RunState.read(self.prior.get("state", RunState.NEW)).final
         if state is RunState.INCONSISTENT:
@@ -200,34 +142,3 @@ class Repair(GroupRun):
             for name, value in self.prior.items():  # ... but the group stays as half-rolled as it was
                 setattr(self.journal, name, value)
         self._try_save()
-
-    def _succeed(self) -> Status:
-        assert self.cache is not None
-        templates = dict(self.journal.last_success.get("templates") or {})
-        for wp in self.plan.workloads.workloads:
-            obj = self.live(wp)
-            entry = self.journal.workloads[wp.key]
-            entry.verified = wp.kind.verified_state(obj, self.revisions(wp, obj))
-            templates[wp.key] = entry.verified.template
-        if self.plan.whole_group or self.journal.last_success:
-            self.journal.last_success = {"run_id": self.run_id, "finished": now(), "templates": templates}
-        self._finish(RunState.REPAIRED)
-        self.say(f"{self.plan.action} succeeded: {len(self.plan.changes)} workloads verified")
-        return Status.SUCCEEDED
-
-    def _fail_and_revert(self) -> Status:
-        self.say("repair failed: returning what it changed to the last verified state")
-        try:
-            ok = self.revert(self.plan.workloads, timeout=self.timeout)
-        except (RollguardError, TimeoutError) as exc:
-            self.fail(f"revert failed: {exc}")
-            ok = False
-        self._finish(RunState.REVERTED if ok else RunState.INCONSISTENT)
-        if ok:
-            self.say(f"reverted: back on the last verified state; cause: {self.first_error}")
-            return Status.REVERTED
-        self.say(
-            "INCONSISTENT: the revert could not be verified"
-            + (f"; see journal {self.store.name}" if self.plan.grouped else "")
-        )
-        return Status.INCONSISTENT

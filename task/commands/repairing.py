@@ -47,7 +47,8 @@ def add(sub: Any, action: str, *, help: str, description: str) -> argparse.Argum
 
 def run(args: argparse.Namespace) -> int:
     from rollguard.inputs import parse_duration
-    from rollguard.repair import Repair, plan_repair
+    from rollguard.repair import Repair
+    from rollguard.repair_plan import plan_repair
     from rollguard.report import Outcome, write_report
     from rollguard.structs import Status
 
