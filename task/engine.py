@@ -129,7 +129,7 @@ class Rollout(GroupRun):
             if wp.notes:
                 message += "; " + "; ".join(wp.notes)
             if self.first_error:  # a success has no cause, only warnings
-                message += f"; {'warning' if status == 'succeeded' else 'cause'}: {self.first_error}"
+                message += f"; {'warning' if status is Status.SUCCEEDED else 'cause'}: {self.first_error}"
             try:
                 audit.emit(
                     self.client,

@@ -74,7 +74,7 @@ class Outcome:
         parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         text = f"{self.status}: {parts or 'no workloads'}"
         if self.error:  # a success has no cause: what went wrong besides is a warning
-            text += f"; {'warning' if self.status == 'succeeded' else 'cause'}: {self.error}"
+            text += f"; {'warning' if self.status is Status.SUCCEEDED else 'cause'}: {self.error}"
         return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 3] + "..."
 
 

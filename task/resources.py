@@ -25,15 +25,14 @@ class Resource:
         """How RBAC and humans name it: ``deploymentconfigs.apps.openshift.io``."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
-    def path(self, *, namespace: str | None = None, name: str | None = None, sub: str | None = None) -> str:
+    def path(self, *, namespace: str | None = None, name: str | None = None) -> str:
+        """The request path of the collection (in ``namespace`` when namespaced), or of object ``name``."""
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         if self.namespaced and namespace is not None:
             base += f"/namespaces/{quote(namespace, safe='')}"
         base += f"/{self.plural}"
         if name is not None:
             base += f"/{quote(name, safe='')}"
-            if sub:
-                base += f"/{sub}"
         return base
 
 

@@ -401,7 +401,7 @@ def assess(
         images=snap.images,
         created=obj.get("metadata", {}).get("creationTimestamp", ""),
         paused=snap.paused,
-        phase=progress.phase.value,
+        phase=progress.phase,
         message=progress.message,
         labels=snap.labels,
         triggers=k.trigger_texts(obj),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rollguard.journal import Journal
-from rollguard.structs import SHORT_KIND, Obj, RunState, WorkloadRef
+from rollguard.structs import SHORT_KIND, Obj, Phase, RunState, WorkloadRef
 
 PAUSED = "paused"
 PROGRESSING = "progressing"
@@ -103,7 +103,7 @@ class WorkloadState:
     images: dict[str, str]
     created: str
     paused: bool
-    phase: str  # task.structs.Phase value of its current rollout
+    phase: Phase  # of its current rollout
     message: str  # the readiness verdict's message
     labels: dict[str, str]
     triggers: tuple[str, ...]  # DC triggers, human-readable

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import enum
 import sys
 from typing import Any
 
@@ -56,11 +57,19 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
+class DriftStatus(enum.StrEnum):
+    """The drift report's ``status`` (the CronJob's consumers read it)."""
+
+    CLEAN = "clean"  # nothing selected by --fail-on was found: exit 0
+    FINDINGS = "findings"  # something was: exit 1
+    ERROR = "error"  # refused or unreachable, nothing checked: exit 2
+
+
 def run(args: argparse.Namespace) -> int:
     from rollguard.state import FINDINGS, parse_findings, selected
 
     started = dt.datetime.now(dt.UTC)
-    report: dict[str, Any] = {"status": "error", "checked_at": started.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    report: dict[str, Any] = {"status": DriftStatus.ERROR, "checked_at": started.strftime("%Y-%m-%dT%H:%M:%SZ")}
     client = None
     try:
         check_report_path(args.report)
@@ -84,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     failing = selected(workloads, fail_on)
     counts = {name: sum(1 for w in workloads if w.has(name)) for name in FINDINGS}
     report.update(
-        status="findings" if failing else "clean",
+        status=DriftStatus.FINDINGS if failing else DriftStatus.CLEAN,
         namespaces=[ns.namespace for ns in namespaces],
         workloads=len(workloads),
         counts={**{k: v for k, v in counts.items() if v}, "healthy": sum(1 for w in workloads if w.healthy)},

@@ -171,9 +171,6 @@ class WorkloadTable(DataTable[Text | str]):
             return self.current is not None and self.current.row is not None
         return True
 
-    def line(self, key: str) -> Line | None:
-        return self._by_key.get(key)
-
     def show(self, lines: Sequence[Line]) -> None:
         """Replace the content; the cursor stays on its row's key (or its position if it went away)."""
         old_keys = [ln.key for ln in self.lines]
@@ -208,12 +205,6 @@ class WorkloadTable(DataTable[Text | str]):
         # after the refresh the new rows have their heights; the cursor may have moved meanwhile
         self.scroll_to(y=scroll_y, animate=False, immediate=True)
         self.move_cursor(row=self.cursor_row, scroll=True)
-
-    def select_key(self, key: str) -> bool:
-        if key in self._by_key:
-            self.move_cursor(row=[ln.key for ln in self.lines].index(key))
-            return True
-        return False
 
 
 __all__ = ["UNGROUPED", "Line", "WorkloadTable", "build_lines"]
