@@ -51,6 +51,9 @@ class Rollout(GroupRun):
     """``rollguard rollout``: the guarded group rollout, filled into the `GroupRun` skeleton."""
 
     command = "rollout"
+    said_succeeded = "succeeded: {n} workloads on their new state"
+    said_reverting = "reverting the whole group to its last verified state"
+    said_reverted = "reverted: the group is back on its previous state"
 
     def __init__(
         self, client: Api, request: RolloutRequest, *, out: Printer, cancel: threading.Event | None = None

@@ -69,6 +69,10 @@ class GroupRun:
     done_phase: WorkloadPhase = WorkloadPhase.COMPLETE  # a watched workload's phase once verified
     success_state: RunState = RunState.SUCCEEDED  # the journal's run state after a verified success
     extra_resources: tuple[Resource, ...] = ()  # cached besides the kinds' objects and pods
+    # The progress lines that end a run ({command}, {n} workloads); `Rollout` has its own (quoted in docs).
+    said_succeeded = "{command} succeeded: {n} workloads verified"
+    said_reverting = "{command} failed: returning what it changed to the last verified state"
+    said_reverted = "reverted: back on the last verified state"
 
     def __init__(
         self,
@@ -227,11 +231,11 @@ class GroupRun:
             templates[wp.key] = entry.verified.template
         self.record_success(templates)
         self.end_run(self.success_state)
-        self.say(f"{self.command} succeeded: {len(plan.workloads)} workloads verified")
+        self.say(self.said_succeeded.format(command=self.command, n=len(plan.workloads)))
         return Status.SUCCEEDED
 
     def _fail_and_revert(self, plan: Plan) -> Status:
-        self.say(f"{self.command} failed: returning what it touched to the last verified state")
+        self.say(self.said_reverting.format(command=self.command, n=len(plan.workloads)))
         try:
             ok = self.revert(plan, timeout=self.timeout)
         except (RollguardError, TimeoutError) as exc:
@@ -239,7 +243,7 @@ class GroupRun:
             ok = False
         self.end_run(RunState.REVERTED if ok else RunState.INCONSISTENT)
         if ok:
-            self.say(f"reverted: back on the last verified state; cause: {self.first_error}")
+            self.say(f"{self.said_reverted}; cause: {self.first_error}")
             return Status.REVERTED
         self.say(
             "INCONSISTENT: the revert could not be verified"
