@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from rollguard.report import Outcome
+from rollguard.structs import Status
 from sandbox.cluster import write_kubeconfig
 from tests.scenarios import events, pause
 from tests.support import NEW, OLD, SELECTOR, create_group, dc_body, rollguard, view
@@ -89,9 +90,9 @@ def test_repeated_drift_checks_count_up_one_event(sandbox, namespace, client, tm
 
 
 def test_a_success_line_never_carries_a_cause():
-    done = Outcome(status="succeeded", command="rollout", error="could not update the journal x: 500")
+    done = Outcome(status=Status.SUCCEEDED, command="rollout", error="could not update the journal x: 500")
     assert "cause" not in done.summary() and "warning: could not update the journal" in done.summary()
-    failed = Outcome(status="reverted", command="rollout", error="dc/x: crash-looping")
+    failed = Outcome(status=Status.REVERTED, command="rollout", error="dc/x: crash-looping")
     assert failed.summary().endswith("; cause: dc/x: crash-looping")
 
 
