@@ -3,7 +3,10 @@
 `python -m sandbox.kubelet --kubeconfig K --registry R --ready-file F`
 
 What each container does comes from its image (`sandbox.registry`); the status it gets over time is in
-`sandbox.podstatus`. Pod deletions are finalized (grace period 0).
+`sandbox.podstatus`. Pod deletions are finalized (grace period 0). A pod whose process is emulated
+elsewhere (the deployer pods of the OpenShift emulation) ends when that process "exits": annotation
+`sandbox.rollguard.io/exit` = `<code>[:<termination message>]` on the pod, which the kubelet reports
+as the container's termination, as it would report a real process's exit.
 
 Design: one watch on all pods (resumed from its resourceVersion, re-listed on 410 Gone) feeds a few
 worker threads, each owning the pods whose UID hashes to it, so a pod's updates stay in order without
@@ -36,6 +39,7 @@ from sandbox import registry
 from sandbox.podstatus import NODE_IP, Container, PodRun, ts
 
 NODE = "fake-node"
+EXIT_ANNOTATION = "sandbox.rollguard.io/exit"
 WORKERS = 8
 RETRY = 1.0
 WATCH_TIMEOUT = 300
@@ -188,6 +192,9 @@ class Kubelet:
         elif spec["nodeName"] == NODE and uid not in runs:
             runs[uid] = run = self._start(pod)
             self._sync(shard, run)
+        elif uid in runs and runs[uid].exit is None and _exit_of(pod) is not None:
+            runs[uid].exit = _exit_of(pod)
+            self._sync(shard, runs[uid])
 
     def _start(self, pod: Pod) -> PodRun:
         meta, spec, status = pod["metadata"], pod["spec"], pod.get("status") or {}
@@ -202,6 +209,7 @@ class Kubelet:
             containers=[self._container(c) for c in spec["containers"]],
             init_containers=[self._container(c) for c in spec.get("initContainers") or []],
             restart_policy=spec.get("restartPolicy", "Always"), started=started, ip=ip,
+            active_deadline=spec.get("activeDeadlineSeconds"), exit=_exit_of(pod),
         )  # fmt: skip
 
     def _container(self, c: dict[str, Any]) -> Container:
@@ -281,6 +289,18 @@ class Kubelet:
         resp.read()
         resp.release_conn()
         return True
+
+
+def _exit_of(pod: Pod) -> tuple[int, str, float] | None:
+    """The exit of the pod's emulated process, from its annotation (None while it runs)."""
+    raw = (pod["metadata"].get("annotations") or {}).get(EXIT_ANNOTATION)
+    if raw is None:
+        return None
+    code, _, message = raw.partition(":")
+    try:
+        return int(code), message, time.time()
+    except ValueError:
+        return 1, raw, time.time()
 
 
 def _lines(resp: Any) -> Iterator[dict[str, Any]]:

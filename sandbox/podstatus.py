@@ -7,6 +7,13 @@
               (the real kubelet's 10 s, 20 s, 40 s ... back-off, ten times faster); restartPolicy Never: Failed
   pull-error  Pending, ErrImagePull then (after 1 s) ImagePullBackOff; or InvalidImageName
 Init containers complete at once.
+
+Two ends a pod can meet whatever its images do, as on a real node:
+  exit        the process in a `restartPolicy: Never` pod exits with a code and a termination message
+              (`exit=`, set by whoever "runs" in the pod: the emulated deployer for its deployer pods):
+              every container terminated, phase Succeeded (code 0) or Failed
+  deadline    `spec.activeDeadlineSeconds` after start the kubelet kills the pod: phase Failed, reason
+              DeadlineExceeded (k8s.io/kubernetes pkg/kubelet/active_deadline.go)
 """
 
 from __future__ import annotations
@@ -50,9 +57,56 @@ class PodRun:
     ip: str
     sent: dict[str, Any] | None = None  # the status last patched
     next_at: float | None = None  # wall clock of the next transition, for the timer
+    active_deadline: float | None = None  # spec.activeDeadlineSeconds
+    exit: tuple[int, str, float] | None = None  # (exit code, termination message, wall clock) once exited
 
     def status(self, now: float) -> tuple[dict[str, Any], float | None]:
         """The pod status at wall clock time `now`, and when it changes next."""
+        if self.exit is not None and self.restart_policy == "Never":
+            return self._exited(*self.exit), None
+        if self.active_deadline is not None:
+            killed_at = self.started + self.active_deadline
+            if now >= killed_at:
+                return self._killed(), None
+            status, nxt = self._running(now)
+            return status, killed_at if nxt is None else min(nxt, killed_at)
+        return self._running(now)
+
+    def _exited(self, code: int, message: str, at: float) -> dict[str, Any]:
+        start, end = ts(self.started), ts(at)
+        statuses = []
+        for c in self.containers:
+            done = {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
+                    "containerID": self._cid(c, 0), "startedAt": start, "finishedAt": end}  # fmt: skip
+            if message:
+                done["message"] = message
+            statuses.append({"name": c.name, "image": c.image, "imageID": c.image_id,
+                             "containerID": self._cid(c, 0), "ready": False, "started": False,
+                             "restartCount": 0, "state": {"terminated": done}, "lastState": {}})  # fmt: skip
+        not_ready = {"status": "False", "reason": "PodCompleted", "message": None, "lastProbeTime": None,
+                     "lastTransitionTime": end}  # fmt: skip
+        return {
+            "phase": "Succeeded" if code == 0 else "Failed",
+            "conditions": [
+                {"type": "Initialized", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
+                {"type": "Ready", **not_ready},
+                {"type": "ContainersReady", **not_ready},
+                {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
+            ],
+            "hostIP": NODE_IP, "podIP": self.ip, "podIPs": [{"ip": self.ip}], "startTime": start,
+            "containerStatuses": statuses,
+        }  # fmt: skip
+
+    def _killed(self) -> dict[str, Any]:
+        """What the kubelet reports for a pod past its activeDeadlineSeconds."""
+        return {
+            "phase": "Failed",
+            "reason": "DeadlineExceeded",
+            "message": "Pod was active on the node longer than the specified deadline",
+            "hostIP": NODE_IP, "podIP": self.ip, "podIPs": [{"ip": self.ip}], "startTime": ts(self.started),
+        }  # fmt: skip
+
+    def _running(self, now: float) -> tuple[dict[str, Any], float | None]:
         elapsed = now - self.started + 1e-6  # float noise must not put us just before a transition
         statuses, nexts = [], []
         ready_since = self.started

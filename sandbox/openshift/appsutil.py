@@ -31,16 +31,23 @@ DEPLOYMENT_NAME = "openshift.io/deployment.name"  # pod annotation
 DC_LABEL = "deploymentconfig"
 DEPLOYMENT_LABEL = "deployment"
 DC_NAME_LABEL = "deployment-config.name"
+DEPLOYER_POD_FOR = "openshift.io/deployer-pod-for.name"  # label on deployer and hook pods
+DEPLOYER_IMAGE = "quay.io/openshift/origin-deployer:v4.14"  # the sandbox registry runs any tag "ready"
 
 NEW, PENDING, RUNNING, COMPLETE, FAILED = "New", "Pending", "Running", "Complete", "Failed"
 
 # status reasons and condition reasons
-CANCELLED_BY_NEWER = "The deployment was cancelled as a newer deployment was found running"
+# library-go pkg/apps/appsutil/const.go: the only texts OpenShift writes as a status-reason besides the
+# rollout's cause ("config change", "image change", "manual change") set when the RC is made
+CANCELLED_BY_NEWER = "newer deployment was found running"
+CANCELLED_BY_USER = "cancelled by the user"
+UNABLE_TO_CREATE_DEPLOYER = "unable to create deployer pod"
+DEPLOYER_POD_GONE = "deployer pod no longer exists"
+UNRELATED_POD_EXISTS = "unrelated pod with the same name as this deployment is already running"
 NEW_RC_REASON = "NewReplicationControllerCreated"
 RC_UPDATED_REASON = "ReplicationControllerUpdated"
 NEW_RC_AVAILABLE_REASON = "NewReplicationControllerAvailable"
 TIMED_OUT_REASON = "ProgressDeadlineExceeded"
-PAUSED_REASON = "DeploymentConfigPaused"
 CANCELLED_REASON = "RolloutCancelled"
 FAILED_RC_CREATE_REASON = "ReplicationControllerCreateError"
 
@@ -52,9 +59,10 @@ def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def go_time() -> str:
-    """Now as Go's time.String() prints it, the format of the deployer pod annotations on RCs."""
-    return datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+def go_time(epoch: float | None = None) -> str:
+    """A time (default now) as Go's time.String() prints it, the format of the deployer pod annotations."""
+    t = datetime.now(UTC) if epoch is None else datetime.fromtimestamp(epoch, UTC)
+    return t.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
 
 
 def parse_time(s: str | None) -> float | None:

@@ -1,5 +1,11 @@
 """API-server defaulting of DeploymentConfigs and ImageStreams, as OpenShift's API server applies it.
 
+Defaults mirror openshift-apiserver pkg/apps/apis/apps/v1/defaults.go (and conversion.go: a trigger
+`from.kind` ImageStream becomes ImageStreamTag `<name>:latest`); `omit_empty` mirrors the typed round
+trip of openshift/api apps/v1/types.go and image/v1/types.go: a field tagged `omitempty` that holds its
+zero value (`automatic: false`, `paused: false`, `containerNames: []`, `lastTriggeredImage: ""`,
+`reference: false`, ...) is not stored, so a client never reads it back.
+
 Pure functions on plain dicts: the admission webhook applies them on every create and update (so a
 client reads the defaults in the very answer to its write, as on OpenShift), and the DC controller
 applies them as a fallback when the webhook was not reachable.
@@ -43,10 +49,59 @@ def default_dc(dc: JSON) -> JSON:
             src = params.setdefault("from", {})
             if not src.get("kind"):
                 src["kind"] = "ImageStreamTag"
+            if src.get("kind") in ("ImageStream", "ImageRepository"):  # conversion.go
+                src["kind"] = "ImageStreamTag"
+                if ":" not in (src.get("name") or ""):
+                    src["name"] = f"{src.get('name') or ''}:latest"
             if not src.get("namespace"):
                 src["namespace"] = namespace
     if isinstance(template, dict):
         default_pod_template(template)
+    omit_empty_dc(spec)
+    return dc
+
+
+_OBJECT_REFERENCE = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+
+
+def _drop_zero(obj: JSON, *fields: str) -> None:
+    """Remove `omitempty` fields holding their zero value (false, 0, "", empty list or map, null)."""
+    for f in fields:
+        if f in obj and obj[f] in (None, False, 0, "", [], {}):
+            del obj[f]
+
+
+def omit_empty_dc(spec: JSON) -> None:
+    """What a DC spec's typed round trip drops (openshift/api apps/v1/types.go `omitempty` tags)."""
+    _drop_zero(spec, "paused", "minReadySeconds", "selector")
+    for t in spec.get("triggers") or []:
+        params = t.get("imageChangeParams") if isinstance(t, dict) else None
+        if isinstance(params, dict):
+            _drop_zero(params, "automatic", "containerNames", "lastTriggeredImage")
+            if isinstance(params.get("from"), dict):
+                _drop_zero(params["from"], *_OBJECT_REFERENCE)
+
+
+def omit_empty_is(spec: JSON) -> None:
+    """What an ImageStream spec's typed round trip drops (openshift/api image/v1/types.go)."""
+    _drop_zero(spec, "dockerImageRepository", "tags")
+    for tag in spec.get("tags") or []:
+        if not isinstance(tag, dict):
+            continue
+        _drop_zero(tag, "annotations", "reference", "from")
+        if isinstance(tag.get("from"), dict):
+            _drop_zero(tag["from"], *_OBJECT_REFERENCE)
+        if isinstance(tag.get("importPolicy"), dict):
+            _drop_zero(tag["importPolicy"], "insecure", "scheduled", "importMode")
+
+
+def without_last_triggered(dc: JSON) -> JSON:
+    """A copy of `dc` whose image triggers have no lastTriggeredImage (what a create keeps of them)."""
+    dc = copy.deepcopy(dc)
+    for t in (dc.get("spec") or {}).get("triggers") or []:
+        params = t.get("imageChangeParams") if isinstance(t, dict) else None
+        if isinstance(params, dict):
+            params.pop("lastTriggeredImage", None)
     return dc
 
 
@@ -123,11 +178,19 @@ def _tag_of(image: str) -> str:
 
 
 def validate_dc(dc: JSON) -> str | None:
-    """The first validation error OpenShift would report for the fields the emulation relies on."""
+    """The first validation error OpenShift would report (openshift-apiserver
+    pkg/apps/apis/apps/validation/validation.go), for the rules the emulation knows, in its order."""
     spec = dc.get("spec") or {}
     template = spec.get("template")
+    for i, t in enumerate(spec.get("triggers") or []):
+        error = _validate_trigger(t, f"spec.triggers[{i}]")
+        if error:
+            return error
     if not isinstance(template, dict):
         return "spec.template: Required value"
+    error = _validate_strategy(spec.get("strategy") or {})
+    if error:
+        return error
     labels = (template.get("metadata") or {}).get("labels") or {}
     selector = spec.get("selector") or {}
     if selector and any(labels.get(k) != v for k, v in selector.items()):
@@ -135,28 +198,74 @@ def validate_dc(dc: JSON) -> str | None:
             f"spec.template.metadata.labels: Invalid value: {json.dumps(labels)}: "
             "`selector` does not match template `labels`"
         )
-    names = {
-        c.get("name") for c in (template.get("spec") or {}).get("containers") or [] if isinstance(c, dict)
-    }
+    containers = [c for c in (template.get("spec") or {}).get("containers") or [] if isinstance(c, dict)]
+    names = {c.get("name") for c in containers}
+    triggered = set()
     for i, t in enumerate(spec.get("triggers") or []):
         params = t.get("imageChangeParams") if isinstance(t, dict) else None
-        if t.get("type") == "ImageChange" and not isinstance(params, dict):
-            return f"spec.triggers[{i}].imageChangeParams: Required value"
         if isinstance(params, dict):
-            src = params.get("from") or {}
-            if src.get("kind", "ImageStreamTag") == "ImageStreamTag" and not re.fullmatch(
-                r"[^:@]+:[^:@]+", src.get("name") or ""
-            ):
-                return (
-                    f"spec.triggers[{i}].imageChangeParams.from.name: Invalid value: "
-                    f"{json.dumps(src.get('name', ''))}: must be of the form <stream_name>:<tag>"
-                )
+            triggered.update(params.get("containerNames") or [])
             for n in params.get("containerNames") or []:
                 if n not in names:
                     return (
                         f"spec.triggers[{i}].imageChangeParams.containerNames: Invalid value: "
                         f"{json.dumps(n)}: there is no container with this name in the pod template"
                     )
+    for i, c in enumerate(containers):
+        # handleEmptyImageReferences: only an image trigger naming the container may leave it empty
+        # (a blank " " passes Kubernetes' own check, which tests len(image) == 0 only)
+        if c.get("image", "") == "" and c.get("name") not in triggered:
+            return f"spec.template.spec.containers[{i}].image: Required value"
+    return None
+
+
+def _validate_trigger(t: Any, path: str) -> str | None:
+    if not isinstance(t, dict) or not t.get("type"):
+        return f"{path}.type: Required value"
+    if t["type"] != "ImageChange":
+        return None
+    params = t.get("imageChangeParams")
+    if not isinstance(params, dict):
+        return f"{path}.imageChangeParams: Required value"
+    src = params.get("from") or {}
+    if not src.get("name"):
+        return f"{path}.imageChangeParams.from: Required value"
+    if src.get("kind") != "ImageStreamTag":
+        return f"{path}.imageChangeParams.from.kind: Invalid value: {json.dumps(src.get('kind', ''))}: kind must be an ImageStreamTag"
+    if not re.fullmatch(r"[^:@]+:[^:@]+", src["name"]):
+        return (
+            f"{path}.imageChangeParams.from.name: Invalid value: "
+            f"{json.dumps(src['name'])}: must be of the form <stream_name>:<tag>"
+        )
+    if not params.get("containerNames"):
+        return f"{path}.imageChangeParams.containerNames: Required value"
+    return None
+
+
+def _int_or_percent_is_zero(value: Any) -> bool:
+    return value is None or str(value).strip() in ("0", "0%")
+
+
+def _validate_strategy(strategy: JSON) -> str | None:
+    rolling, recreate = strategy.get("rollingParams"), strategy.get("recreateParams")
+    params = rolling if isinstance(rolling, dict) else recreate if isinstance(recreate, dict) else {}
+    kind = "rollingParams" if isinstance(rolling, dict) else "recreateParams"
+    timeout = params.get("timeoutSeconds")
+    if timeout is not None and int(timeout) < 1:
+        return f"spec.strategy.{kind}.timeoutSeconds: Invalid value: {timeout}: must be >0"
+    if (
+        isinstance(rolling, dict)
+        and _int_or_percent_is_zero(rolling.get("maxUnavailable"))
+        and _int_or_percent_is_zero(rolling.get("maxSurge"))
+    ):
+        value = json.dumps(rolling.get("maxUnavailable", 0))
+        return f"spec.strategy.rollingParams.maxUnavailable: Invalid value: {value}: cannot be 0 when maxSurge is 0 as well"
+    deadline = strategy.get("activeDeadlineSeconds")
+    if deadline is not None and timeout is not None and int(deadline) <= int(timeout):
+        return (
+            f"spec.strategy.activeDeadlineSeconds: Invalid value: {deadline}: "
+            "activeDeadlineSeconds must be greater than timeoutSeconds"
+        )
     return None
 
 
@@ -169,6 +278,7 @@ def default_is(stream: JSON, old: JSON | None) -> JSON:
     for tag in tags:
         tag.setdefault("importPolicy", {})
         tag.setdefault("referencePolicy", {"type": "Source"})
+    omit_empty_is(spec)
     old_spec = (old or {}).get("spec") or {}
     old_tags = {t.get("name"): t for t in old_spec.get("tags") or [] if isinstance(t, dict)}
     old_gen = int((old or {}).get("metadata", {}).get("generation") or 0)

@@ -1,12 +1,23 @@
-"""The deployer, emulated in-process: phases of a rollout's RC and the Rolling/Recreate strategies.
+"""The deployer: the deployer controller's RC phases and deployer pods, and the strategy run "inside" them.
 
-On OpenShift a deployer controller starts a deployer pod for each new RC (phase New -> Pending ->
-Running; here New -> Running, as the emulated pod starts at once) and the pod runs the strategy,
-scaling RCs until done (Complete) or out of time (Failed). Here the same state machine advances one
-step per reconcile of the DC, driven by RC watch events (kube-controller-manager reports the RCs'
-ready/available pods) and by a timer for the deadline; the deployer pod's name is recorded on the RC
-but no pod runs. Failure rollback is not done here: the DC
+Mirrors openshift-controller-manager pkg/apps/deployer/deployer_controller.go: a new RC (phase New)
+gets a deployer pod `<rc>-deploy` (label `openshift.io/deployer-pod-for.name=<rc>`, annotations naming
+the RC and DC, owned by the RC without being its controller, restartPolicy Never, the strategy's
+activeDeadlineSeconds) and goes Pending; the RC's phase then follows the pod's: Running while it runs,
+Complete when it succeeds, Failed when it fails (only the phase and completed-at are written: the
+status-reason keeps the rollout's cause), and deployer pods are kept after the rollout ends. A pod that
+cannot be created leaves the RC New until the strategy's timeoutSeconds since the RC's creation, then
+Failed with status-reason "unable to create deployer pod"; a pod gone while Pending/Running fails the RC
+("deployer pod no longer exists"); a cancelled rollout's pod is deleted, then the RC is Failed.
+
+The process in the pod (oc's deployer, pkg/cli/deployer/strategy/) is emulated here: while the pod is
+Running, each reconcile of the DC advances the Rolling or Recreate strategy one step; when it ends, it
+"exits" through the pod annotation the stand-in kubelet turns into the container's termination (code 0,
+or 1 with the strategy's error as termination message, as `FallbackToLogsOnError` would give). The
+strategy's timeoutSeconds restarts with every scale step (the rolling updater's progress deadline); the
+pod's activeDeadlineSeconds is the kubelet's to enforce. Failure rollback is not done here: the DC
 controller scales the last complete RC back up once the latest RC is Failed, as on OpenShift.
+Not emulated: lifecycle hook pods, the Custom strategy.
 """
 
 from __future__ import annotations
@@ -22,6 +33,8 @@ from sandbox.openshift.kube import JSON, MERGE_PATCH, ApiError, Kube
 from sandbox.openshift.workqueue import Requeue
 
 log = logging.getLogger(__name__)
+EXIT_ANNOTATION = "sandbox.rollguard.io/exit"  # how the emulated process tells the stand-in kubelet
+RETRY_CREATE = 2.0  # seconds between attempts to create a deployer pod the API refused
 
 
 def _fresh(rc: JSON) -> bool:
@@ -30,63 +43,227 @@ def _fresh(rc: JSON) -> bool:
     return int(status.get("observedGeneration") or 0) >= int(rc["metadata"].get("generation") or 0)
 
 
+def make_deployer_pod(rc: JSON, config: JSON) -> JSON:
+    """The deployer pod of an RC, as the deployer controller's makeDeployerPod builds it."""
+    m = rc["metadata"]
+    strategy = config.get("spec", {}).get("strategy") or {}
+    pod_spec = ((rc.get("spec") or {}).get("template") or {}).get("spec") or {}
+    labels = {u.DEPLOYER_POD_FOR: m["name"]}
+    annotations = {u.DEPLOYMENT_NAME: m["name"], u.DC_NAME: u.annotations_of(rc).get(u.DC_NAME, "")}
+    for k, v in (strategy.get("labels") or {}).items():
+        labels.setdefault(k, v)
+    for k, v in (strategy.get("annotations") or {}).items():
+        annotations.setdefault(k, v)
+    spec: JSON = {
+        "containers": [
+            {
+                "name": "deployment",
+                "image": u.DEPLOYER_IMAGE,
+                "imagePullPolicy": "IfNotPresent",
+                "env": [
+                    {"name": "OPENSHIFT_DEPLOYMENT_NAME", "value": m["name"]},
+                    {"name": "OPENSHIFT_DEPLOYMENT_NAMESPACE", "value": m["namespace"]},
+                ],
+                "resources": strategy.get("resources") or {},
+                "terminationMessagePolicy": "FallbackToLogsOnError",
+            }
+        ],
+        "activeDeadlineSeconds": int(strategy.get("activeDeadlineSeconds") or u.DEFAULT_ACTIVE_DEADLINE),
+        "restartPolicy": "Never",
+        "serviceAccountName": "deployer",
+        "terminationGracePeriodSeconds": 10,
+    }
+    for key in ("dnsPolicy", "nodeSelector", "tolerations", "imagePullSecrets"):
+        if pod_spec.get(key):
+            spec[key] = pod_spec[key]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": u.deployer_pod_name(m["name"]),
+            "namespace": m["namespace"],
+            "labels": labels,
+            "annotations": annotations,
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "ReplicationController", "name": m["name"], "uid": m["uid"]}
+            ],
+        },
+        "spec": spec,
+    }
+
+
+def _pod_time(pod: JSON, field: str) -> str:
+    """A pod timestamp as Go's metav1.Time.String() prints it (what lands in the RC's annotations)."""
+    raw = (
+        pod.get("metadata", {}).get(field)
+        if field == "creationTimestamp"
+        else (pod.get("status") or {}).get(field)
+    )
+    t = u.parse_time(raw)
+    return u.go_time(t) if t is not None else ""
+
+
+def _terminated_at(pod: JSON) -> str:
+    for c in (pod.get("status") or {}).get("containerStatuses") or []:
+        done = (c.get("state") or {}).get("terminated")
+        if done and done.get("finishedAt"):
+            t = u.parse_time(done["finishedAt"])
+            return u.go_time(t) if t is not None else ""
+    return ""
+
+
 class Deployer:
     """Advances rollouts; one call of `step` per reconcile, never blocking."""
 
-    def __init__(self, kube: Kube, rcs: Informer, recorder: Recorder) -> None:
-        self.kube, self.rcs, self.recorder = kube, rcs, recorder
+    def __init__(self, kube: Kube, rcs: Informer, pods: Informer, recorder: Recorder) -> None:
+        self.kube, self.rcs, self.pods, self.recorder = kube, rcs, pods, recorder
         self._last_progress: dict[str, float] = {}  # RC uid -> wall time of the last scale made
         self._lock = threading.Lock()
-        # per worker thread: annotations that start the rollout (Pending -> Running), to be sent along
-        # with the first write to the RC instead of in a write of their own
-        self._local = threading.local()
 
     def step(self, dc: JSON, rcs: list[JSON], rc: JSON) -> float | None:
-        """Advance the rollout of `rc`; return seconds until its deadline, None when it has ended."""
-        phase = u.phase_of(rc)
-        if u.is_cancelled(rc) and phase in (u.NEW, u.PENDING, u.RUNNING, ""):
-            self._transition(rc, u.FAILED, {u.DEPLOYER_COMPLETED_AT: u.go_time()}, guard=True)
+        """Advance the rollout of `rc`; return seconds until it needs a look without an event, or None."""
+        m = rc["metadata"]
+        phase = u.phase_of(rc) or u.NEW
+        pod = self._pod(rc, live=phase == u.PENDING)
+        config = u.decode_config(rc) or dc
+        if phase == u.NEW:
+            if u.is_cancelled(rc):
+                self._delete_pod(pod)
+                self._transition(rc, u.PENDING, {})
+                return None
+            if pod is None:
+                timeout = u.timeout_of(config)
+                created = u.parse_time(m.get("creationTimestamp")) or time.time()
+                if timeout > 0 and time.time() - created > timeout:
+                    self.recorder.event(
+                        dc, "Warning", "RolloutTimeout",
+                        f'Rollout for "{m["namespace"]}/{m["name"]}" failed to create deployer pod '
+                        f"(timeoutSeconds: {timeout}s)",
+                    )  # fmt: skip
+                    self._transition(rc, u.FAILED, {u.STATUS_REASON: u.UNABLE_TO_CREATE_DEPLOYER})
+                    return None
+                try:
+                    pod = self.kube.request(
+                        "POST", f"/api/v1/namespaces/{m['namespace']}/pods", make_deployer_pod(rc, config)
+                    )
+                except ApiError as e:
+                    if e.status == 409:
+                        raise Requeue(f"deployer pod of {m['name']} exists but is not cached yet") from e
+                    msg = str(e.body.get("message") or e)
+                    self.recorder.event(dc, "Warning", "FailedCreate", f"Error creating deployer pod: {msg}")
+                    return min(RETRY_CREATE, max(0.1, created + timeout - time.time() + 0.1))
+                self.pods.store(pod)
+            elif u.annotations_of(pod).get(u.DEPLOYMENT_NAME) != m["name"]:
+                self.recorder.event(
+                    dc, "Warning", "FailedCreate",
+                    f'Error creating deployer pod since another pod with the same name ("{pod["metadata"]["name"]}") exists',
+                )  # fmt: skip
+                self._transition(rc, u.FAILED, {u.STATUS_REASON: u.UNRELATED_POD_EXISTS})
+                return None
+            extra = {
+                u.DEPLOYER_POD: pod["metadata"]["name"],
+                u.DEPLOYER_CREATED_AT: _pod_time(pod, "creationTimestamp"),
+            }
+            if (pod.get("status") or {}).get("startTime"):
+                extra[u.DEPLOYER_STARTED_AT] = _pod_time(pod, "startTime")
+            rc = self._transition(rc, u.PENDING, extra)
+            phase = u.PENDING
+        if phase not in (u.PENDING, u.RUNNING):
+            return None
+        if pod is None:
+            if u.is_cancelled(rc):
+                self._transition(rc, u.FAILED, {})
+                self._cancelled_event(dc, rc)
+            else:
+                name = u.deployer_pod_name(m["name"])
+                self.recorder.event(dc, "Warning", "Failed", f'Deployer pod "{name}" has gone missing')
+                self._transition(rc, u.FAILED, {u.STATUS_REASON: u.DEPLOYER_POD_GONE})
             self.forget(rc)
-            name = f"{rc['metadata']['namespace']}/{rc['metadata']['name']}"
-            self.recorder.event(dc, "Normal", "RolloutCancelled", f'Rollout for "{name}" cancelled')
             return None
-        starting = None
-        if phase in (u.NEW, u.PENDING, ""):
-            # the deployer "pod" is created and starts at once: New goes straight to Running, and that
-            # change rides on the strategy's first write to the RC rather than costing a write of its own
-            ts = u.go_time()
-            starting = {u.PHASE: u.RUNNING, u.DEPLOYER_STARTED_AT: ts}
-            if phase != u.PENDING:
-                starting |= {
-                    u.DEPLOYER_POD: u.deployer_pod_name(rc["metadata"]["name"]),
-                    u.DEPLOYER_CREATED_AT: ts,
-                }
-            with self._lock:
-                self._last_progress[rc["metadata"]["uid"]] = time.time()
-        elif phase != u.RUNNING:
+        if u.is_cancelled(rc):
+            self._delete_pod(pod)
             return None
-        return self._run_strategy(dc, rcs, rc, starting)
+        pod_phase = (pod.get("status") or {}).get("phase")
+        if pod_phase == "Running" and EXIT_ANNOTATION not in u.annotations_of(pod):
+            if phase == u.PENDING:
+                extra = {}
+                if (pod.get("status") or {}).get("startTime"):
+                    extra[u.DEPLOYER_STARTED_AT] = _pod_time(pod, "startTime")
+                rc = self._transition(rc, u.RUNNING, extra)
+            return self._run_strategy(dc, rcs, rc, pod)
+        if pod_phase == "Succeeded":
+            self._transition(
+                rc,
+                u.COMPLETE,
+                {
+                    u.DEPLOYER_COMPLETED_AT: _terminated_at(pod) or None,
+                    u.DEPLOYMENT_REPLICAS: u.annotations_of(rc).get(u.DESIRED_REPLICAS),
+                    u.DESIRED_REPLICAS: None,
+                },
+            )
+            self.forget(rc)
+        elif pod_phase == "Failed":
+            self._transition(rc, u.FAILED, {u.DEPLOYER_COMPLETED_AT: _terminated_at(pod) or None})
+            self.forget(rc)
+        return None
 
     def forget(self, rc: JSON) -> None:
         with self._lock:
             self._last_progress.pop(rc["metadata"].get("uid", ""), None)
 
+    # -- pods -------------------------------------------------------------------------------------------
+
+    def _pod(self, rc: JSON, *, live: bool) -> JSON | None:
+        """The RC's deployer pod; `live`: confirm an absence with a read (the cache may be behind)."""
+        ns, name = rc["metadata"]["namespace"], u.deployer_pod_name(rc["metadata"]["name"])
+        pod = self.pods.get(ns, name)
+        if pod is None and live:
+            try:
+                pod = self.kube.get(f"/api/v1/namespaces/{ns}/pods/{name}")
+            except ApiError as e:
+                if e.status != 404:
+                    raise
+                return None
+            self.pods.store(pod)
+        if pod is not None and pod["metadata"].get("deletionTimestamp"):
+            return pod  # still there until the kubelet finalizes it
+        return pod
+
+    def _delete_pod(self, pod: JSON | None) -> None:
+        if pod is None or pod["metadata"].get("deletionTimestamp"):
+            return
+        m = pod["metadata"]
+        try:
+            self.kube.request("DELETE", f"/api/v1/namespaces/{m['namespace']}/pods/{m['name']}", {})
+        except ApiError as e:
+            if e.status != 404:
+                raise
+
+    def _exit(self, pod: JSON, code: int, message: str = "") -> None:
+        """The process in the deployer pod ends: the kubelet reports it as the container's exit."""
+        m = pod["metadata"]
+        body = {"metadata": {"annotations": {EXIT_ANNOTATION: f"{code}:{message}" if message else str(code)}}}
+        try:
+            updated = self.kube.request(
+                "PATCH",
+                f"/api/v1/namespaces/{m['namespace']}/pods/{m['name']}",
+                body,
+                content_type=MERGE_PATCH,
+            )
+        except ApiError as e:
+            if e.status != 404:
+                raise
+            return
+        self.pods.store(updated)
+
+    def _cancelled_event(self, dc: JSON, rc: JSON) -> None:
+        name = f"{rc['metadata']['namespace']}/{rc['metadata']['name']}"
+        self.recorder.event(dc, "Normal", "RolloutCancelled", f'Rollout for "{name}" cancelled')
+
     # -- strategies -------------------------------------------------------------------------------------
 
-    def _run_strategy(
-        self, dc: JSON, rcs: list[JSON], to: JSON, starting: dict[str, str] | None
-    ) -> float | None:
-        self._local.starting, self._local.to = starting, to["metadata"]["name"]
-        try:
-            result = self._strategy(dc, rcs, to)
-            if self._local.starting is not None:  # the strategy did not write the RC: start it on its own
-                current = self.rcs.get(to["metadata"]["namespace"], to["metadata"]["name"]) or to
-                self._transition(current, u.RUNNING, {})
-            return result
-        finally:
-            self._local.starting = None
-
-    def _strategy(self, dc: JSON, rcs: list[JSON], to: JSON) -> float | None:
+    def _run_strategy(self, dc: JSON, rcs: list[JSON], to: JSON, pod: JSON) -> float | None:
+        """One step of the process in the deployer pod; it exits when the rollout is done or timed out."""
         config = u.decode_config(to) or dc
         try:
             desired = int(u.annotations_of(to).get(u.DESIRED_REPLICAS, ""))
@@ -99,7 +276,8 @@ class Deployer:
             if rc is not source and u.spec_replicas(rc) > 0:
                 self._scale(rc, 0)
         strategy = config.get("spec", {}).get("strategy") or {}
-        if strategy.get("type", "Rolling") == "Rolling" and source is not None:
+        rolling = strategy.get("type", "Rolling") == "Rolling" and source is not None
+        if rolling:
             done, progressed = self._rolling(strategy.get("rollingParams") or {}, source, to, desired)
         else:
             done, progressed = self._recreate(source, to, desired)
@@ -107,40 +285,27 @@ class Deployer:
         now = time.time()
         with self._lock:
             if progressed or uid not in self._last_progress:
-                started = u.parse_time(u.annotations_of(to).get(u.DEPLOYER_STARTED_AT))
+                started = u.parse_time((pod.get("status") or {}).get("startTime"))
                 self._last_progress[uid] = now if progressed or started is None else started
             last = self._last_progress[uid]
         if done:
-            self._transition(
-                to,
-                u.COMPLETE,
-                {
-                    u.DEPLOYMENT_REPLICAS: str(desired),
-                    u.DESIRED_REPLICAS: None,
-                    u.DEPLOYER_COMPLETED_AT: u.go_time(),
-                },
-                guard=True,
-            )
-            self.forget(to)
-            return None
-        ns, name = to["metadata"]["namespace"], to["metadata"]["name"]
-        # the deployer pod's activeDeadlineSeconds: the kubelet kills it, the RC fails without a reason
-        started = u.parse_time(u.annotations_of(to).get(u.DEPLOYER_STARTED_AT)) or now
-        killed_in = started + int(strategy.get("activeDeadlineSeconds") or u.DEFAULT_ACTIVE_DEADLINE) - now
-        if killed_in <= 0:
-            log.info("rollout of %s/%s failed: deployer pod reached its active deadline", ns, name)
-            self._transition(to, u.FAILED, {u.DEPLOYER_COMPLETED_AT: u.go_time()}, guard=True)
+            self._exit(pod, 0)
             self.forget(to)
             return None
         timeout = u.timeout_of(config)
         left = last + timeout - now
         if left > 0:
-            return min(left, killed_in) + 0.05
-        reason = f'pods for rc "{ns}/{name}" took longer than {timeout} seconds to become ready'
-        log.info("rollout of %s/%s failed: %s", ns, name, reason)
-        self._transition(
-            to, u.FAILED, {u.STATUS_REASON: reason, u.DEPLOYER_COMPLETED_AT: u.go_time()}, guard=True
-        )
+            return left + 0.05
+        ns, name = to["metadata"]["namespace"], to["metadata"]["name"]
+        if rolling:  # the rolling updater's progress deadline (rolling_updater.go)
+            error = "timed out waiting for any update progress to be made"
+        else:  # the update acceptor (support/acceptor.go), wrapped by recreate.go
+            error = (
+                f"update acceptor rejected {name}: pods for rc '{ns}/{name}' took longer than "
+                f"{timeout} seconds to become available"
+            )
+        log.info("rollout of %s/%s failed: %s", ns, name, error)
+        self._exit(pod, 1, f"error: {error}")  # kcmdutil.CheckErr's last log line
         self.forget(to)
         return None
 
@@ -200,35 +365,23 @@ class Deployer:
     # -- writes -----------------------------------------------------------------------------------------
 
     def _scale(self, rc: JSON, replicas: int) -> JSON:
-        m = rc["metadata"]
         body: JSON = {"spec": {"replicas": replicas}}
-        starting = getattr(self._local, "starting", None)
-        if starting is not None and m["name"] == self._local.to:
-            body["metadata"] = {"annotations": starting}
         try:
             updated = self.kube.request("PATCH", u.rc_path(rc), body, content_type=MERGE_PATCH)
         except ApiError as e:
             if e.status == 404:
                 return rc
             raise
-        if "metadata" in body:
-            self._local.starting = None
-            log.info("%s/%s: New -> Running", m["namespace"], m["name"])
         self.rcs.store(updated)
         return updated
 
-    def _transition(self, rc: JSON, phase: str, extra: dict[str, str | None], guard: bool = False) -> JSON:
-        """Set the phase annotation (and others); with `guard`, only on the RC as we read it."""
+    def _transition(self, rc: JSON, phase: str, extra: dict[str, str | None]) -> JSON:
+        """Set the phase annotation (and others) on the RC as we read it, as the controller's Update does."""
         m = rc["metadata"]
         path = u.rc_path(rc)
-        starting = getattr(self._local, "starting", None)
-        if starting is not None and m["name"] == self._local.to:  # Pending straight to the next phase
-            extra = {**starting, **extra}
-            self._local.starting = None
         patch: JSON = {"metadata": {"annotations": {**extra, u.PHASE: phase}}}
         for attempt in range(3):
-            if guard:
-                patch["metadata"]["resourceVersion"] = rc["metadata"]["resourceVersion"]
+            patch["metadata"]["resourceVersion"] = rc["metadata"]["resourceVersion"]
             try:
                 updated = self.kube.request("PATCH", path, patch, content_type=MERGE_PATCH)
                 break
@@ -243,5 +396,5 @@ class Deployer:
                     raise Requeue(f"{m['name']} changed while moving it to {phase}") from e
                 rc = fresh
         self.rcs.store(updated)
-        log.info("%s/%s: %s -> %s", m["namespace"], m["name"], u.phase_of(rc) or "?", phase)
+        log.info("%s/%s: %s -> %s", m["namespace"], m["name"], u.phase_of(rc) or "New", phase)
         return updated

@@ -42,7 +42,14 @@ class DeploymentConfigController:
             label_selector=u.DC_NAME,
             index=lambda rc: (rc["metadata"].get("labels") or {}).get(u.DC_NAME),
         )
-        self.deployer = Deployer(kube, self.rcs, self.recorder)
+        # deployer (and hook) pods, by the DC named in their annotation: their phases drive the RCs'
+        self.pods = Informer(
+            kube,
+            "/api/v1/pods",
+            self._on_pod,
+            label_selector=u.DEPLOYER_POD_FOR,
+        )
+        self.deployer = Deployer(kube, self.rcs, self.pods, self.recorder)
         self.queue = WorkQueue("deploymentconfigs")
         self._lock = threading.Lock()
         self._streams: dict[Key, set[Key]] = {}  # (namespace, image stream) -> DCs it triggers
@@ -52,8 +59,10 @@ class DeploymentConfigController:
 
     def start(self) -> None:
         self.rcs.start()
+        self.pods.start()
         self.dcs.start()
         self.rcs.synced.wait()
+        self.pods.synced.wait()
         self.dcs.synced.wait()
         run_workers(self.queue, self.sync, self.workers)
         threading.Thread(target=self._resync, name="dc-resync", daemon=True).start()
@@ -83,6 +92,11 @@ class DeploymentConfigController:
         dc_name = (rc["metadata"].get("labels") or {}).get(u.DC_NAME)
         if dc_name:
             self.queue.add((rc["metadata"]["namespace"], dc_name))
+
+    def _on_pod(self, _etype: str, pod: JSON) -> None:
+        dc_name = (pod["metadata"].get("annotations") or {}).get(u.DC_NAME)
+        if dc_name:
+            self.queue.add((pod["metadata"]["namespace"], dc_name))
 
     def _on_stream(self, _etype: str, stream: JSON) -> None:
         with self._lock:

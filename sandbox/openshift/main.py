@@ -18,6 +18,7 @@ from sandbox.openshift import crds
 from sandbox.openshift.deploymentconfigs import DeploymentConfigController
 from sandbox.openshift.imagestreams import ImageStreamController
 from sandbox.openshift.kube import Kube
+from sandbox.openshift.serviceaccounts import ServiceAccountsController
 from sandbox.openshift.webhook import Webhook
 
 log = logging.getLogger("sandbox.openshift")
@@ -77,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         webhook.register(kube)
     images = ImageStreamController(kube, args.registry)
     dcs = DeploymentConfigController(kube, images, workers=args.workers)
+    ServiceAccountsController(kube).start()
     images.start()
     dcs.start()
     if args.ready_file:

@@ -1,4 +1,8 @@
-"""DeploymentConfig status and conditions, computed from its RCs as OpenShift's DC controller does."""
+"""DeploymentConfig status and conditions, computed from its RCs as OpenShift's DC controller does.
+
+Mirrors calculateStatus and updateConditions of openshift-controller-manager
+pkg/apps/deploymentconfig/deploymentconfig_controller.go.
+"""
 
 from __future__ import annotations
 
@@ -65,20 +69,11 @@ def calculate(dc: JSON, rcs: list[JSON], update_observed: bool, *additional: JSO
         status["conditions"] = copy.deepcopy(old["conditions"])
     if ready:
         status["readyReplicas"] = ready
-    paused = bool(dc.get("spec", {}).get("paused"))
-    progressing = get_condition(status, "Progressing")
-    if not paused and progressing and progressing.get("reason") == u.PAUSED_REASON:
-        remove_condition(status, "Progressing")
-    # while paused the paused condition stands in for the rollout's progress
-    _update_conditions(dc, old, status, None if paused else latest_rc)
+    # paused or not, the conditions follow the latest RC: the controller never sets the
+    # DeploymentConfigPaused reason its API declares (deploymentconfig_controller.go, updateConditions)
+    _update_conditions(dc, old, status, latest_rc)
     for cond in additional:
         set_condition(status, cond)
-    if paused:
-        name = dc["metadata"]["name"]
-        set_condition(
-            status,
-            new_condition("Progressing", "Unknown", u.PAUSED_REASON, f'Deployment config "{name}" paused'),
-        )
     if not status.get("conditions"):
         status.pop("conditions", None)
     return status

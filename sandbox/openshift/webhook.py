@@ -33,6 +33,13 @@ def review(request: JSON) -> JSON:
     old = request.get("oldObject")
     kind = (request.get("kind") or {}).get("kind")
     if kind == "DeploymentConfig":
+        if request.get("namespace") and not obj.get("metadata", {}).get("namespace"):
+            # a create's object may not carry the namespace of its URL yet: defaults need it
+            obj = {**obj, "metadata": {**obj.get("metadata", {}), "namespace": request["namespace"]}}
+        if request.get("operation") == "CREATE":
+            # PrepareForCreate (openshift-apiserver registry/deployconfig/strategy.go): no trigger has
+            # fired for a new DC, whatever the client sent
+            obj = defaults.without_last_triggered(obj)
         new = defaults.default_dc(obj)
         error = defaults.validate_dc(new)
         if error:
@@ -47,9 +54,9 @@ def review(request: JSON) -> JSON:
         new = defaults.default_is(obj, old)
     else:
         return {"uid": uid, "allowed": True}
-    if new.get("spec") == obj.get("spec"):
+    if new.get("spec") == (request.get("object") or {}).get("spec"):
         return {"uid": uid, "allowed": True}
-    patch = [{"op": "add" if "spec" not in obj else "replace", "path": "/spec", "value": new["spec"]}]
+    patch = [{"op": "add" if "spec" not in (request.get("object") or {}) else "replace", "path": "/spec", "value": new["spec"]}]
     return {
         "uid": uid,
         "allowed": True,

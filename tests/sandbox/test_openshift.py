@@ -114,6 +114,15 @@ def wait_rc(kube: Kube, ns: str, name: str, *phases: str, timeout: float = 30) -
     return wait_for(kube, RCS.format(ns=ns), name, phase_is(*phases), timeout)
 
 
+def rolled_out(rc: str) -> Callable[[JSON], bool]:
+    """The DC's Progressing condition says `rc` successfully rolled out."""
+    message = f'replication controller "{rc}" successfully rolled out'
+    return lambda dc: any(
+        c.get("type") == "Progressing" and c.get("message") == message
+        for c in dc.get("status", {}).get("conditions") or []
+    )
+
+
 def settled(dc: JSON) -> bool:
     """The controller has seen the DC's latest spec and no rollout is running."""
     return dc.get("status", {}).get("observedGeneration") == dc["metadata"]["generation"]
@@ -185,7 +194,8 @@ def test_dc_rolls_out_like_openshift(kube: Kube, namespace: str) -> None:
         "openshift.io/deployment-config.latest-version": "1",
     }
 
-    dc = wait_for(kube, DCS.format(ns=namespace), "web", lambda d: d["status"].get("readyReplicas") == 1)
+    # pods are ready before the deployer pod exits and the RC is Complete: wait for the DC to say so
+    dc = wait_for(kube, DCS.format(ns=namespace), "web", rolled_out("web-1"))
     status = dc["status"]
     assert {k: v for k, v in status.items() if k != "conditions"} == {
         "latestVersion": 1,
@@ -253,6 +263,9 @@ def test_scale_follows_the_active_rc(kube: Kube, namespace: str) -> None:
 
 
 def test_paused_dc_makes_no_rc_and_rolls_out_on_resume(kube: Kube, namespace: str) -> None:
+    """Mirrors openshift-controller-manager pkg/apps/deploymentconfig/deploymentconfig_controller.go:
+    a paused DC gets no new RC, and its conditions still follow the latest RC (updateConditions never
+    sets the DeploymentConfigPaused reason that openshift/api declares)."""
     create_dc(kube, namespace, dc_body("web", f"{APP}:v1"))
     wait_rc(kube, namespace, "web-1", "Complete")
     patch(kube, f"{DCS.format(ns=namespace)}/web", {"spec": {"paused": True}})
@@ -271,9 +284,9 @@ def test_paused_dc_makes_no_rc_and_rolls_out_on_resume(kube: Kube, namespace: st
     assert dc["status"]["latestVersion"] == 1
     progressing = condition(dc, "Progressing")
     assert (progressing["status"], progressing["reason"], progressing["message"]) == (
-        "Unknown",
-        "DeploymentConfigPaused",
-        'Deployment config "web" paused',
+        "True",
+        "NewReplicationControllerAvailable",
+        'replication controller "web-1" successfully rolled out',
     )
     assert set(rc_replicas(kube, namespace)) == {"web-1"}
 
@@ -293,12 +306,23 @@ def test_paused_dc_makes_no_rc_and_rolls_out_on_resume(kube: Kube, namespace: st
 
 
 def test_crash_fails_and_rolls_back(kube: Kube, namespace: str) -> None:
+    """Mirrors openshift-controller-manager pkg/apps/deployer/deployer_controller.go (a failed deployer
+    pod fails the RC, writing only the phase and completed-at), library-go pkg/apps/appsutil/util.go
+    MakeDeployment (status-reason = the rollout's cause, set once at creation) and oc
+    pkg/cli/deployer/strategy/rolling/rolling_updater.go (the error the deployer pod exits with)."""
     create_dc(kube, namespace, dc_body("web", f"{APP}:v1", strategy={"rollingParams": {"timeoutSeconds": 5}}))
     wait_rc(kube, namespace, "web-1", "Complete")
     set_image(kube, namespace, "web", f"{APP}:v2-crash")
     rc2 = wait_rc(kube, namespace, "web-2", "Failed", timeout=30)
-    assert rc2["metadata"]["annotations"]["openshift.io/deployment.status-reason"] == (
-        f'pods for rc "{namespace}/web-2" took longer than 5 seconds to become ready'
+    ann = rc2["metadata"]["annotations"]
+    assert ann["openshift.io/deployment.status-reason"] == "config change"  # the cause, never the failure
+    assert ann["openshift.io/deployer-pod.completed-at"].endswith(" +0000 UTC")  # Go's time.String()
+    deployer = kube.get(f"/api/v1/namespaces/{namespace}/pods/web-2-deploy")
+    assert deployer["status"]["phase"] == "Failed"  # kept after the rollout, for `oc logs`
+    (terminated,) = [c["state"]["terminated"] for c in deployer["status"]["containerStatuses"]]
+    assert (terminated["exitCode"], terminated["message"]) == (
+        1,
+        "error: timed out waiting for any update progress to be made",
     )
     wait_for(kube, RCS.format(ns=namespace), "web-2", lambda rc: rc["spec"]["replicas"] == 0)
     rc1 = wait_for(kube, RCS.format(ns=namespace), "web-1", lambda rc: rc["status"].get("readyReplicas") == 1)
@@ -313,6 +337,103 @@ def test_crash_fails_and_rolls_back(kube: Kube, namespace: str) -> None:
     )
     assert dc["status"]["latestVersion"] == 2
     assert condition(dc, "Available")["status"] == "True"  # the old version still serves
+
+
+PODS = "/api/v1/namespaces/{ns}/pods"
+
+
+def test_deployer_pod_runs_each_rollout_and_is_kept(kube: Kube, namespace: str) -> None:
+    """Mirrors openshift-controller-manager pkg/apps/deployer/deployer_controller.go (makeDeployerPod,
+    handle, nextStatus): a new RC gets the pod `<rc>-deploy`, goes New -> Pending -> Running as the pod
+    is created and runs, Complete when it succeeds; the pod is kept after the rollout."""
+    created = create_dc(kube, namespace, dc_body("web", f"{APP}:v1"))
+    phases: list[str] = []
+
+    def record(rc: JSON) -> bool:
+        phase = rc["metadata"].get("annotations", {}).get(PHASE, "")
+        if rc["metadata"]["name"] == "web-1" and (not phases or phases[-1] != phase):
+            phases.append(phase)
+        return phase == "Complete"
+
+    wait_for(kube, RCS.format(ns=namespace), "web-1", record)
+    assert (
+        phases[-1] == "Complete"
+        and "Running" in phases
+        and set(phases) <= {"New", "Pending", "Running", "Complete"}
+    )
+    rc = wait_rc(kube, namespace, "web-1", "Complete")
+    ann = rc["metadata"]["annotations"]
+    assert ann["openshift.io/deployer-pod.name"] == "web-1-deploy"
+    for key in ("created-at", "started-at", "completed-at"):
+        assert ann[f"openshift.io/deployer-pod.{key}"].endswith(" +0000 UTC"), key
+
+    pod = wait_for(
+        kube, PODS.format(ns=namespace), "web-1-deploy", lambda p: p["status"].get("phase") == "Succeeded"
+    )
+    meta, spec = pod["metadata"], pod["spec"]
+    assert meta["labels"] == {"openshift.io/deployer-pod-for.name": "web-1"}
+    assert meta["annotations"]["openshift.io/deployment.name"] == "web-1"
+    assert meta["annotations"]["openshift.io/deployment-config.name"] == "web"
+    (owner,) = meta["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"]) == (
+        "ReplicationController",
+        "web-1",
+        rc["metadata"]["uid"],
+    )
+    assert not owner.get("controller")  # owned, not controlled: the RC's pods are only its template's
+    assert (spec["restartPolicy"], spec["activeDeadlineSeconds"], spec["serviceAccountName"]) == (
+        "Never",
+        21600,
+        "deployer",
+    )
+    assert [c["name"] for c in spec["containers"]] == ["deployment"]
+    # the RC's own pods are the template's, selected by label: the deployer pod is not among them
+    app_pods = kube.get(PODS.format(ns=namespace), labelSelector="deployment=web-1")["items"]
+    assert [p["metadata"]["name"] for p in app_pods] != [] and all(
+        not p["metadata"]["name"].endswith("-deploy") for p in app_pods
+    )
+    assert created["metadata"]["uid"] == rc["metadata"]["ownerReferences"][0]["uid"]
+
+
+def test_deployer_pod_that_cannot_be_created_fails_the_rollout_after_timeout(
+    kube: Kube, namespace: str
+) -> None:
+    """Mirrors openshift-controller-manager pkg/apps/deployer/deployer_controller.go: a refused deployer
+    pod (here: the namespace's pod quota) leaves the RC New with a FailedCreate event; past the strategy's
+    timeoutSeconds since the RC's creation it is Failed with status-reason "unable to create deployer pod"."""
+    create_dc(kube, namespace, dc_body("web", f"{APP}:v1", strategy={"rollingParams": {"timeoutSeconds": 4}}))
+    wait_rc(kube, namespace, "web-1", "Complete")
+    wait_for(
+        kube, PODS.format(ns=namespace), "web-1-deploy", lambda p: p["status"].get("phase") == "Succeeded"
+    )
+    kube.request(
+        "POST",
+        f"/api/v1/namespaces/{namespace}/resourcequotas",
+        {"metadata": {"name": "pods"}, "spec": {"hard": {"pods": "1"}}},
+    )
+    wait_for(
+        kube,
+        f"/api/v1/namespaces/{namespace}/resourcequotas",
+        "pods",
+        lambda q: q.get("status", {}).get("used", {}).get("pods") == "1",
+    )
+    set_image(kube, namespace, "web", f"{APP}:v2")
+    rc2 = wait_rc(kube, namespace, "web-2", "New")
+    rc2 = wait_rc(kube, namespace, "web-2", "Failed", timeout=30)
+    assert (
+        rc2["metadata"]["annotations"]["openshift.io/deployment.status-reason"]
+        == "unable to create deployer pod"
+    )
+    events = kube.get(f"/api/v1/namespaces/{namespace}/events", fieldSelector="involvedObject.name=web")
+    messages = [e["message"] for e in events["items"]]
+    assert any(m.startswith("Error creating deployer pod: ") and "exceeded quota" in m for m in messages), (
+        messages
+    )
+    assert any("failed to create deployer pod (timeoutSeconds: 4s)" in m for m in messages), messages
+    dc = wait_for(
+        kube, DCS.format(ns=namespace), "web", lambda d: condition(d, "Progressing")["status"] == "False"
+    )
+    assert condition(dc, "Progressing")["message"] == 'replication controller "web-2" has failed progressing'
 
 
 def test_cancellation_rolls_back(kube: Kube, namespace: str) -> None:
@@ -666,3 +787,88 @@ def test_local_reference_policy_triggers_the_integrated_registry_reference(
     rc = wait_rc(kube, namespace, "web-1", "Complete")
     image = rc["spec"]["template"]["spec"]["containers"][0]["image"]
     assert image.startswith(f"image-registry.openshift-image-registry.svc:5000/{namespace}/app@sha256:")
+
+
+# -- what the API normalises and refuses ----------------------------------------------------------------
+
+
+def test_api_omits_zero_values_and_fills_in_the_trigger_source(kube: Kube, namespace: str) -> None:
+    """Mirrors openshift/api apps/v1/types.go (`automatic`, `containerNames`, `lastTriggeredImage`,
+    `paused` are `omitempty`) and openshift-apiserver pkg/apps/apis/apps/v1/defaults.go and conversion.go
+    (`from.namespace` defaults to the DC's namespace; `from.kind: ImageStream` becomes ImageStreamTag
+    `<name>:latest`): what a client writes is not what it reads back."""
+    body = trigger_dc("web", "app:latest")
+    body["spec"]["template"]["spec"]["containers"][0]["image"] = f"{APP}:v0"
+    body["spec"]["paused"] = False
+    params = body["spec"]["triggers"][1]["imageChangeParams"]
+    params["automatic"] = False
+    params["from"] = {"kind": "ImageStream", "name": "app"}
+    created = create_dc(kube, namespace, body)
+    spec = created["spec"]
+    assert "paused" not in spec
+    assert spec["triggers"][1]["imageChangeParams"] == {
+        "containerNames": ["app"],
+        "from": {"kind": "ImageStreamTag", "name": "app:latest", "namespace": namespace},
+    }
+    changed = patch(
+        kube, f"{DCS.format(ns=namespace)}/web", {"spec": {"paused": False, "minReadySeconds": 0}}
+    )
+    assert "paused" not in changed["spec"] and "minReadySeconds" not in changed["spec"]
+
+    stream = image_stream("app", {"v1": {"kind": "DockerImage", "name": f"{APP}:v1"}})
+    stream["spec"]["tags"][0] |= {"reference": False, "importPolicy": {"insecure": False, "scheduled": False}}
+    tag = kube.request("POST", ISS.format(ns=namespace), stream)["spec"]["tags"][0]
+    assert "reference" not in tag and tag["importPolicy"] == {}
+
+
+def test_create_clears_last_triggered_image(kube: Kube, namespace: str) -> None:
+    """Mirrors openshift-apiserver pkg/apps/apiserver/registry/deployconfig/strategy.go PrepareForCreate:
+    no trigger has fired for a new DC, so a lastTriggeredImage sent with it is dropped."""
+    body = trigger_dc("web", "app:latest")
+    body["spec"]["triggers"][1]["imageChangeParams"]["lastTriggeredImage"] = f"{APP}:v9"
+    created = create_dc(kube, namespace, body)
+    assert "lastTriggeredImage" not in created["spec"]["triggers"][1]["imageChangeParams"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "error"),
+    [
+        (
+            lambda s: s["triggers"][1]["imageChangeParams"].pop("containerNames"),
+            "spec.triggers[1].imageChangeParams.containerNames: Required value",
+        ),
+        (
+            lambda s: s["triggers"][1]["imageChangeParams"]["from"].update(kind="DockerImage"),
+            'spec.triggers[1].imageChangeParams.from.kind: Invalid value: "DockerImage": kind must be an ImageStreamTag',
+        ),
+        (
+            lambda s: s.update(
+                strategy={"activeDeadlineSeconds": 600, "rollingParams": {"timeoutSeconds": 600}}
+            ),
+            "spec.strategy.activeDeadlineSeconds: Invalid value: 600: activeDeadlineSeconds must be greater than timeoutSeconds",
+        ),
+        (
+            lambda s: s.update(strategy={"rollingParams": {"maxSurge": 0, "maxUnavailable": "0%"}}),
+            'spec.strategy.rollingParams.maxUnavailable: Invalid value: "0%": cannot be 0 when maxSurge is 0 as well',
+        ),
+        (
+            lambda s: s.update(triggers=[{"type": "ConfigChange"}]),
+            "spec.template.spec.containers[0].image: Required value",
+        ),
+    ],
+    ids=["containerNames", "from-kind", "active-deadline", "surge-and-unavailable", "empty-image"],
+)
+def test_validation_refuses_what_openshift_refuses(
+    kube: Kube, namespace: str, edit: Callable[[JSON], Any], error: str
+) -> None:
+    """Mirrors openshift-apiserver pkg/apps/apis/apps/validation/validation.go (validateImageChangeParams,
+    validateDeploymentStrategy, validateRollingParams, handleEmptyImageReferences)."""
+    body = trigger_dc("web", "app:latest")
+    body["spec"]["template"]["spec"]["containers"][0]["image"] = ""
+    edit(body["spec"])
+    with pytest.raises(ApiError) as err:
+        create_dc(kube, namespace, body)
+    assert err.value.status == 422
+    # (the sandbox's admission webhook prefixes the message with its own name)
+    assert err.value.body["message"].endswith(f'DeploymentConfig.apps.openshift.io "web" is invalid: {error}')
+    assert kube.get(DCS.format(ns=namespace))["items"] == []
