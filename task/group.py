@@ -18,6 +18,7 @@ lock and journal are the group's: a repair of workloads in no group (``grouped``
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 import os
 import socket
@@ -31,11 +32,12 @@ from typing import TypeVar
 from rollguard.client import Api
 from rollguard.errors import ApiError, Conflict, Interrupted, RefusedError, RollguardError, RolloutFailed
 from rollguard.journal import Journal, JournalStore, now
-from rollguard.kinds import images_of
+from rollguard.kinds import images_of, pods_of_revision
 from rollguard.lock import GroupLock
 from rollguard.preflight import Plan, WorkloadPlan
 from rollguard.report import Outcome, WorkloadResult, pod_record
 from rollguard.resources import PODS, Resource
+from rollguard.streams import firing_now
 from rollguard.structs import Obj, Phase, RunState, Status, WorkloadOutcome, WorkloadPhase
 from rollguard.watch import Watched, wait_for
 from rollguard.watcher import NamespaceCache
@@ -307,7 +309,8 @@ class GroupRun:
         """
         kind, name = plan.kind, plan.snapshot.ref.name
         current = self.live(plan)
-        if guard_spec and _spec(current) != _spec(plan.snapshot.raw):
+        same = kind.comparable_spec
+        if guard_spec and same(current) != same(plan.snapshot.raw):
             # The cache already holds someone else's edit: writing on top of it would pass the
             # resourceVersion precondition and silently undo that edit.
             raise RolloutFailed(
@@ -322,12 +325,12 @@ class GroupRun:
                 return written
             except Conflict:
                 fresh = self.client.get(kind.resource, name, namespace=self.namespace)
-                if _spec(make_body(fresh)) == _spec(fresh):
+                if same(make_body(fresh)) == same(fresh):
                     # Our change is in already: a retried PUT whose first answer was lost had landed.
                     if self.cache is not None:
                         self.cache.put(kind.resource, fresh)
                     return fresh
-                if guard_spec and fresh.get("spec") != plan.snapshot.raw.get("spec"):
+                if guard_spec and same(fresh) != same(plan.snapshot.raw):
                     raise RolloutFailed(
                         f"{plan.key} was changed by someone else since preflight; not overwriting it",
                         workload=plan.key,
@@ -336,18 +339,16 @@ class GroupRun:
         raise RolloutFailed(f"{plan.key}: too many write conflicts", workload=plan.key)
 
     def watched(self, plan: WorkloadPlan, written: Obj, timeout: int) -> Watched:
-        """What to wait for after writing ``written``: its images, by the earlier of both deadlines."""
+        """What to wait for after writing ``written``: its images, by --timeout, and never stalled for
+        longer than its own (no-progress) deadline, as the platform judges it."""
         own = plan.kind.deadline(written)
-        reason = (
-            f"not complete within --timeout {timeout}s"
-            if timeout <= own
-            else f"not complete within its own deadline of {own}s"
-        )
         return Watched(
             ref=plan.snapshot.ref,
             expected_images=images_of(written["spec"]["template"]),
-            deadline=time.monotonic() + min(timeout, own + SETTLE_SECONDS),
-            deadline_reason=reason,
+            deadline=time.monotonic() + timeout,
+            deadline_reason=f"not complete within --timeout {timeout}s",
+            stall_seconds=own + SETTLE_SECONDS,
+            stall_reason=f"no progress within its own deadline of {own}s",
             since=now(),
         )
 
@@ -386,6 +387,7 @@ class GroupRun:
 
         def start(wp: WorkloadPlan) -> Watched:
             self.journal.workloads[wp.key].phase = WorkloadPhase.REVERTING
+            self.keep_triggers_from_undoing(wp)
             self.write(wp, _reverter(wp), guard_spec=False)
             self.say(f"{wp.key}: reverting to revision {wp.baseline.revision} {wp.baseline.images}")
             return Watched(
@@ -436,6 +438,21 @@ class GroupRun:
         # An unverified revert or a failed write marks its entry ERROR: that alone decides.
         return not any(e.phase is WorkloadPhase.ERROR for e in self.journal.workloads.values())
 
+    def keep_triggers_from_undoing(self, wp: WorkloadPlan) -> None:
+        """A restored automatic trigger whose tag moved on would undo the revert at once (the trigger
+        controller rewrites the template, paused or not): restore it manual instead, and say so."""
+        restored = wp.kind.with_state(self.live(wp), wp.baseline)
+        fire = firing_now(self.client, wp.kind, self.namespace, restored)
+        if not fire or wp.baseline.triggers is None:
+            return
+        manual = wp.kind.with_manual_triggers(restored, set(fire))
+        wp.baseline = dataclasses.replace(wp.baseline, triggers=wp.kind.triggers(manual))
+        wp.notes += [
+            f"revert: trigger of {c} set to manual: its tag now points at {ref}, which would undo the "
+            f"revert (re-enable: oc set triggers {wp.key} --auto)"
+            for c, ref in sorted(fire.items())
+        ]
+
     def _try_save(self) -> None:
         try:
             self.save()
@@ -453,7 +470,7 @@ class GroupRun:
         if current is not None and self.cache is not None:
             pods = [
                 pod_record(p, revision=current["metadata"]["name"])
-                for p in self.cache.owners(PODS).children(current)
+                for p in pods_of_revision(current, self.cache.owners(PODS).children(current))
             ]
         return WorkloadResult(
             kind=wp.snapshot.ref.kind,
@@ -469,14 +486,6 @@ class GroupRun:
             error=entry.note if entry else "",
             pods=sorted(pods, key=lambda p: p["name"]),
         )
-
-
-def _spec(obj: Obj) -> Obj:
-    """A spec to compare: ``paused: false`` and no ``paused`` are the same (the API omits it)."""
-    spec = dict(obj.get("spec") or {})
-    if not spec.get("paused"):
-        spec.pop("paused", None)
-    return spec
 
 
 def _reverter(wp: WorkloadPlan) -> Callable[[Obj], Obj]:

@@ -49,7 +49,7 @@ def _metadata(obj: Obj, notes: Iterable[str] = (), *, owners: bool = False) -> O
     if kept:
         out["annotations"] = kept
     if owners and meta.get("ownerReferences"):
-        out["ownerReferences"] = [pick(r, ("uid", "kind", "name")) for r in meta["ownerReferences"]]
+        out["ownerReferences"] = [pick(r, ("uid", "kind", "name", "controller")) for r in meta["ownerReferences"]]
     return out
 
 

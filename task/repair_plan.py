@@ -15,10 +15,10 @@ from collections.abc import Iterable, Sequence
 
 from rollguard.access import ask, rollout_permissions
 from rollguard.client import Api
-from rollguard.errors import ApiError, Forbidden, NotFound
+from rollguard.errors import Forbidden, NotFound
 from rollguard.journal import JOURNAL_LABEL
 from rollguard.kinds import Kind, kind_of, triggers
-from rollguard.kinds.triggers import StreamKey, Streams
+from rollguard.kinds.triggers import StreamKey
 from rollguard.lock import LeaseView, read_lease
 from rollguard.preflight import Found, list_group, namespace_exists, with_revisions
 from rollguard.repair_decide import (
@@ -37,8 +37,9 @@ from rollguard.repair_decide import (
     revert_target,
     the_group,
 )
-from rollguard.resources import CONFIG_MAPS, IMAGE_STREAMS, LEASES
+from rollguard.resources import CONFIG_MAPS, LEASES
 from rollguard.state import read_groups
+from rollguard.streams import read_streams
 from rollguard.structs import Obj, VerifiedState, WorkloadRef
 
 __all__ = [
@@ -64,20 +65,6 @@ def _stream_keys(kind: Kind, obj: Obj, states: Iterable[VerifiedState], namespac
         body = kind.with_state(obj, state)
         keys |= triggers.watched_streams(kind.image_triggers(body), namespace=namespace)
     return keys
-
-
-def read_streams(client: Api, keys: Iterable[StreamKey]) -> Streams:
-    """The ImageStreams at ``keys``: None where absent, unreadable where the read fails (e.g. forbidden)."""
-    found: dict[StreamKey, Obj | None] = {}
-    unreadable: set[StreamKey] = set()
-    for key in sorted(set(keys)):
-        try:
-            found[key] = client.get(IMAGE_STREAMS, key[1], namespace=key[0])
-        except NotFound:
-            found[key] = None
-        except ApiError:  # e.g. forbidden: the trigger cannot be judged, so it counts as firing
-            unreadable.add(key)
-    return Streams(found=found, unreadable=frozenset(unreadable))
 
 
 def read_repair(client: Api, request: RepairRequest, *, now: dt.datetime | None = None) -> RepairRead:

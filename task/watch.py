@@ -2,6 +2,12 @@
 
 Pure judgement (`judge`) is separate from the loop (`wait_for`), which only wakes on cache events,
 the next deadline or a cancel request.
+
+Two deadlines per workload: `deadline`, fixed (rollguard's `--timeout`), and `stall_seconds`, the
+workload's own deadline judged as the platform judges it: a *no-progress* deadline that restarts
+whenever the rollout moves (a DC's `timeoutSeconds` restarts with every scale step, a Deployment's
+`progressDeadlineSeconds` with every new or ready pod). A slow rollout that keeps moving is never failed
+on it; one that stands still that long is.
 """
 
 from __future__ import annotations
@@ -29,6 +35,15 @@ class Watched:
     verdict: Progress | None = None
     last_message: str = ""
     since: str = ""  # RFC 3339 second of our write: older failure conditions are not this rollout's
+    stall_seconds: float | None = None  # its own no-progress deadline (None: only `deadline`)
+    stall_reason: str = ""
+    moved_at: float = 0.0  # time.monotonic() of the last progress seen (0: of the write)
+    last_progress: str = ""  # the progress message last seen: a new one is progress
+
+    def next_deadline(self) -> float:
+        if self.stall_seconds is None:
+            return self.deadline
+        return min(self.deadline, self.moved_at + self.stall_seconds)
 
 
 def judge(
@@ -54,8 +69,9 @@ def judge(
         return progress
     if progress.phase is Phase.PAUSED:
         return Progress(Phase.FAILED, f"{item.ref.key} was paused by someone else during the rollout")
-    if progress.phase is Phase.FAILED:
-        return progress
+    progress = kind.explain(obj, mine, pods, progress)
+    if progress.phase is Phase.FAILED:  # the platform's verdict: say whose
+        return Progress(Phase.FAILED, f"{item.ref.key}: {progress.message}", progress.revision)
     if fail_fast:
         revision = kind.new_revision(obj, mine)
         if revision is not None:
@@ -66,6 +82,11 @@ def judge(
     if now >= item.deadline:
         return Progress(
             Phase.FAILED, f"{item.ref.key}: {item.deadline_reason} ({progress.message})", progress.revision
+        )
+    stalled = item.stall_seconds is not None and now >= item.moved_at + item.stall_seconds
+    if stalled and progress.message == item.last_progress:
+        return Progress(
+            Phase.FAILED, f"{item.ref.key}: {item.stall_reason} ({progress.message})", progress.revision
         )
     return progress
 
@@ -85,7 +106,7 @@ def wait_for(
         now = time.monotonic()
         # One look at the cache per wake-up: every workload is judged against the same indexes.
         owners = {res: cache.owners(res) for res in {kind_of(i.ref).revisions for i in items}}
-        pod_owners = cache.owners(PODS) if fail_fast else None
+        pod_owners = cache.owners(PODS)
         pending = []
         for item in items:
             if item.verdict is not None:
@@ -93,15 +114,19 @@ def wait_for(
             kind = kind_of(item.ref)
             obj = cache.get(kind.resource, item.ref.name)
             revisions = owners[kind.revisions].candidates(obj) if obj is not None else []
+            if not item.moved_at:
+                item.moved_at = now
             progress = judge(
                 item,
                 obj,
                 revisions,
-                [p for r in revisions for p in pod_owners.children(r)] if pod_owners else [],
+                [p for r in revisions for p in pod_owners.children(r)],
                 now=now,
                 fail_fast=fail_fast,
                 crash_restarts=crash_restarts,
             )
+            if not progress.done and progress.message != item.last_progress:
+                item.last_progress, item.moved_at = progress.message, now  # it moved: the clock restarts
             line = f"{item.ref.key}: {progress.phase.value}: {progress.message}"
             if line != item.last_message:
                 item.last_message = line
@@ -114,4 +139,4 @@ def wait_for(
                 pending.append(item)
         if not pending or cancel.is_set():
             return
-        cache.wait(min(i.deadline for i in pending) - time.monotonic() + 0.05)
+        cache.wait(min(i.next_deadline() for i in pending) - time.monotonic() + 0.05)

@@ -17,7 +17,11 @@ or 1 with the strategy's error as termination message, as `FallbackToLogsOnError
 strategy's timeoutSeconds restarts with every scale step (the rolling updater's progress deadline); the
 pod's activeDeadlineSeconds is the kubelet's to enforce. Failure rollback is not done here: the DC
 controller scales the last complete RC back up once the latest RC is Failed, as on OpenShift.
-Not emulated: lifecycle hook pods, the Custom strategy.
+The deployer image is the controller's `deployer.imageTemplateFormat.format` (`${component}` =
+`deployer`, pkg/cmd/controller/apps.go), read from `config.yaml` of ConfigMap
+`openshift-controller-manager/config` as the operator provides it; OpenShift reads it when the controller
+starts, the emulation at each deployer pod it makes (so a test can break it). Not emulated: lifecycle
+hook pods, the Custom strategy.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
+
+import yaml
 
 from sandbox.openshift import appsutil as u
 from sandbox.openshift.events import Recorder
@@ -43,7 +49,26 @@ def _fresh(rc: JSON) -> bool:
     return int(status.get("observedGeneration") or 0) >= int(rc["metadata"].get("generation") or 0)
 
 
-def make_deployer_pod(rc: JSON, config: JSON) -> JSON:
+CONFIG_PATH = "/api/v1/namespaces/openshift-controller-manager/configmaps/config"
+
+
+def deployer_image(kube: Kube) -> str:
+    """The image deployer pods run: the controller configuration's, else OpenShift's default."""
+    try:
+        data = kube.get(CONFIG_PATH).get("data") or {}
+    except ApiError as e:
+        if e.status in (403, 404):
+            return u.DEPLOYER_IMAGE
+        raise
+    try:
+        config = yaml.safe_load(data.get("config.yaml") or "") or {}
+        fmt = config["deployer"]["imageTemplateFormat"]["format"]
+    except (yaml.YAMLError, KeyError, TypeError):
+        return u.DEPLOYER_IMAGE
+    return str(fmt).replace("${component}", "deployer").replace("${version}", "v4.14") or u.DEPLOYER_IMAGE
+
+
+def make_deployer_pod(rc: JSON, config: JSON, image: str = u.DEPLOYER_IMAGE) -> JSON:
     """The deployer pod of an RC, as the deployer controller's makeDeployerPod builds it."""
     m = rc["metadata"]
     strategy = config.get("spec", {}).get("strategy") or {}
@@ -58,7 +83,7 @@ def make_deployer_pod(rc: JSON, config: JSON) -> JSON:
         "containers": [
             {
                 "name": "deployment",
-                "image": u.DEPLOYER_IMAGE,
+                "image": image,
                 "imagePullPolicy": "IfNotPresent",
                 "env": [
                     {"name": "OPENSHIFT_DEPLOYMENT_NAME", "value": m["name"]},
@@ -144,7 +169,9 @@ class Deployer:
                     return None
                 try:
                     pod = self.kube.request(
-                        "POST", f"/api/v1/namespaces/{m['namespace']}/pods", make_deployer_pod(rc, config)
+                        "POST",
+                        f"/api/v1/namespaces/{m['namespace']}/pods",
+                        make_deployer_pod(rc, config, deployer_image(self.kube)),
                     )
                 except ApiError as e:
                     if e.status == 409:

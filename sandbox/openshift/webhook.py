@@ -56,7 +56,13 @@ def review(request: JSON) -> JSON:
         return {"uid": uid, "allowed": True}
     if new.get("spec") == (request.get("object") or {}).get("spec"):
         return {"uid": uid, "allowed": True}
-    patch = [{"op": "add" if "spec" not in (request.get("object") or {}) else "replace", "path": "/spec", "value": new["spec"]}]
+    patch = [
+        {
+            "op": "add" if "spec" not in (request.get("object") or {}) else "replace",
+            "path": "/spec",
+            "value": new["spec"],
+        }
+    ]
     return {
         "uid": uid,
         "allowed": True,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -79,9 +80,28 @@ def owned_by(obj: Obj, owner: Obj) -> bool:
     return any(ref.get("uid") == uid for ref in obj.get("metadata", {}).get("ownerReferences", []) or [])
 
 
+def controlled_by(obj: Obj, owner: Obj) -> bool:
+    """Whether ``owner`` is ``obj``'s controller (not merely one of its owners)."""
+    uid = owner.get("metadata", {}).get("uid")
+    return any(
+        ref.get("uid") == uid and ref.get("controller")
+        for ref in obj.get("metadata", {}).get("ownerReferences", []) or []
+    )
+
+
 def pods_of_revision(rev: Obj, pods: Iterable[Obj]) -> list[Obj]:
-    """Pods a revision object (RC or ReplicaSet) owns."""
-    return [p for p in pods if owned_by(p, rev)]
+    """The pods a revision object (RC or ReplicaSet) runs: those it controls.
+
+    A DC's deployer and hook pods are owned by its RC too, but not controlled by it (openshift-controller-
+    manager pkg/apps/deployer/deployer_controller.go sets a plain ownerReference): they are never counted
+    among a revision's pods, its readiness or its crashes.
+    """
+    return [p for p in pods if controlled_by(p, rev)]
+
+
+# RFC 3339 (the API's timestamps) or Go's time.String() ("2006-01-02 15:04:05.999 -0700 MST"), which
+# OpenShift writes into the deployer-pod annotations of RCs
+_TIME = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d)(?:\.\d+)?\s*(Z|[+-]\d\d:?\d\d)?")
 
 
 def selector_text(selector: Any) -> str:
@@ -103,13 +123,20 @@ def selector_text(selector: Any) -> str:
 
 
 def parse_time(text: str | None) -> dt.datetime | None:
-    """An RFC 3339 timestamp (to the second), or None."""
-    if not text:
+    """An RFC 3339 or Go ``time.String()`` timestamp (to the second), or None."""
+    m = _TIME.match(text or "")
+    if not m:
         return None
     try:
-        return dt.datetime.strptime(text[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=dt.UTC)
+        at = dt.datetime.strptime(f"{m[1]} {m[2]}", "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.UTC)
     except ValueError:
         return None
+    zone = m[3] or "Z"
+    if zone != "Z":
+        sign = 1 if zone[0] == "+" else -1
+        digits = zone[1:].replace(":", "")
+        at -= sign * dt.timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    return at
 
 
 def as_int(value: Any) -> int:
@@ -249,6 +276,25 @@ class Kind:
     def rollout_start(self, obj: Obj, revisions: list[Obj]) -> dt.datetime | None:
         """When its current rollout started (its deadline counts from there), if known."""
         raise NotImplementedError
+
+    def explain(self, obj: Obj, revisions: list[Obj], pods: list[Obj], progress: Progress) -> Progress:
+        """``progress`` with what the revisions' other pods tell (all pods the revisions own).
+
+        A kind whose rollouts run in pods of their own (a DC's deployer pod) says here how such a pod
+        failed, or that it cannot start; other kinds have nothing to add.
+        """
+        return progress
+
+    def comparable_spec(self, obj: Obj) -> Obj:
+        """Its spec as the API would store it: what a write must match to count as landed.
+
+        The API server drops fields holding their zero value (``paused: false``) and fills some in;
+        comparing raw bodies would take a retried write that did land for someone else's edit.
+        """
+        spec = copy.deepcopy(obj.get("spec") or {})
+        if not spec.get("paused"):
+            spec.pop("paused", None)
+        return spec
 
     def settled(self, obj: Obj) -> bool:
         """Its rollout ended and it is now merely short of available pods (unavailable, not progressing)."""

@@ -5,6 +5,14 @@ A DC's revisions are RCs named ``<dc>-<N>``, numbered by an annotation and label
 pod template and triggers) in ``openshift.io/encoded-deployment-config``, and its rollout's phase in
 ``openshift.io/deployment.phase`` (reference section 2). Its image triggers live in ``spec.triggers``,
 and a DC without a ConfigChange trigger does not roll out a changed template by itself.
+
+How a rollout failed is never read from the RC's ``status-reason``: OpenShift sets it once, when it makes
+the RC, to the rollout's *cause* ("config change", "image change"), and later only for a handful of
+deployer-controller failures (library-go pkg/apps/appsutil/const.go). What says how it failed is the DC's
+``Progressing`` condition (``ProgressDeadlineExceeded``, ``replication controller "x-2" has failed
+progressing``) and the deployer pod ``<rc>-deploy``, whose termination message carries the strategy's
+error. The deployer pod (and hook pods) are owned by the RC, not controlled by it: they are never the
+revision's pods (`pods_of_revision`), only evidence here (`explain`).
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ from typing import Any
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time, pick
 from rollguard.kinds.triggers import ImageTrigger
-from rollguard.readiness import get, observed
+from rollguard.readiness import condition, get, observed, pod_doom
 from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
 from rollguard.structs import DC, Obj, Phase, Progress, VerifiedState
 
@@ -28,6 +36,17 @@ STATUS_REASON_ANNOTATION = "openshift.io/deployment.status-reason"
 ENCODED_DC_ANNOTATION = "openshift.io/encoded-deployment-config"
 DC_VERSION_ANNOTATION = "openshift.io/deployment-config.latest-version"
 DEPLOYER_STARTED_ANNOTATION = "openshift.io/deployer-pod.started-at"
+DEPLOYER_POD_ANNOTATION = "openshift.io/deployer-pod.name"
+DEPLOYER_POD_FOR_LABEL = "openshift.io/deployer-pod-for.name"  # on deployer and hook pods
+# the status-reasons that say how a rollout failed (library-go pkg/apps/appsutil/const.go); any other
+# status-reason is the rollout's cause
+FAILURE_REASONS = frozenset(
+    {
+        "unable to create deployer pod",
+        "deployer pod no longer exists",
+        "unrelated pod with the same name as this deployment is already running",
+    }
+)
 
 
 def encoded_config(rev: Obj) -> Any:
@@ -82,16 +101,34 @@ def dc_progress(dc: Obj, latest_rc: Obj | None) -> Progress:
             Phase.COMPLETE, f'replication controller "{rc_name}" successfully rolled out', version
         )
     if phase == "Failed":
-        reason = (
-            annotations.get(STATUS_REASON_ANNOTATION)
-            or f'replication controller "{rc_name}" has failed progressing'
-        )
-        return Progress(Phase.FAILED, reason, version)
+        return Progress(Phase.FAILED, _failure(dc, rc_name, annotations), version)
     want = int(get(dc, "spec", "replicas", default=1))
     have = int(get(latest_rc, "status", "readyReplicas", default=0))
     return Progress(
         Phase.PROGRESSING, f"{rc_name} {phase.lower()}: {have} of {want} new replicas ready", version
     )
+
+
+def _failure(dc: Obj, rc_name: str, annotations: dict[str, str]) -> str:
+    """How the rollout of ``rc_name`` failed: the DC's Progressing condition, and a failure status-reason."""
+    message = f'replication controller "{rc_name}" has failed progressing'
+    progressing = condition(dc, "Progressing") or {}
+    if progressing.get("status") == "False" and f'"{rc_name}"' in str(progressing.get("message", "")):
+        message = str(progressing["message"])
+    reason = annotations.get(STATUS_REASON_ANNOTATION, "")
+    return f"{message}: {reason}" if reason in FAILURE_REASONS else message
+
+
+def deployer_pod_trouble(pod: Obj) -> str:
+    """What went wrong with a deployer pod, in a few words ("" when nothing did or it still runs)."""
+    status = pod.get("status") or {}
+    if status.get("reason") == "DeadlineExceeded":
+        return "killed at its activeDeadlineSeconds"
+    for c in status.get("containerStatuses") or []:
+        done = (c.get("state") or {}).get("terminated") or {}
+        if done and done.get("exitCode", 0) != 0:
+            return str(done.get("message") or f"exit code {done.get('exitCode')}").strip().splitlines()[-1]
+    return ""
 
 
 class DeploymentConfigKind(Kind):
@@ -196,6 +233,36 @@ class DeploymentConfigKind(Kind):
     def progress(self, obj: Obj, revisions: list[Obj], *, since: str = "") -> Progress:
         return dc_progress(obj, self._latest(obj, revisions))
 
+    def explain(self, obj: Obj, revisions: list[Obj], pods: list[Obj], progress: Progress) -> Progress:
+        """Adds what the latest RC's deployer pod says: how it failed, or that it cannot start."""
+        latest = self._latest(obj, revisions)
+        if latest is None or progress.phase not in (Phase.FAILED, Phase.PROGRESSING):
+            return progress
+        notes = latest.get("metadata", {}).get("annotations") or {}
+        name = notes.get(DEPLOYER_POD_ANNOTATION) or f"{latest['metadata']['name']}-deploy"
+        pod = next((p for p in pods if p.get("metadata", {}).get("name") == name), None)
+        if pod is None or not owned_by(pod, latest):
+            return progress
+        if progress.phase is Phase.FAILED:
+            trouble = deployer_pod_trouble(pod)
+            if trouble and trouble not in progress.message:
+                return Progress(
+                    Phase.FAILED, f"{progress.message}; deployer pod {name}: {trouble}", progress.revision
+                )
+            return progress
+        if notes.get(PHASE_ANNOTATION, "New") in ("New", "Pending"):
+            # a deployer pod that cannot start blocks the rollout for its activeDeadlineSeconds (6 h by
+            # default): nothing the platform's timeoutSeconds would end
+            doom = pod_doom(pod, crash_restarts=0)
+            if doom is not None:
+                return Progress(
+                    Phase.FAILED,
+                    f'deployer pod "{name}" cannot start, so replication controller '
+                    f'"{latest["metadata"]["name"]}" cannot roll out: {doom.describe()}',
+                    progress.revision,
+                )
+        return progress
+
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         latest = self._latest(obj, revisions)
         if latest is not None and rc_template(latest) == obj.get("spec", {}).get("template"):
@@ -215,6 +282,16 @@ class DeploymentConfigKind(Kind):
         meta = (latest or {}).get("metadata", {})
         notes = meta.get("annotations") or {}
         return parse_time(notes.get(DEPLOYER_STARTED_ANNOTATION)) or parse_time(meta.get("creationTimestamp"))
+
+    def comparable_spec(self, obj: Obj) -> Obj:
+        spec = super().comparable_spec(obj)
+        for key in ("minReadySeconds", "selector"):
+            if not spec.get(key):
+                spec.pop(key, None)
+        if spec.get("triggers") is not None:
+            namespace = str(obj.get("metadata", {}).get("namespace", ""))
+            spec["triggers"] = trig.dc_api_normal(spec["triggers"], namespace=namespace)
+        return spec
 
     def rollout_blocker(self, obj: Obj) -> str | None:
         triggers = obj.get("spec", {}).get("triggers")

@@ -32,7 +32,9 @@ class ImageTrigger:
     from_kind: str  # ImageStreamTag (the default when absent), ImageStreamImage, DockerImage
     name: str  # ``stream:tag`` for an ImageStreamTag
     namespace: str  # "" = the workload's own namespace
-    automatic: bool  # absent means automatic, as OpenShift's API defaults it
+    # absent means manual: `automatic` is a plain bool with `omitempty` and no default in openshift/api
+    # apps/v1/types.go, so the API never stores `automatic: false` (oc writes `true` when it means it)
+    automatic: bool
     last_image: str = ""  # the image the trigger last set (a DC's lastTriggeredImage)
 
     @property
@@ -81,11 +83,30 @@ def parse_dc_triggers(triggers: Iterable[Obj] | None) -> list[ImageTrigger]:
                 from_kind=str(source.get("kind") or IMAGE_STREAM_TAG),
                 name=str(source.get("name") or ""),
                 namespace=str(source.get("namespace") or ""),
-                automatic=bool(params.get("automatic", True)),
+                automatic=bool(params.get("automatic", False)),
                 last_image=str(params.get("lastTriggeredImage") or ""),
             )
         )
     return found
+
+
+def dc_api_normal(triggers: Iterable[Obj], *, namespace: str) -> list[Obj]:
+    """DC triggers as the API stores them (openshift/api apps/v1/types.go `omitempty`, openshift-apiserver
+    defaults.go): no ``automatic: false``, empty ``containerNames`` or ``lastTriggeredImage``; ``from`` of
+    kind ImageStreamTag in the DC's namespace unless it names another."""
+    out = []
+    for trigger in triggers:
+        trigger = copy.deepcopy(trigger)
+        params = _image_change(trigger)
+        if params is not None:
+            for key in ("automatic", "containerNames", "lastTriggeredImage"):
+                if not params.get(key):
+                    params.pop(key, None)
+            source = params.setdefault("from", {})
+            source["kind"] = source.get("kind") or IMAGE_STREAM_TAG
+            source["namespace"] = source.get("namespace") or namespace
+        out.append(trigger)
+    return out
 
 
 def dc_trigger_texts(triggers: Iterable[Obj] | None) -> tuple[str, ...]:

@@ -112,7 +112,11 @@ def test_dc_without_config_change_trigger_is_blocked() -> None:
 
 
 def _rc(name: str, version: int, *, owner: str | None, dc_label: str | None) -> dict:
-    meta: dict = {"name": name, "uid": f"uid-{name}", "annotations": {"openshift.io/deployment-config.latest-version": str(version)}}
+    meta: dict = {
+        "name": name,
+        "uid": f"uid-{name}",
+        "annotations": {"openshift.io/deployment-config.latest-version": str(version)},
+    }
     if owner:
         meta["ownerReferences"] = [{"uid": owner, "kind": "DeploymentConfig", "name": "x"}]
     if dc_label:
@@ -141,8 +145,8 @@ def test_owners_index_keeps_what_a_full_scan_keeps() -> None:
 def test_owners_children_are_the_pods_of_a_revision() -> None:
     rs = {"metadata": {"name": "web-abc", "uid": "rs1"}}
     pods = [
-        {"metadata": {"name": "web-abc-1", "ownerReferences": [{"uid": "rs1"}]}},
-        {"metadata": {"name": "web-def-1", "ownerReferences": [{"uid": "rs2"}]}},
+        {"metadata": {"name": "web-abc-1", "ownerReferences": [{"uid": "rs1", "controller": True}]}},
+        {"metadata": {"name": "web-def-1", "ownerReferences": [{"uid": "rs2", "controller": True}]}},
         {"metadata": {"name": "bare"}},
     ]
     assert Owners(pods).children(rs) == pods_of_revision(rs, pods) == [pods[0]]
@@ -168,3 +172,19 @@ def test_pod_selectors_as_label_selector_strings() -> None:
     assert KINDS[DEPLOYMENT].pod_selector({"spec": {}}) == KINDS[DC].pod_selector({"spec": {}}) == ""
     assert KINDS[DC].revision_label == "openshift.io/deployment-config.name"
     assert KINDS[DEPLOYMENT].revision_label is None
+
+
+def test_deployer_and_hook_pods_are_not_the_revisions_pods() -> None:
+    """openshift-controller-manager pkg/apps/deployer/deployer_controller.go owns deployer pods by the RC
+    without making it their controller; oc's lifecycle.go labels hook pods the same way."""
+    rc = {"metadata": {"name": "api-2", "uid": "rc2"}}
+    app = {"metadata": {"name": "api-2-x7k2p", "ownerReferences": [{"uid": "rc2", "controller": True}]}}
+    deployer = {
+        "metadata": {
+            "name": "api-2-deploy",
+            "labels": {"openshift.io/deployer-pod-for.name": "api-2"},
+            "ownerReferences": [{"uid": "rc2", "kind": "ReplicationController", "name": "api-2"}],
+        }
+    }
+    assert Owners([app, deployer]).children(rc) == [app, deployer]  # what explain() reads
+    assert pods_of_revision(rc, [app, deployer]) == [app]

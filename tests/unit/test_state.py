@@ -79,7 +79,8 @@ def test_reference_case_state() -> None:
     assert names(dc1) == {"mutable-image"}
     assert "follows dc1:latest" in dc1.findings[0].reason
     assert names(dc2) == {"failed", "mutable-image"}
-    assert dc2.findings[0].reason == 'pods for rc "dc2-2" took longer than 600 seconds to become ready'
+    # the DC's Progressing condition, never the RC's status-reason (the rollout's cause, "image change")
+    assert dc2.findings[0].reason == 'replication controller "dc2-2" has failed progressing'
     assert [r.status for r in dc2.revisions] == ["Failed", "Complete"]
     assert names(dc3) == {"paused", "stuck", "mutable-image"}
     stuck = next(f for f in dc3.findings if f.name == "stuck")
