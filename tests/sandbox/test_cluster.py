@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -54,13 +53,10 @@ def test_second_sandbox_runs_beside_the_first_and_down_leaves_nothing(
 ) -> None:
     d, port = tmp_path / "second", cluster.free_port()
     pids: dict[str, int | None] = {}
-    t0 = time.monotonic()
     res = cli("up", "--dir", str(d), "--port", str(port))
-    took = time.monotonic() - t0
     try:
         assert res.returncode == 0, res.stderr
         assert res.stdout.splitlines()[-1] == f"export KUBECONFIG={d.resolve()}/kubeconfig"
-        assert took < 30, f"up took {took:.1f}s"
         pids = {name: pid for name, pid, _alive in cluster.status(d)}
         assert all(pids.values()) and cli("status", "--dir", str(d)).returncode == 0
 

@@ -234,10 +234,8 @@ def test_dc_rolls_out_like_openshift(kube: Kube, namespace: str) -> None:
 def test_template_change_rolls_out_next_version(kube: Kube, namespace: str) -> None:
     create_dc(kube, namespace, dc_body("web", f"{APP}:v1", replicas=2))
     wait_rc(kube, namespace, "web-1", "Complete")
-    t0 = time.monotonic()
     set_image(kube, namespace, "web", f"{APP}:v2")
     rc2 = wait_rc(kube, namespace, "web-2", "Complete")
-    elapsed = time.monotonic() - t0
     assert rc2["spec"]["template"]["spec"]["containers"][0]["image"] == f"{APP}:v2"
     assert rc_replicas(kube, namespace) == {"web-1": 0, "web-2": 2}
     dc = wait_for(
@@ -248,7 +246,6 @@ def test_template_change_rolls_out_next_version(kube: Kube, namespace: str) -> N
     )
     assert dc["status"]["latestVersion"] == 2 and settled(dc)
     assert condition(dc, "Progressing")["message"] == 'replication controller "web-2" successfully rolled out'
-    assert elapsed < 10, f"a 2-replica rollout took {elapsed:.1f}s"
 
 
 def test_scale_follows_the_active_rc(kube: Kube, namespace: str) -> None:
