@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 CACHE  ?= $(HOME)/.cache/rollguard
 export ROLLGUARD_CACHE := $(CACHE)
 
-.PHONY: venv controlplane demo test lint bench chaos image lock clean
+.PHONY: venv controlplane demo test lint bench bench-big chaos image lock clean
 
 venv: $(VENV)/.installed
 
@@ -40,8 +40,13 @@ test: venv controlplane lint
 chaos: venv controlplane
 	$(VENV)/bin/pytest -q -m chaos -n 2 --dist loadfile tests
 
+# make bench: the rollout and read cases, then the big cluster (10,000 workloads); bench-big alone.
 bench: venv controlplane
 	$(PY) -m bench
+	$(PY) -m bench.big
+
+bench-big: venv controlplane
+	$(PY) -m bench.big
 
 # The image's labels: the version from pyproject.toml, the commit and its time from git (the commit's
 # time rather than now, so that a rebuild of one commit is labelled alike). Override on the command line,

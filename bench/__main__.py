@@ -21,7 +21,7 @@ from typing import Any
 
 from bench import cases, reads, table
 from bench.context import Ctx, say
-from bench.doc import render
+from bench.doc import big_section, render, splice
 from bench.metrics import by_verb, loadavg, machine, scrape
 from sandbox import cluster
 
@@ -118,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     meta.load_end = loadavg()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(render(meta, rollouts, read_results, quick=args.quick))
+    kept = big_section(out.read_text()) if out.exists() else ""  # `make bench-big`'s part stays
+    out.write_text(splice(render(meta, rollouts, read_results, quick=args.quick), kept))
     say(f"wrote {out} ({meta.seconds / 60:.1f} min)")
     return 0
 

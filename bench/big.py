@@ -2,7 +2,7 @@
 
 Builds the cluster of `bench.bigcluster` in a fresh sandbox (controllers stopped, objects written into
 etcd), first 1,000 workloads, then all 10,000, and measures per command wall time, rollguard's own API
-requests and the process's peak RSS (``ru_maxrss`` from wait4), each with its goal beside it; then
+requests and the process's peak RSS (its own VmHWM), each with its goal beside it; then
 the TUI's first screen on the whole cluster (`bench.tui_big`) and a cluster command's start-up. The
 figures replace the big-cluster section of docs/BENCHMARKS.md (the rest of the file is `make bench`'s).
 """
@@ -25,10 +25,10 @@ from typing import Any
 from bench import bigcluster
 from bench.__main__ import exe_name, start_sandbox, stop_sandbox
 from bench.context import say
+from bench.doc import BIG_BEGIN, BIG_END, splice
 from bench.metrics import loadavg, machine
 from sandbox import cluster
 
-BEGIN, END = "<!-- big-cluster: written by `make bench-big` -->", "<!-- /big-cluster -->"
 GOAL_RSS_MIB = 150.0
 GOAL_TUI_S = 3.0
 GOAL_START_S = 0.25
@@ -61,9 +61,11 @@ def measure(
         t0 = time.perf_counter()
         with open(out, "w") as f:
             proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT)
-            _, status, usage = os.wait4(proc.pid, 0)
+            _, status, _usage = os.wait4(proc.pid, 0)
         m.seconds.append(time.perf_counter() - t0)
-        m.rss.append(usage.ru_maxrss / 1024)
+        # VmHWM of the rollguard process itself (ru_maxrss would carry this parent's RSS over the fork)
+        with contextlib.suppress(OSError, ValueError):
+            m.rss.append(int(Path(f"{counts}.rss").read_text()) / 1024)
         m.code = os.waitstatus_to_exitcode(status)
         with contextlib.suppress(OSError, ValueError):
             m.requests = json.loads(counts.read_text())
@@ -192,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
     results["uptime"] = (uptime_start, _uptime())
     results["command"] = " ".join([exe_name(), "-m", "bench.big", *(sys.argv[1:] if argv is None else argv)])
     out = Path(args.out)
-    out.write_text(splice(out.read_text() if out.exists() else "", render(results)))
+    block = f"{BIG_BEGIN}\n{render(results).rstrip()}\n{BIG_END}\n"
+    out.write_text(splice(out.read_text() if out.exists() else "", block))
     say(f"wrote {out} ({results['seconds'] / 60:.1f} min)")
     return 0
 
@@ -202,15 +205,6 @@ def _uptime() -> str:
         return subprocess.run(["uptime"], capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return f"load average {loadavg()}"
-
-
-def splice(doc: str, section: str) -> str:
-    """``doc`` with its big-cluster section replaced by ``section`` (appended when there is none)."""
-    block = f"{BEGIN}\n{section.rstrip()}\n{END}\n"
-    if BEGIN in doc and END in doc:
-        head, rest = doc.split(BEGIN, 1)
-        return head + block + rest.split(END, 1)[1].lstrip("\n")
-    return doc.rstrip() + "\n\n" + block
 
 
 def _mib(values: list[float]) -> float:
@@ -239,7 +233,7 @@ def render(r: dict[str, Any]) -> str:
         "(not measured, part of no test).",
         "",
         "Each command runs as its own process (`python -m bench.counted`, rollguard's CLI plus a request "
-        f"counter); cells: median (min-max) of {REPS} runs; peak RSS is the process's `ru_maxrss`.",
+        f"counter); cells: median (min-max) of {REPS} runs; peak RSS is the process's own high-water mark (VmHWM).",
         "",
         "| command | workloads | wall time | rollguard's requests | peak RSS | goal | verdict |",
         "|---|---|---|---|---|---|---|",

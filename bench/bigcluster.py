@@ -21,16 +21,12 @@ import hashlib
 import json
 import urllib.request
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from rollguard.journal import DATA_KEY, JOURNAL_LABEL, MANAGED_BY, SELECTOR_ANNOTATION, group_name
-from rollguard.readiness import (
-    DC_VERSION_ANNOTATION,
-    ENCODED_DC_ANNOTATION,
-    PHASE_ANNOTATION,
-    RS_REVISION_ANNOTATION,
-)
+from rollguard.kinds.deployment import RS_REVISION_ANNOTATION
+from rollguard.kinds.deploymentconfig import DC_VERSION_ANNOTATION, ENCODED_DC_ANNOTATION, PHASE_ANNOTATION
 
 Obj = dict[str, Any]
 NAMESPACES, PER_NAMESPACE, REVISIONS, REPLICAS = 100, 100, 5, 3
@@ -269,8 +265,13 @@ def write(etcd: str, namespaces: range, *, workers: int = 4) -> dict[str, Any]:
     for _key, obj in objects(range(namespaces.start, min(namespaces.start + 1, namespaces.stop))):
         counts.setdefault(obj["kind"], []).append(len(json.dumps(obj, separators=(",", ":"))))
     with ThreadPoolExecutor(workers) as pool:
-        for _ in pool.map(lambda b: _txn(etcd, b), _batches(objects(namespaces))):
-            pass
+        pending: list[Future[None]] = []
+        for batch in _batches(objects(namespaces)):  # a few batches in flight, not all of them in memory
+            pending.append(pool.submit(_txn, etcd, batch))
+            if len(pending) >= 2 * workers:
+                pending.pop(0).result()
+        for future in pending:
+            future.result()
     return {kind: {"mean_bytes": sum(v) // len(v)} for kind, v in counts.items()}
 
 

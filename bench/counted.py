@@ -37,7 +37,18 @@ def main(argv: list[str]) -> int:
             total.update(c.requests)
         with open(out, "w") as f:
             json.dump(dict(total), f)
+        with open(out + ".rss", "w") as f:
+            f.write(str(peak_rss_kib()))
     return code
+
+
+def peak_rss_kib() -> int:
+    """This process image's peak RSS (VmHWM): unlike ru_maxrss, not inherited from the parent at exec."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
 
 
 if __name__ == "__main__":

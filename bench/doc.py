@@ -115,3 +115,26 @@ def _busy(load: str, cores: str) -> bool:
         return float(load.split()[0]) > int(cores) / 2
     except (ValueError, IndexError):
         return True  # unknown: say so rather than claim a quiet machine
+
+
+# The big-cluster section (`make bench-big`, bench/big.py) lives in the same file between these marks:
+# each benchmark rewrites only its own part.
+BIG_BEGIN, BIG_END = "<!-- big-cluster: written by `make bench-big` -->", "<!-- /big-cluster -->"
+
+
+def big_section(doc: str) -> str:
+    """The big-cluster block of a document (marks included), or ""."""
+    if BIG_BEGIN not in doc or BIG_END not in doc:
+        return ""
+    return BIG_BEGIN + doc.split(BIG_BEGIN, 1)[1].split(BIG_END, 1)[0] + BIG_END + "\n"
+
+
+def splice(doc: str, block: str) -> str:
+    """``doc`` with its big-cluster block replaced by ``block`` (appended when it has none)."""
+    if not block:
+        return doc
+    if BIG_BEGIN in doc and BIG_END in doc:
+        head, rest = doc.split(BIG_BEGIN, 1)
+        return head + block + rest.split(BIG_END, 1)[1].lstrip("\n")
+    return doc.rstrip() + "\n\n" + block
+

@@ -14,9 +14,10 @@ T0 = time.perf_counter()  # before the TUI's imports: they are part of its start
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
 import json  # noqa: E402
-import resource  # noqa: E402
 from collections import Counter  # noqa: E402
 from typing import Any  # noqa: E402
+
+from bench.counted import peak_rss_kib  # noqa: E402
 
 SIZE = (160, 50)
 CHANGED = ("big-001", "svc-001")  # a Deployment (odd index) of the big cluster
@@ -71,7 +72,7 @@ async def measure(kubeconfig: str) -> dict[str, Any]:
     for c in clients:
         total.update(c.requests)
     out["requests"] = dict(total)
-    out["rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["rss_mib"] = peak_rss_kib() / 1024
     return out
 
 

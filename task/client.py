@@ -37,7 +37,12 @@ Obj = dict[str, Any]
 _RETRIES = 5
 _POOL_SIZE = 32
 _MERGE_PATCH = "application/merge-patch+json"
-PAGE_SIZE = 500  # client-go's pager default: a page of pods is a few MB of JSON
+PAGE_SIZE = 500  # at most, client-go's pager default
+# Pages are sized to about this much JSON from the size of the items seen so far (500 DeploymentConfigs
+# of a real cluster are 4 MB of JSON and ten times that as Python objects while a page is reduced);
+# the first page is small, so that the first objects arrive soon.
+PAGE_BYTES = 1 << 20
+FIRST_PAGE = 50
 
 Reducer = Callable[[Obj], Obj]
 
@@ -92,7 +97,8 @@ class Api(Protocol):
 class Client:
     """A connection to one cluster, counting requests by verb (for benchmarks and tests).
 
-    ``page_size``: items per LIST page; 0 reads each list in one request (tests compare both).
+    ``page_size``: at most this many items per LIST page (fewer when that would be more than about
+    `PAGE_BYTES` of JSON); 0 reads each list in one request (tests compare both).
     """
 
     def __init__(self, api_client: Any, *, user_agent: str = "rollguard", page_size: int = PAGE_SIZE) -> None:
@@ -162,12 +168,14 @@ class Client:
         path = res.path(namespace=namespace)
         token = ""
         rv = ""
+        limit = min(self.page_size, FIRST_PAGE)
+        seen_items = seen_bytes = 0
         while True:
-            query = [*base, ("limit", self.page_size)] if self.page_size > 0 else list(base)
+            query = [*base, ("limit", limit)] if self.page_size > 0 else list(base)
             if token:
                 query.append(("continue", token))
             try:
-                data = self._call("GET", path, query=query, verb="list")
+                data, size = self._call_sized("GET", path, query=query, verb="list")
             except Gone:
                 if not token:
                     raise  # an expired first page is not a pagination problem: the caller's to handle
@@ -178,6 +186,10 @@ class Client:
                 return
             rv = rv or _rv(data)
             token = str((data.get("metadata") or {}).get("continue") or "")
+            seen_items += len(data.get("items") or [])
+            seen_bytes += size
+            if seen_items:
+                limit = max(1, min(self.page_size, PAGE_BYTES * seen_items // max(seen_bytes, 1)))
             page = Page(_reduced(data, reduce), rv)
             del data
             yield page
@@ -277,11 +289,25 @@ class Client:
         body: Obj | None = None,
         content_type: str = "application/json",
     ) -> Obj:
+        return self._call_sized(method, path, verb=verb, query=query, body=body, content_type=content_type)[0]
+
+    def _call_sized(
+        self,
+        method: str,
+        path: str,
+        *,
+        verb: str,
+        query: Sequence[tuple[str, Any]] | None = None,
+        body: Obj | None = None,
+        content_type: str = "application/json",
+    ) -> tuple[Obj, int]:
+        """The decoded answer and its size in bytes (to size the next page by)."""
         for attempt in range(_RETRIES):
             try:
                 resp = self._send(method, path, query=query, body=body, verb=verb, content_type=content_type)
-                data: Obj = json.loads(resp.data or b"{}")
-                return data
+                raw = resp.data or b"{}"
+                data: Obj = json.loads(raw)
+                return data, len(raw)
             except ApiError as exc:
                 if not is_retryable(exc) or attempt == _RETRIES - 1:
                     raise

@@ -19,7 +19,9 @@ Never per workload and never one unbounded response:
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from rollguard.client import Api
 from rollguard.errors import ApiError, Forbidden, NotFound, RefusedError
@@ -57,6 +59,7 @@ OWNED = ("rcs", "rss", "pods")
 # Above this many selected workloads in a namespace, its revisions and pods are read whole (3 lists)
 # rather than by owner (up to 2 lists per workload).
 NARROW_MAX = 20
+_PARALLEL = 4  # namespaces read at once when each is read on its own (-n NS..., or narrowed by -l)
 _NAMES_PER_QUERY = 50  # names per ``label in (...)`` selector: keeps the query string short
 
 
@@ -200,20 +203,45 @@ def _runs(items: Iterator[Obj], what: str) -> Iterator[tuple[str, list[Obj]]]:
 
 
 def _side_by_side(reader: _Reader, selector: str | None) -> Iterator[tuple[str, Lists]]:
-    """Every namespace's lists, from the seven cluster-wide lists read in step (namespace order)."""
+    """Every namespace's lists, from the seven cluster-wide lists read in step (namespace order).
+
+    The lists that must move on to the next namespace fetch their pages at once (one thread each), so
+    the API server serves several kinds in parallel; still at most one page per kind is held.
+    """
     streams = {
         arg: _runs(reader.items(res, namespace=None, selector=selector if filtered else fixed), res.label)
         for arg, (res, fixed, filtered) in LISTS.items()
     }
-    heads = {arg: next(stream, None) for arg, stream in streams.items()}
-    while any(heads.values()):
-        ns = min((h[0] for h in heads.values() if h), key=_order)
-        lists: Lists = {arg: [] for arg in LISTS}
-        for arg, head in heads.items():
-            if head is not None and head[0] == ns:
-                lists[arg] = head[1]
-                heads[arg] = next(streams[arg], None)
-        yield ns, lists
+    with ThreadPoolExecutor(len(streams), thread_name_prefix="list") as pool:
+
+        def advance(args: Iterable[str]) -> dict[str, tuple[str, list[Obj]] | None]:
+            moving = list(args)
+            return dict(zip(moving, pool.map(lambda a: next(streams[a], None), moving), strict=True))
+
+        heads = advance(streams)
+        while any(heads.values()):
+            ns = min((h[0] for h in heads.values() if h), key=_order)
+            lists: Lists = {arg: [] for arg in LISTS}
+            done = [arg for arg, head in heads.items() if head is not None and head[0] == ns]
+            for arg in done:
+                lists[arg] = heads[arg][1]  # type: ignore[index]
+            yield ns, lists
+            del lists
+            heads.update(advance(done))
+
+
+def _in_parallel(items: Iterable[str], read: Callable[[str], Lists]) -> Iterator[tuple[str, Lists]]:
+    """(item, read(item)) in order, a few reads at a time (each one's requests are small and many)."""
+    with ThreadPoolExecutor(_PARALLEL, thread_name_prefix="list") as pool:
+        ahead: deque[tuple[str, Future[Lists]]] = deque()
+        for name in items:
+            ahead.append((name, pool.submit(read, name)))
+            if len(ahead) > _PARALLEL:  # never more read ahead than being read: memory stays bounded
+                done, future = ahead.popleft()
+                yield done, future.result()
+        while ahead:
+            done, future = ahead.popleft()
+            yield done, future.result()
 
 
 def namespace_lists(
@@ -230,7 +258,8 @@ def namespace_lists(
     """
     reader = _Reader(client, problems)
     if namespaces is not None:
-        for ns in dict.fromkeys(namespaces):
+
+        def read(ns: str) -> Lists:
             lists = {
                 arg: reader.listed(arg, namespace=ns, selector=selector)
                 for arg in (*WORKLOADS, "configmaps", "leases")
@@ -240,7 +269,9 @@ def namespace_lists(
             else:
                 for arg in OWNED:
                     lists[arg] = reader.listed(arg, namespace=ns)
-            yield ns, lists
+            return lists
+
+        yield from _in_parallel(dict.fromkeys(namespaces), read)
         return
     if not selector:
         yield from _side_by_side(reader, None)
@@ -250,11 +281,14 @@ def namespace_lists(
         for obj in reader.listed(arg, namespace=None, selector=selector):
             ns = obj.get("metadata", {}).get("namespace", "")
             found.setdefault(ns, {a: [] for a in LISTS})[arg].append(obj)
-    for ns in sorted(found, key=_order):
+
+    def owned(ns: str) -> Lists:
         lists = found.pop(ns)
         if lists["dcs"] or lists["deployments"]:
             reader.owned(ns, lists)
-        yield ns, lists
+        return lists
+
+    yield from _in_parallel(sorted(found, key=_order), owned)
 
 
 def read_namespace(

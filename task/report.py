@@ -109,20 +109,26 @@ def write_json(data: Any, path: str) -> None:
     raises; anything else is a regular file replaced atomically: a reader never sees half a report.
     """
     target = Path(os.path.realpath(Path(path).expanduser()))
-    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+    def emit(stream: Any) -> None:
+        # streamed: json.dumps with indent first builds the whole text from millions of small pieces
+        # (tens of MB for a cluster-wide drift-check report, the largest allocation of a big run)
+        json.dump(data, stream, indent=2, sort_keys=True)
+        stream.write("\n")
+
     try:
         mode = target.stat().st_mode
     except FileNotFoundError:
         mode = 0
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         with open(target, "w") as stream:
-            stream.write(text)
+            emit(stream)
         return
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as stream:
-            stream.write(text)
+            emit(stream)
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(tmp, 0o644)  # as a plain write would leave it, not mkstemp's 0600

@@ -24,7 +24,7 @@ FINDINGS = (FAILED, HALF_ROLLED, STUCK, PAUSED, DRIFTED, UNAVAILABLE, PROGRESSIN
 DEFAULT_FAIL_ON = frozenset({PAUSED, FAILED, STUCK, HALF_ROLLED, DRIFTED})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One thing wrong (or noteworthy) with a workload, and why, in one line."""
 
@@ -35,7 +35,7 @@ class Finding:
         return f"{self.name}: {self.reason}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RevisionInfo:
     """One revision object (RC ``dc-N`` or ReplicaSet) of a workload, newest first in a state."""
 
@@ -48,7 +48,7 @@ class RevisionInfo:
     created: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PodInfo:
     """One pod of a workload, reduced to what a status view shows."""
 
@@ -87,7 +87,7 @@ class Group:
         return f"{self.namespace}/{self.name}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WorkloadState:
     """Everything known about one DC or Deployment, with its findings."""
 
