@@ -38,10 +38,6 @@ def cluster_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context to use")
 
 
-def namespace_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-n", "--namespace", help=NAMESPACE_HELP)
-
-
 @dataclass
 class Session:
     """A command's cluster and namespace, resolved once by kubectl's rules (`rollguard.kubeconfig`)."""

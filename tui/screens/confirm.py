@@ -3,6 +3,7 @@ command line, the live progress and the result, in one dialog."""
 
 from __future__ import annotations
 
+import enum
 import threading
 from typing import TYPE_CHECKING
 
@@ -69,8 +70,18 @@ def folded_notes(changes: tuple[Change, ...]) -> list[str]:
     return list(by_note)
 
 
+class DialogState(enum.StrEnum):
+    """Where the dialog stands: planning -> ready (or refused) -> running -> done."""
+
+    PLANNING = "planning"  # the dry run is being read
+    READY = "ready"  # the plan is shown: confirm or cancel
+    REFUSED = "refused"  # the plan would be refused (exit 2): nothing to confirm
+    RUNNING = "running"  # confirmed: the action runs, its progress below
+    DONE = "done"  # the result is shown
+
+
 class ConfirmScreen(Dialog):
-    """States: planning -> ready (or refused) -> running -> done. Dismisses with the result or None."""
+    """Plan, confirm, run, result (`DialogState`). Dismisses with the result or None."""
 
     app: RollguardApp
     BINDINGS = [
@@ -82,7 +93,7 @@ class ConfirmScreen(Dialog):
         super().__init__()
         self.action = action
         self.target = target
-        self.state = "planning"
+        self.state = DialogState.PLANNING
         self.plan: PlanView | None = None
         self.result: ResultView | None = None
         self.cancel_event = threading.Event()
@@ -135,12 +146,12 @@ class ConfirmScreen(Dialog):
             self.query_one("#command", Static).update(Text.assemble(("$ ", "dim"), (plan.command, "bold")))
         summary = self.query_one("#summary", Static)
         if plan.refusal:
-            self.state = "refused"
+            self.state = DialogState.REFUSED
             summary.update(Text(f"Refused, nothing would change: {plan.refusal}", style="bold red"))
             self.query_one("#confirm", Button).display = False
             self.query_one("#cancel", Button).label = "Close (esc)"
             return
-        self.state = "ready"
+        self.state = DialogState.READY
         changed = sum(1 for c in plan.changes if c.changed)
         summary.update(f"{changed} of {len(plan.changes)} workloads change. Confirm to carry it out:")
         button = self.query_one("#confirm", Button)
@@ -150,9 +161,9 @@ class ConfirmScreen(Dialog):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "confirm":
-            return self.state == "ready"
+            return self.state is DialogState.READY
         if action == "cancel":
-            return self.state != "running"
+            return self.state is not DialogState.RUNNING
         return True
 
     @on(Button.Pressed, "#confirm")
@@ -164,9 +175,9 @@ class ConfirmScreen(Dialog):
         self.action_cancel()
 
     def action_confirm(self) -> None:
-        if self.state != "ready":
+        if self.state is not DialogState.READY:
             return
-        self.state = "running"
+        self.state = DialogState.RUNNING
         self.query_one("#confirm", Button).display = False
         self.query_one("#cancel", Button).display = False
         self.query_one("#summary", Static).update(Text("Running… (progress below)", style="bold"))
@@ -196,7 +207,7 @@ class ConfirmScreen(Dialog):
     @on(ActionFinished)
     def _finished(self, message: ActionFinished) -> None:
         result = self.result = message.result
-        self.state = "done"
+        self.state = DialogState.DONE
         style = "bold green" if result.ok else "bold red"
         text = Text.assemble((f"{result.status} (exit {result.exit_code}): ", style), result.summary)
         for err in result.errors:
@@ -209,7 +220,7 @@ class ConfirmScreen(Dialog):
         self.refresh_bindings()
 
     def action_cancel(self) -> None:
-        if self.state == "running":
+        if self.state is DialogState.RUNNING:
             self.app.notify(
                 "the operation is still running; its result will be shown here", severity="warning"
             )
