@@ -12,6 +12,7 @@ import threading
 import time
 
 from sandbox.openshift import appsutil as u
+from sandbox.openshift import latestversion
 from sandbox.openshift import status as st
 from sandbox.openshift.defaults import default_dc
 from sandbox.openshift.deployer import Deployer
@@ -122,6 +123,9 @@ class DeploymentConfigController:
         """One pass of OpenShift's Handle(); returns the DC written in this pass to go on with, or None."""
         dc.setdefault("kind", "DeploymentConfig")
         dc.setdefault("apiVersion", u.GROUP_VERSION)
+        marked, bump = latestversion.pending(dc)
+        if marked:  # a client's latestVersion + 1, which the API would have stored with its write
+            return self._apply_requested_version(dc, bump)
         defaulted = default_dc(dc)
         if defaulted.get("spec") != dc.get("spec"):  # the admission webhook was not there: default now
             return self._update(dc, defaulted)
@@ -164,6 +168,32 @@ class DeploymentConfigController:
                 return self._update_status(dc, rcs, False)
             return self._reconcile_deployments(dc, rcs)
         return self._create_deployment(dc, rcs)
+
+    def _apply_requested_version(self, dc: JSON, bump: int | None) -> JSON | None:
+        """Store the requested latestVersion (sandbox/openshift/latestversion.py), then drop the mark."""
+        if bump is not None:
+            written = self._write_status(dc, {**(dc.get("status") or {}), "latestVersion": bump})
+            if written is None or latestversion.version(written) != bump:
+                return written  # re-read after a conflict: the next pass looks again
+            dc = written
+        ns, name = key_of(dc)
+        patch = {
+            "metadata": {
+                "resourceVersion": dc["metadata"]["resourceVersion"],
+                "annotations": {latestversion.REQUEST: None},
+            }
+        }
+        path = f"{u.DC_PATH}/namespaces/{ns}/deploymentconfigs/{name}"
+        try:
+            updated = self.kube.request("PATCH", path, patch, content_type=MERGE_PATCH)
+        except ApiError as e:
+            if e.status == 409:
+                return self._refresh(path)
+            if e.status == 404:
+                return None
+            raise
+        self.dcs.store(updated)
+        return updated
 
     def _deploy_step(self, dc: JSON, rcs: list[JSON], rc: JSON) -> None:
         delay = self.deployer.step(dc, rcs, rc)

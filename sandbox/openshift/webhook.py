@@ -18,7 +18,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from sandbox.openshift import defaults
+from sandbox.openshift import defaults, latestversion
 from sandbox.openshift.kube import JSON, ApiError, Kube
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,7 @@ def review(request: JSON) -> JSON:
     obj = request.get("object") or {}
     old = request.get("oldObject")
     kind = (request.get("kind") or {}).get("kind")
+    marks: list[JSON] = []
     if kind == "DeploymentConfig":
         if request.get("namespace") and not obj.get("metadata", {}).get("namespace"):
             # a create's object may not carry the namespace of its URL yet: defaults need it
@@ -50,19 +51,27 @@ def review(request: JSON) -> JSON:
                 "allowed": False,
                 "status": {"code": 422, "reason": "Invalid", "message": message},
             }
+        if request.get("operation") == "UPDATE" and not request.get("subResource"):
+            # a client's latestVersion + 1 on the main resource (the oc rollout latest fallback): the
+            # CRD would drop it with the rest of the status, so it is recorded for the controller
+            bump = latestversion.accepted_bump(obj, old)
+            if bump is not None:
+                marks = latestversion.mark_patch(request.get("object") or {}, bump)
     elif kind == "ImageStream":
         new = defaults.default_is(obj, old)
     else:
         return {"uid": uid, "allowed": True}
-    if new.get("spec") == (request.get("object") or {}).get("spec"):
+    patch = list(marks)
+    if new.get("spec") != (request.get("object") or {}).get("spec"):
+        patch.append(
+            {
+                "op": "add" if "spec" not in (request.get("object") or {}) else "replace",
+                "path": "/spec",
+                "value": new["spec"],
+            }
+        )
+    if not patch:
         return {"uid": uid, "allowed": True}
-    patch = [
-        {
-            "op": "add" if "spec" not in (request.get("object") or {}) else "replace",
-            "path": "/spec",
-            "value": new["spec"],
-        }
-    ]
     return {
         "uid": uid,
         "allowed": True,
