@@ -17,6 +17,7 @@ from rollguard.kinds import KINDS
 from rollguard.resources import (
     CONFIG_MAPS,
     EVENTS,
+    HORIZONTAL_POD_AUTOSCALERS,
     IMAGE_STREAMS,
     LEASES,
     PODS,
@@ -42,17 +43,32 @@ class Answer:
     error: ApiError | None = None
 
 
-def rollout_permissions(namespace: str, kinds: set[str], *, promote_from: str | None) -> list[Need]:
-    """What a rollout of a group with these kinds needs, as (verb, resource, namespace)."""
+def rollout_permissions(
+    namespace: str,
+    kinds: set[str],
+    *,
+    promote_from: str | None,
+    manifests: bool = False,
+    creates: frozenset[str] = frozenset(),
+) -> list[Need]:
+    """What a rollout of a group with these kinds needs, as (verb, resource, namespace).
+
+    With ``manifests`` it reads HorizontalPodAutoscalers (whose targets keep their replicas); a kind in
+    ``creates`` is created (a workload given by manifest that does not exist yet) and deleted on revert.
+    """
     needs: list[Need] = []
-    for name in sorted(kinds):
+    for name in sorted(kinds | creates):
         kind = KINDS[name]
         needs += [(v, kind.resource, namespace) for v in ("get", "list", "watch", "update")]
+        if name in creates:
+            needs += [(v, kind.resource, namespace) for v in ("create", "delete")]
         needs += [(v, kind.revisions, namespace) for v in ("list", "watch")]
     needs += [(v, PODS, namespace) for v in ("list", "watch")]
     needs += [(v, CONFIG_MAPS, namespace) for v in ("get", "create", "update")]
     needs += [(v, LEASES, namespace) for v in ("get", "create", "update", "delete")]
     needs += [("create", EVENTS, namespace)]
+    if manifests:
+        needs += [("list", HORIZONTAL_POD_AUTOSCALERS, namespace)]
     if promote_from:
         needs += [(v, IMAGE_STREAMS, namespace) for v in ("get", "list", "watch", "update")]
         needs += [("get", IMAGE_STREAMS, promote_from)]

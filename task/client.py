@@ -73,9 +73,13 @@ class Api(Protocol):
         self, res: Resource, *, namespace: str | None = None, selector: str | None = None, reduce: Reducer | None = None
     ) -> Iterator[Page]: ...
 
-    def create(self, res: Resource, body: Obj, *, namespace: str | None = None) -> Obj: ...
+    def create(
+        self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False
+    ) -> Obj: ...
 
-    def replace(self, res: Resource, body: Obj, *, namespace: str | None = None) -> Obj: ...
+    def replace(
+        self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False
+    ) -> Obj: ...
 
     def patch(self, res: Resource, name: str, body: Obj, *, namespace: str | None = None) -> Obj: ...
 
@@ -196,13 +200,23 @@ class Client:
             if not token:
                 return
 
-    def create(self, res: Resource, body: Obj, *, namespace: str | None = None) -> Obj:
-        return self._call("POST", res.path(namespace=namespace), body=body, verb="create")
+    def create(self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False) -> Obj:
+        """POST; with ``dry_run`` the server validates and admits it (``dryRun=All``) but stores nothing."""
+        return self._call(
+            "POST", res.path(namespace=namespace), body=body, verb="create", query=_dry_run(dry_run)
+        )
 
-    def replace(self, res: Resource, body: Obj, *, namespace: str | None = None) -> Obj:
-        """PUT; ``body.metadata.resourceVersion`` is the precondition (409 Conflict when stale)."""
+    def replace(
+        self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False
+    ) -> Obj:
+        """PUT; ``body.metadata.resourceVersion`` is the precondition (409 Conflict when stale).
+
+        With ``dry_run`` (``dryRun=All``) validation and admission webhooks run but nothing is stored.
+        """
         name = body["metadata"]["name"]
-        return self._call("PUT", res.path(namespace=namespace, name=name), body=body, verb="update")
+        return self._call(
+            "PUT", res.path(namespace=namespace, name=name), body=body, verb="update", query=_dry_run(dry_run)
+        )
 
     def patch(self, res: Resource, name: str, body: Obj, *, namespace: str | None = None) -> Obj:
         """JSON merge patch: idempotent, so safe to retry."""
@@ -389,6 +403,10 @@ class Transport:
             _preload_content=_preload_content,
             _request_timeout=_request_timeout,
         )
+
+
+def _dry_run(dry_run: bool) -> list[tuple[str, Any]]:
+    return [("dryRun", "All")] if dry_run else []
 
 
 def _reduced(data: Obj, reduce: Reducer | None) -> list[Obj]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rollguard import audit
@@ -23,10 +22,12 @@ from rollguard.errors import ApiError, RollguardError, RolloutFailed
 from rollguard.group import GroupRun, Printer, actor
 from rollguard.journal import WorkloadEntry
 from rollguard.kinds import images_of
+from rollguard.manifests import ManifestSet
+from rollguard.merge import combined_restore
 from rollguard.preflight import Plan, WorkloadPlan, plan_rollout
 from rollguard.promote import copy_tag, resolved_reference
 from rollguard.resources import IMAGE_STREAMS
-from rollguard.structs import ImageTarget, Obj, RunState, Status, WorkloadPhase
+from rollguard.structs import ImageTarget, RunState, Status, WorkloadPhase
 from rollguard.watch import Watched
 from rollguard.watcher import NamespaceCache
 
@@ -45,6 +46,8 @@ class RolloutRequest:
     fail_fast: bool = True
     crash_restarts: int = 2
     allow_never_completed: bool = False
+    manifests: ManifestSet | None = None  # -f: the workloads' desired states
+    skip_other_kinds: bool = False
 
 
 class Rollout(GroupRun):
@@ -85,6 +88,8 @@ class Rollout(GroupRun):
             lock=self.lock,
             journal_store=self.store,
             allow_never_completed=req.allow_never_completed,
+            manifests=req.manifests,
+            skip_other_kinds=req.skip_other_kinds,
         )
 
     def begin(self, plan: Plan) -> None:
@@ -93,6 +98,8 @@ class Rollout(GroupRun):
         for wp in plan.workloads:  # what the run changes besides images (triggers, paused), said first
             for note in wp.notes:
                 self.say(f"{wp.key}: {note}")
+        for name in plan.skipped:
+            self.say(f"{name}: skipped (--skip-other-kinds): not a workload rollguard rolls out")
         if plan.carried_forward and plan.journal is not None:
             self.say(
                 f"journal {self.store.name}: run {plan.journal.run_id} ended in state "
@@ -102,12 +109,17 @@ class Rollout(GroupRun):
         self.journal.open_run(
             run_id=self.run_id, command=self.command, actor=actor(), state=RunState.APPLYING
         )
+        earlier = self.journal.workloads if plan.carried_forward else {}
         self.journal.workloads = {
             wp.key: WorkloadEntry(
                 kind=wp.snapshot.ref.kind,
                 name=wp.snapshot.ref.name,
                 verified=wp.baseline,
                 target_images=dict(wp.target_images),
+                created=wp.remove_on_revert,
+                restore=combined_restore(earlier[wp.key].restore, wp.restore)
+                if wp.key in earlier
+                else wp.restore,
             )
             for wp in plan.workloads
         }
@@ -195,11 +207,21 @@ class Rollout(GroupRun):
                 self.journal.workloads[wp.key].phase = WorkloadPhase.UNCHANGED
 
         def apply(wp: WorkloadPlan) -> Watched:
-            written = self.write(wp, _changer(wp), guard_spec=True)
+            if wp.create:
+                written = self.create(wp, wp.write_body(wp.snapshot.raw))
+            else:
+                written = self.write(wp, wp.write_body, guard_spec=True)
             self.journal.workloads[wp.key].phase = WorkloadPhase.APPLIED
             item = self.watched(wp, written, self.request.timeout)
             changes = {c: i for c, i in item.expected_images.items() if wp.snapshot.images.get(c) != i}
-            self.say(f"{wp.key}: changed {changes or '(resumed only)'}")
+            if wp.create:
+                self.say(f"{wp.key}: created {changes}")
+            elif wp.write_fields:
+                self.say(
+                    f"{wp.key}: changed {', '.join(wp.write_fields)}; images {changes or 'as they were'}"
+                )
+            else:
+                self.say(f"{wp.key}: changed {changes or '(resumed only)'}")
             return item
 
         results = self.each_at_once(todo, apply)
@@ -209,13 +231,3 @@ class Rollout(GroupRun):
         if errors:
             raise errors[0]
         return watched
-
-
-def _changer(wp: WorkloadPlan) -> Callable[[Obj], Obj]:
-    """The rollout's one change to a workload, applied to whatever version of it is current."""
-    trigger_tags = {c: f"{p.stream}:{p.tag}" for c, p in wp.promoted.items()}
-
-    def change(obj: Obj) -> Obj:
-        return wp.kind.with_images(obj, wp.target_images, trigger_tags=trigger_tags)
-
-    return change

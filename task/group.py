@@ -18,6 +18,7 @@ lock and journal are the group's: a repair of workloads in no group (``grouped``
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import getpass
 import os
@@ -29,8 +30,17 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from rollguard import merge
 from rollguard.client import Api
-from rollguard.errors import ApiError, Conflict, Interrupted, RefusedError, RollguardError, RolloutFailed
+from rollguard.errors import (
+    ApiError,
+    Conflict,
+    Interrupted,
+    NotFound,
+    RefusedError,
+    RollguardError,
+    RolloutFailed,
+)
 from rollguard.journal import Journal, JournalStore, now
 from rollguard.kinds import images_of, pods_of_revision
 from rollguard.lock import GroupLock
@@ -338,6 +348,20 @@ class GroupRun:
                 current = fresh
         raise RolloutFailed(f"{plan.key}: too many write conflicts", workload=plan.key)
 
+    def create(self, plan: WorkloadPlan, body: Obj) -> Obj:
+        """POST a workload the run brings (given by manifest, absent in preflight); the journal already
+        says it is to be created, so a run killed after this deletes it on its revert."""
+        try:
+            written = self.client.create(plan.kind.resource, body, namespace=self.namespace)
+        except Conflict as exc:  # 409 AlreadyExists: someone created it since preflight
+            raise RolloutFailed(
+                f"{plan.key} was created by someone else since preflight; not overwriting it",
+                workload=plan.key,
+            ) from exc
+        if self.cache is not None:
+            self.cache.put(plan.kind.resource, written)
+        return written
+
     def watched(self, plan: WorkloadPlan, written: Obj, timeout: int) -> Watched:
         """What to wait for after writing ``written``: its images, by --timeout, and never stalled for
         longer than its own (no-progress) deadline, as the platform judges it."""
@@ -372,6 +396,11 @@ class GroupRun:
         return results
 
     def needs_revert(self, plan: WorkloadPlan) -> bool:
+        if plan.remove_on_revert:  # brought by this run (or a dead one): there until deleted
+            return (
+                self.cache is not None
+                and self.cache.get(plan.kind.resource, plan.snapshot.ref.name) is not None
+            )
         obj = self.live(plan)
         entry = self.journal.workloads.get(plan.key)
         touched = entry is not None and entry.phase.touched
@@ -383,12 +412,14 @@ class GroupRun:
         assert self.cache is not None
         self.journal.state = RunState.REVERTING
         self._try_save()
-        targets = [wp for wp in plan.workloads if self.needs_revert(wp)]
+        targets = [wp for wp in plan.workloads if self.needs_revert(wp) and not wp.remove_on_revert]
+        removed = [wp for wp in plan.workloads if wp.remove_on_revert and self.needs_revert(wp)]
+        self.remove(removed)
 
         def start(wp: WorkloadPlan) -> Watched:
             self.journal.workloads[wp.key].phase = WorkloadPhase.REVERTING
             self.keep_triggers_from_undoing(wp)
-            self.write(wp, _reverter(wp), guard_spec=False)
+            self.write(wp, _reverter(wp, self.journal.workloads[wp.key].restore), guard_spec=False)
             self.say(f"{wp.key}: reverting to revision {wp.baseline.revision} {wp.baseline.images}")
             return Watched(
                 ref=wp.snapshot.ref,
@@ -435,6 +466,7 @@ class GroupRun:
                 )
                 entry.note = why
                 self.fail(f"revert of {item.ref.key} not verified: {why}")
+        self.wait_removed(removed)
         # An unverified revert or a failed write marks its entry ERROR: that alone decides.
         return not any(e.phase is WorkloadPhase.ERROR for e in self.journal.workloads.values())
 
@@ -452,6 +484,43 @@ class GroupRun:
             f"revert (re-enable: oc set triggers {wp.key} --auto)"
             for c, ref in sorted(fire.items())
         ]
+
+    def remove(self, plans: list[WorkloadPlan]) -> None:
+        """Delete the workloads the run created (its revert); a 404 means gone already."""
+
+        def delete(wp: WorkloadPlan) -> None:
+            self.journal.workloads[wp.key].phase = WorkloadPhase.REVERTING
+            with contextlib.suppress(NotFound):
+                self.client.delete(wp.kind.resource, wp.snapshot.ref.name, namespace=self.namespace)
+            self.say(f"{wp.key}: deleting it (this run created it)")
+
+        for wp, result in zip(plans, self.each_at_once(plans, delete), strict=True):
+            if isinstance(result, RollguardError):
+                self.fail(f"revert of {wp.key} failed: could not delete it: {result}")
+                self.journal.workloads[wp.key].phase = WorkloadPhase.ERROR
+
+    def wait_removed(self, plans: list[WorkloadPlan]) -> None:
+        """Wait until every deleted workload is gone from the live view (its pods follow by garbage
+        collection); one still there at the deadline or after SIGTERM is an unverified revert."""
+        assert self.cache is not None
+        deadline = time.monotonic() + self.timeout + SETTLE_SECONDS
+        waiting = [wp for wp in plans if self.journal.workloads[wp.key].phase is not WorkloadPhase.ERROR]
+        while waiting and not self.abort.is_set():
+            waiting = [
+                wp for wp in waiting if self.cache.get(wp.kind.resource, wp.snapshot.ref.name) is not None
+            ]
+            if not waiting or time.monotonic() >= deadline:
+                break
+            self.cache.wait(min(1.0, deadline - time.monotonic()))
+        for wp in plans:
+            entry = self.journal.workloads[wp.key]
+            if entry.phase is WorkloadPhase.ERROR:
+                continue
+            if wp in waiting:
+                entry.phase, entry.note = WorkloadPhase.ERROR, "still there after its deletion"
+                self.fail(f"revert of {wp.key} not verified: it is still there after its deletion")
+            else:
+                entry.phase = WorkloadPhase.REVERTED
 
     def _try_save(self) -> None:
         try:
@@ -488,8 +557,11 @@ class GroupRun:
         )
 
 
-def _reverter(wp: WorkloadPlan) -> Callable[[Obj], Obj]:
+def _reverter(wp: WorkloadPlan, restore: Obj) -> Callable[[Obj], Obj]:
+    """Back to the journal's state: the verified template (and triggers), and the labels, annotations and
+    spec fields a manifest changed (``restore``)."""
+
     def revert(obj: Obj) -> Obj:
-        return wp.kind.with_state(obj, wp.baseline)
+        return wp.kind.with_state(merge.restored(obj, restore), wp.baseline)
 
     return revert

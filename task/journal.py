@@ -66,6 +66,8 @@ class WorkloadEntry:
     phase: WorkloadPhase = WorkloadPhase.PENDING
     revision_after: int = 0
     note: str = ""
+    created: bool = False  # the run creates it (from -f): a revert deletes it
+    restore: Obj = field(default_factory=dict)  # labels, annotations, spec fields a revert puts back
 
     def __post_init__(self) -> None:
         self.phase = WorkloadPhase(self.phase)  # the word itself is accepted too; a typo is not
@@ -79,6 +81,9 @@ class WorkloadEntry:
             "phase": self.phase,
             "revision_after": self.revision_after,
             "note": self.note,
+            # Only when set: a journal of an image-only run stays as earlier versions wrote it.
+            **({"created": True} if self.created else {}),
+            **({"restore": self.restore} if self.restore else {}),
         }
 
     @classmethod
@@ -91,6 +96,8 @@ class WorkloadEntry:
             phase=WorkloadPhase.read(data.get("phase", WorkloadPhase.PENDING)),
             revision_after=int(data.get("revision_after", 0)),
             note=data.get("note", ""),
+            created=bool(data.get("created", False)),
+            restore=dict(data.get("restore") or {}),
         )
 
 

@@ -14,11 +14,13 @@ from collections.abc import Sequence
 
 from rollguard.access import ask, check_access, rollout_permissions
 from rollguard.client import Api
-from rollguard.errors import Forbidden, NotFound
+from rollguard.errors import ApiError, Forbidden, NotFound, RefusedError
 from rollguard.journal import JournalStore
 from rollguard.kinds import KINDS, Owners
 from rollguard.lock import GroupLock
-from rollguard.resources import IMAGE_STREAMS, NAMESPACES
+from rollguard.manifest_decide import ManifestRead, hpa_targets, settle_dry_run
+from rollguard.manifests import ManifestSet
+from rollguard.resources import HORIZONTAL_POD_AUTOSCALERS, IMAGE_STREAMS, NAMESPACES
 from rollguard.rollout_decide import (
     Found,
     GroupListing,
@@ -31,7 +33,7 @@ from rollguard.rollout_decide import (
     namespace_refusal,
     read_refusal,
 )
-from rollguard.structs import ImageTarget, Obj
+from rollguard.structs import ImageTarget, Obj, WorkloadRef
 
 __all__ = [
     "Found",
@@ -102,6 +104,8 @@ def read_rollout(
     tag: str | None,
     lock: GroupLock,
     journal_store: JournalStore,
+    manifests: ManifestSet | None = None,
+    skip_other_kinds: bool = False,
 ) -> RolloutRead:
     """All a rollout's preflight reads, in one step; it stops at the first fact that refuses the run."""
     read = RolloutRead(
@@ -118,14 +122,25 @@ def read_rollout(
     read = dataclasses.replace(read, group=listing)
     if read_refusal(read) is not None:
         return read
+    if manifests is not None:
+        read = dataclasses.replace(
+            read, manifests=read_manifests(client, namespace, listing, manifests, skip_other_kinds)
+        )
+        if read_refusal(read) is not None:
+            return read
     if promote_from:
         read = dataclasses.replace(read, promote_namespace_found=namespace_exists(client, promote_from))
         if read_refusal(read) is not None:
             return read
     kinds = {f.kind.kind for f in listing.workloads}
-    read = dataclasses.replace(
-        read, access=ask(client, rollout_permissions(namespace, kinds, promote_from=promote_from))
+    needs = rollout_permissions(
+        namespace,
+        kinds,
+        promote_from=promote_from,
+        manifests=manifests is not None,
+        creates=frozenset(r.kind for r in read.manifests.absent) if read.manifests else frozenset(),
     )
+    read = dataclasses.replace(read, access=ask(client, needs))
     if read_refusal(read) is not None:
         return read
     read = dataclasses.replace(read, lease=lock.view())
@@ -147,6 +162,66 @@ def read_rollout(
     return read
 
 
+def read_manifests(
+    client: Api, namespace: str, listing: GroupListing, manifests: ManifestSet, skip_other_kinds: bool
+) -> ManifestRead:
+    """What the cluster says about the workloads the manifests name: outside the group, absent, or
+    scaled by a HorizontalPodAutoscaler."""
+    in_group = {f.ref for f in listing.workloads}
+    outside: dict[WorkloadRef, dict[str, str]] = {}
+    absent = set()
+    for ref in manifests.workloads:
+        if ref in in_group:
+            continue
+        try:
+            live = client.get(KINDS[ref.kind].resource, ref.name, namespace=namespace)
+        except NotFound:
+            absent.add(ref)
+            continue
+        outside[ref] = dict((live.get("metadata") or {}).get("labels") or {})
+    try:
+        hpas = client.list(HORIZONTAL_POD_AUTOSCALERS, namespace=namespace).get("items", [])
+    except NotFound:  # a cluster without the autoscaling API scales nothing
+        hpas = []
+    except Forbidden as exc:
+        raise RefusedError(
+            f"not allowed to list {HORIZONTAL_POD_AUTOSCALERS.label} in namespace {namespace!r} (with -f, "
+            "a workload an autoscaler scales keeps its live replicas)",
+            fix="grant the Role verb 'list' on that resource (see tekton/rbac.yaml)",
+        ) from exc
+    return ManifestRead(
+        manifests=manifests,
+        skip_other_kinds=skip_other_kinds,
+        outside=outside,
+        absent=frozenset(absent),
+        hpa_targets=hpa_targets(hpas),
+    )
+
+
+def dry_run(client: Api, plan: Plan) -> dict[str, Obj | ApiError]:
+    """Every write the run will make, sent as a server-side dry run (``dryRun=All``, nothing stored):
+    the server's answer (the object as it would be stored) or its refusal, per workload key."""
+    answers: dict[str, Obj | ApiError] = {}
+    for wp in plan.workloads:
+        if not wp.needs_change:
+            continue
+        body = wp.write_body(wp.snapshot.raw, images=wp.preview_images())
+        try:
+            if wp.create:
+                answers[wp.key] = client.create(
+                    wp.kind.resource, body, namespace=plan.namespace, dry_run=True
+                )
+            else:
+                answers[wp.key] = client.replace(
+                    wp.kind.resource, body, namespace=plan.namespace, dry_run=True
+                )
+        except ApiError as exc:
+            if not exc.status or exc.status >= 500 or exc.status == 429:
+                raise  # the server failed, it did not judge: a preflight failure, as any read's
+            answers[wp.key] = exc
+    return answers
+
+
 def plan_rollout(
     client: Api,
     *,
@@ -159,8 +234,11 @@ def plan_rollout(
     lock: GroupLock,
     journal_store: JournalStore,
     allow_never_completed: bool = False,
+    manifests: ManifestSet | None = None,
+    skip_other_kinds: bool = False,
 ) -> Plan:
-    """All read-only checks of a rollout: read, then decide; returns the plan or raises RefusedError."""
+    """All read-only checks of a rollout: read, decide, then every write as a server-side dry run;
+    returns the plan or raises RefusedError."""
     read = read_rollout(
         client,
         namespace=namespace,
@@ -169,8 +247,10 @@ def plan_rollout(
         tag=tag,
         lock=lock,
         journal_store=journal_store,
+        manifests=manifests,
+        skip_other_kinds=skip_other_kinds,
     )
-    return decide_rollout(
+    plan = decide_rollout(
         read,
         targets=targets,
         promote_from=promote_from,
@@ -178,3 +258,5 @@ def plan_rollout(
         on_paused=on_paused,
         allow_never_completed=allow_never_completed,
     )
+    settle_dry_run(plan.workloads, dry_run(client, plan))
+    return plan

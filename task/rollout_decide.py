@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rollguard import merge
 from rollguard.access import Answer, first_gap
 from rollguard.errors import Forbidden, RefusedError
 from rollguard.journal import Journal
-from rollguard.kinds import ContainerNames, Kind, kind_of, triggers
+from rollguard.kinds import KINDS, ContainerNames, Kind, kind_of, triggers
 from rollguard.lock import LeaseView, held
+from rollguard.manifest_decide import ManifestRead, attach_manifests, manifest_refusal, to_create
 from rollguard.resources import Resource
 from rollguard.structs import ImageTarget, Obj, Phase, Snapshot, VerifiedState, WorkloadRef
 
@@ -42,6 +44,12 @@ class WorkloadPlan:
     target_images: dict[str, str] = field(default_factory=dict)
     promoted: dict[str, Promotion] = field(default_factory=dict)  # container -> promotion
     notes: list[str] = field(default_factory=list)
+    manifest: Obj | None = None  # the desired state given with -f, merged onto the live object
+    keep_replicas: bool = False  # a HorizontalPodAutoscaler scales it: the manifest's replicas ignored
+    write_fields: list[str] = field(default_factory=list)  # what the manifest's write changes (dry run)
+    restore: Obj = field(default_factory=dict)  # what a revert puts back besides the template
+    create: bool = False  # given by manifest, not in the cluster: the run creates it
+    remove_on_revert: bool = False  # created by this run (or a dead one): a revert deletes it
 
     @property
     def kind(self) -> Kind:
@@ -55,7 +63,24 @@ class WorkloadPlan:
     def needs_change(self) -> bool:
         live = self.snapshot.images
         images_change = any(live.get(c) != img for c, img in self.target_images.items())
-        return images_change or bool(self.promoted) or self.snapshot.paused
+        manifest_change = bool(self.write_fields) or self.create
+        return images_change or bool(self.promoted) or self.snapshot.paused or manifest_change
+
+    def write_body(self, obj: Obj, *, images: dict[str, str] | None = None) -> Obj:
+        """The run's one write to this workload over ``obj`` (its current version; for a workload to
+        create, its manifest): the manifest merged on, then the images set (``--image`` and promotions
+        win over the manifest), resumed."""
+        body = obj
+        if self.manifest is not None and not self.create:
+            body = merge.merged(obj, self.manifest, kind=self.kind, keep_replicas=self.keep_replicas)
+        tags = {c: f"{p.stream}:{p.tag}" for c, p in self.promoted.items()}
+        return self.kind.with_images(
+            body, self.target_images if images is None else images, trigger_tags=tags
+        )
+
+    def preview_images(self) -> dict[str, str]:
+        """The images the write sets as known in preflight (a promotion's source reference for now)."""
+        return {**self.target_images, **{c: p.source_reference for c, p in self.promoted.items()}}
 
 
 @dataclass
@@ -65,6 +90,7 @@ class Plan:
     workloads: list[WorkloadPlan]
     journal: Journal | None
     carried_forward: bool = False
+    skipped: list[str] = field(default_factory=list)  # other kinds given with --skip-other-kinds
 
     @property
     def kinds(self) -> set[str]:
@@ -132,6 +158,7 @@ class RolloutRead:
     lease: LeaseView | None = None  # None: no lease
     journal: Journal | None = None
     source_streams: dict[str, Obj | None] = field(default_factory=dict)  # promote-from stream -> object
+    manifests: ManifestRead | None = None  # -f, with what the cluster said about its workloads
 
 
 def read_refusal(read: RolloutRead) -> RefusedError | None:
@@ -147,6 +174,8 @@ def read_refusal(read: RolloutRead) -> RefusedError | None:
             f"--promote-from namespace {read.promote_from!r} does not exist",
             fix="name the namespace the images were built in (e.g. PROJECT-cd)",
         )
+    if read.manifests is not None and (refusal := manifest_refusal(read.manifests, selector=read.selector)):
+        return refusal
     if read.access is not None and (gap := first_gap(read.access)) is not None:
         return gap
     return held(read.lease, lease=read.lease_name, holder=read.holder)
@@ -250,9 +279,8 @@ def _tag_item(stream: Obj, tag: str) -> Obj | None:
 
 def trigger_effects(plan: WorkloadPlan) -> list[str]:
     """What the run's one change will do to the workload's image triggers, said before it is done."""
-    tags = {c: f"{p.stream}:{p.tag}" for c, p in plan.promoted.items()}
     images = {**plan.target_images, **{c: p.source_image for c, p in plan.promoted.items()}}
-    body = plan.kind.with_images(plan.snapshot.raw, images, trigger_tags=tags)
+    body = plan.write_body(plan.snapshot.raw, images=images)
     reasons = {c: "it would overwrite the image this run sets" for c in plan.target_images}
     return plan.kind.trigger_changes(plan.snapshot.raw, body, reasons=reasons)
 
@@ -305,9 +333,26 @@ def decide_rollout(
         resolve_promotions(
             workloads, namespace=read.namespace, source=promote_from, tag=tag, streams=read.source_streams
         )
-    if not targets and not promote_from:
+    if read.manifests is not None:
+        attach_manifests(workloads, read.manifests)
+        created = {k for k, e in journal.workloads.items() if e.created} if carried and journal else set()
+        for plan in workloads:
+            plan.remove_on_revert = plan.key in created
+        for ref, body, origin in to_create(read.manifests, namespace=read.namespace):
+            workloads.append(
+                WorkloadPlan(
+                    snapshot=KINDS[ref.kind].snapshot(body),
+                    baseline=VerifiedState(template={}, triggers=None, revision=0, images={}, paused=False),
+                    revisions=[],
+                    manifest=body,
+                    create=True,
+                    remove_on_revert=True,
+                    notes=[f"does not exist yet: created from {origin} (a revert deletes it)"],
+                )
+            )
+    if not targets and not promote_from and read.manifests is None:
         raise RefusedError(
-            "nothing to roll out", fix="pass --image TARGET=REF or --promote-from NS --tag TAG"
+            "nothing to roll out", fix="pass -f MANIFESTS, --image TARGET=REF or --promote-from NS --tag TAG"
         )
 
     for plan in workloads:
@@ -320,6 +365,7 @@ def decide_rollout(
             plan.notes.append(_paused_note(plan))
         if (
             plan.needs_change
+            and not plan.remove_on_revert
             and plan.key not in verified_by_journal
             and never_completed(plan.kind, plan.snapshot.raw, plan.revisions)
         ):
@@ -334,9 +380,11 @@ def decide_rollout(
                 "never completed a rollout before this run (accepted with --allow-never-completed): "
                 "a revert returns it to its template as found, which was never seen working"
             )
-        if plan.needs_change:
+        if plan.needs_change and not plan.create:
             plan.notes += trigger_effects(plan)
-        blocker = plan.kind.rollout_blocker(plan.snapshot.raw) if plan.needs_change else None
+        blocker = (
+            plan.kind.rollout_blocker(plan.snapshot.raw) if plan.needs_change and not plan.create else None
+        )
         if blocker:
             raise RefusedError(
                 f"{plan.key} {blocker}",
@@ -348,4 +396,5 @@ def decide_rollout(
         workloads=workloads,
         journal=journal,
         carried_forward=carried,
+        skipped=read.manifests.skipped if read.manifests is not None else [],
     )

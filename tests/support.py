@@ -242,13 +242,15 @@ def rollguard(
     report: Path | None = None,
     timeout: float = 240,
     env: dict[str, str] | None = None,
+    stdin: str | None = None,
 ) -> Result:
-    """Run the CLI as a subprocess, like the Tekton step does."""
+    """Run the CLI as a subprocess, like the Tekton step does (``stdin``: what is piped into it)."""
     cmd = [sys.executable, "-m", "rollguard.cli", *args, "--kubeconfig", str(kubeconfig)]
     if report is not None:
         cmd += ["--report", str(report)]
     proc = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+        cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
+        input=stdin if stdin is not None else "",
     )
     data = json.loads(report.read_text()) if report is not None and report.exists() else {}
     return Result(proc.returncode, proc.stdout, proc.stderr, data)

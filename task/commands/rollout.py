@@ -40,6 +40,23 @@ def register(sub: Any) -> None:
         metavar="TARGET=REF",
         help="set an image: dc/NAME[/CONTAINER]=REF or deployment/NAME[/CONTAINER]=REF (repeatable)",
     )
+    p.add_argument(
+        "-f",
+        "--filename",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="the group's workloads as manifests (repeatable): a file, a directory of *.yaml/*.yml/*.json, or "
+        "- for standard input (multi-document YAML and kind: List, as helm template, oc process and "
+        "kustomize build print); each DC/Deployment is merged onto the live one (created when absent) "
+        "in the run's one write",
+    )
+    p.add_argument(
+        "--skip-other-kinds",
+        action="store_true",
+        help="with -f: leave objects other than DCs and Deployments alone (listed as skipped) instead of "
+        "refusing",
+    )
     p.add_argument("--promote-from", metavar="NAMESPACE", help="copy TAG from this namespace's ImageStreams")
     p.add_argument("--tag", metavar="TAG", help="the tag to promote (with --promote-from)")
     p.add_argument(
@@ -95,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         parse_namespace,
         parse_selector,
     )
+    from rollguard.manifests import parse, read_sources
     from rollguard.report import Outcome, default_results_dir, write_report, write_results
     from rollguard.structs import Status
 
@@ -118,6 +136,11 @@ def run(args: argparse.Namespace) -> int:
             step_timeout = parse_duration(args.step_timeout, flag="--step-timeout")
             check_step_budget(timeout=timeout, step_timeout=step_timeout)
         promote_from = parse_namespace(args.promote_from) if args.promote_from else None
+        if args.skip_other_kinds and not args.filename:
+            raise RefusedError(
+                "--skip-other-kinds goes with -f", fix="pass -f PATH, or drop --skip-other-kinds"
+            )
+        sources = read_sources(args.filename) if args.filename else None
         where = session(args)
         namespace, namespace_from = where.namespace, where.namespace_from
         printer(where.heading("rollout"))
@@ -132,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
             fail_fast=not args.no_fail_fast,
             crash_restarts=args.crash_restarts,
             allow_never_completed=args.allow_never_completed,
+            manifests=parse(sources, namespace=namespace) if sources is not None else None,
+            skip_other_kinds=args.skip_other_kinds,
         )
         cancel = threading.Event()
         rollout = Rollout(where.client, request, out=printer, cancel=cancel)

@@ -112,7 +112,9 @@ class FakeCluster:
     ) -> Iterator[Page]:
         """One page holding the whole list, in etcd's key order (``namespace/name``) as the API server's."""
         data = self.list(res, namespace=namespace, selector=selector, reduce=reduce)
-        items = sorted(data["items"], key=lambda o: f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}")
+        items = sorted(
+            data["items"], key=lambda o: f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}"
+        )
         yield Page(items, data["metadata"]["resourceVersion"])
 
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
@@ -123,8 +125,10 @@ class FakeCluster:
             raise NotFound(f"GET {res.path(namespace=namespace, name=name)}: 404 not found", status=404)
         return copy.deepcopy(obj)
 
-    def create(self, res: Resource, body: Obj, *, namespace: str | None = None) -> Obj:
+    def create(self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False) -> Obj:
         self.requests["create"] += 1
+        if dry_run:
+            return copy.deepcopy(body)
         if res.plural == "selfsubjectaccessreviews":
             attrs = body["spec"]["resourceAttributes"]
             allowed = self.allow(attrs["verb"], attrs["resource"], attrs.get("namespace", ""))
@@ -133,8 +137,12 @@ class FakeCluster:
         body.setdefault("metadata", {}).setdefault("namespace", namespace or "")
         return self._put(res.plural, body)
 
-    def replace(self, res: Resource, body: Obj, *, namespace: str | None = None) -> Obj:
+    def replace(
+        self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False
+    ) -> Obj:
         self.requests["update"] += 1
+        if dry_run:
+            return copy.deepcopy(body)
         return self._put(res.plural, body)
 
     def patch(self, res: Resource, name: str, body: Obj, *, namespace: str | None = None) -> Obj:
