@@ -10,14 +10,21 @@ import copy
 
 from rollguard.client import Api
 from rollguard.errors import Conflict, RolloutFailed
+from rollguard.kinds.triggers import tag_reference
 from rollguard.resources import IMAGE_STREAMS
 from rollguard.rollout_decide import Promotion
 from rollguard.structs import Obj
 
 
 def with_tag_copy(stream: Obj, promo: Promotion) -> Obj:
-    """``stream`` with spec tag ``promo.tag`` pointing at the promoted image (pure)."""
+    """``stream`` with spec tag ``promo.tag`` pointing at the promoted image (pure).
+
+    The tag keeps its ``referencePolicy`` (a ``Local`` tag stays pulled through the integrated
+    registry, which is what its image triggers then write); a new tag gets ``Source``, as `oc tag` does.
+    """
     new = copy.deepcopy(stream)
+    old = [t for t in new.setdefault("spec", {}).get("tags", []) or [] if t.get("name") == promo.tag]
+    policy = (old[0].get("referencePolicy") if old else None) or {"type": "Source"}
     tags = [t for t in new.setdefault("spec", {}).get("tags", []) or [] if t.get("name") != promo.tag]
     tags.append(
         {
@@ -27,7 +34,7 @@ def with_tag_copy(stream: Obj, promo: Promotion) -> Obj:
                 "namespace": promo.source_namespace,
                 "name": f"{promo.stream}@{promo.source_image}",
             },
-            "referencePolicy": {"type": "Source"},
+            "referencePolicy": copy.deepcopy(policy),
         }
     )
     new["spec"]["tags"] = tags
@@ -47,12 +54,6 @@ def copy_tag(client: Api, *, namespace: str, promo: Promotion) -> None:
 
 
 def resolved_reference(stream: Obj | None, promo: Promotion) -> str:
-    """The dockerImageReference the group's stream now gives the promoted tag, once it has resolved."""
-    if stream is None:
-        return ""
-    for entry in stream.get("status", {}).get("tags", []) or []:
-        if entry.get("tag") == promo.tag and entry.get("items"):
-            item = entry["items"][0]
-            if item.get("image") == promo.source_image:
-                return str(item.get("dockerImageReference", ""))
-    return ""
+    """The reference the group's stream now gives the promoted tag, once it has resolved: what its image
+    triggers write (so pinning to it fires none), `referencePolicy: Local` included."""
+    return tag_reference(stream, promo.tag, image=promo.source_image)

@@ -300,3 +300,45 @@ def _tag_content(tag: JSON) -> Any:
 
 def _strip_generations(spec: JSON) -> Any:
     return {**spec, "tags": [_tag_content(t) for t in spec.get("tags") or [] if isinstance(t, dict)]}
+
+
+def validate_tag_sources(stream: JSON, old: JSON | None, namespace: str, lookup: Any) -> str | None:
+    """The first error OpenShift's tagsChanged (openshift-apiserver pkg/image/apiserver/registry/
+    imagestream/strategy.go) reports for a changed spec tag copying from another stream: that stream
+    does not exist, or (ImageStreamImage) holds no such image. `lookup(namespace, name)` reads a stream."""
+    if lookup is None:
+        return None
+    ns = stream.get("metadata", {}).get("namespace") or namespace
+    name = stream.get("metadata", {}).get("name", "")
+    old_tags = {
+        t.get("name"): t for t in ((old or {}).get("spec") or {}).get("tags") or [] if isinstance(t, dict)
+    }
+    for tag in (stream.get("spec") or {}).get("tags") or []:
+        if not isinstance(tag, dict) or not isinstance(tag.get("from"), dict):
+            continue
+        before = old_tags.get(tag.get("name"))
+        if before is not None and _tag_content(before) == _tag_content(tag):
+            continue
+        src = tag["from"]
+        kind, ref = src.get("kind"), str(src.get("name") or "")
+        if kind not in ("ImageStreamImage", "ImageStreamTag"):
+            continue
+        sep = "@" if kind == "ImageStreamImage" else ":"
+        src_stream, _, tag_or_id = ref.partition(sep)
+        src_ns = src.get("namespace") or ns
+        if (src_ns, src_stream) == (ns, name) or not src_stream or not tag_or_id:
+            continue
+        path = f"spec.tags[{tag.get('name')}].from.name"
+        source = lookup(src_ns, src_stream)
+        if source is None:
+            return f"{path}: Not found: {json.dumps(ref)}"
+        if kind == "ImageStreamImage" and not any(
+            item.get("image") == tag_or_id
+            for t in (source.get("status") or {}).get("tags") or []
+            for item in t.get("items") or []
+        ):
+            return (
+                f"{path}: Invalid value: {json.dumps(ref)}: error generating tag event: "
+                f'imagestreamimage.image.openshift.io "{tag_or_id}" not found'
+            )
+    return None

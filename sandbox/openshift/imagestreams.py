@@ -3,7 +3,13 @@
 - `DockerImage` `repo:tag` is "imported" once per tag generation: the sandbox registry mints (pins) a
   digest and the item's `dockerImageReference` is `repo@sha256:...`; a digest reference is taken as is.
 - `ImageStreamImage` `is@sha256:...` copies that image from the (possibly other namespace's) stream.
-- `ImageStreamTag` `is:tag` follows the source tag: every time the source moves, so does this tag.
+- `ImageStreamTag` `is:tag` of the same stream follows that tag (a tracking tag, every time it moves);
+  one of another stream is resolved when the spec tag is written, and does not follow the source later.
+- A copy from another stream whose image lives in the integrated registry under the source stream is
+  rewritten to the destination stream (`<registry>/<ns>/<stream>@sha256:...`), unless `reference: true`.
+Mirrors openshift-apiserver pkg/image/apiserver/registry/imagestream/strategy.go (tagsChanged,
+updateChangedTrackingTags); there the copy resolves inside the write itself, and a source stream or
+image that does not exist is a 422 (the admission webhook refuses it here, see webhook.py).
 A resolved image is a new item at the head of the tag's history, unless it is the image already there.
 A tag that cannot be resolved gets an `ImportSuccess=False` condition and keeps its history.
 """
@@ -52,6 +58,14 @@ def add_tag_event(tag: JSON, event: JSON) -> bool:
     else:
         tag["items"] = [event, *items]
     return True
+
+
+def _to_destination(ref: str, image: str, source: Key, dest: Key) -> str:
+    """An integrated-registry reference of the source stream, re-pointed at the destination stream."""
+    prefix = f"{REGISTRY_HOST}/{source[0]}/{source[1]}"
+    if source != dest and image and (ref.startswith(prefix + "@") or ref.startswith(prefix + ":")):
+        return f"{REGISTRY_HOST}/{dest[0]}/{dest[1]}@{image}"
+    return ref
 
 
 class ImageStreamController:
@@ -185,7 +199,8 @@ class ImageStreamController:
                 sources.add((src_ns, src_stream))
             items = tag.get("items") or []
             stale = not items or int(items[0].get("generation") or 0) < tgen or bool(tag.get("conditions"))
-            if kind in ("DockerImage", "ImageStreamImage") and not stale:
+            other_stream = kind == "ImageStreamTag" and ":" in ref_name and (src_ns, src_stream) != (ns, name)
+            if (kind in ("DockerImage", "ImageStreamImage") or other_stream) and not stale:
                 out.append(tag)
                 continue
             try:
@@ -214,6 +229,8 @@ class ImageStreamController:
                 out.append(tag)
                 continue
             tag.pop("conditions", None)
+            if kind in ("ImageStreamImage", "ImageStreamTag") and not spec_tag.get("reference"):
+                ref = _to_destination(ref, image, (src_ns, src_stream), (ns, name))
             add_tag_event(
                 tag, {"created": now(), "dockerImageReference": ref, "image": image, "generation": tgen}
             )

@@ -17,7 +17,7 @@ from pathlib import Path
 from sandbox.openshift import crds
 from sandbox.openshift.deploymentconfigs import DeploymentConfigController
 from sandbox.openshift.imagestreams import ImageStreamController
-from sandbox.openshift.kube import Kube
+from sandbox.openshift.kube import ApiError, Kube
 from sandbox.openshift.serviceaccounts import ServiceAccountsController
 from sandbox.openshift.webhook import Webhook
 
@@ -73,7 +73,16 @@ def main(argv: list[str] | None = None) -> int:
     crds.apply(kube)
     webhook = None
     if not args.no_webhook:
-        webhook = Webhook()
+
+        def stream(namespace: str, name: str) -> dict | None:
+            try:
+                return kube.get(f"/apis/image.openshift.io/v1/namespaces/{namespace}/imagestreams/{name}")
+            except ApiError as e:
+                if e.status == 404:
+                    return None
+                raise
+
+        webhook = Webhook(lookup=stream)
         webhook.start()
         webhook.register(kube)
     images = ImageStreamController(kube, args.registry)

@@ -15,6 +15,7 @@ import ssl
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -26,7 +27,10 @@ CONFIG_NAME = "rollguard-openshift-emulation"
 _CONFIGS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 
 
-def review(request: JSON) -> JSON:
+StreamLookup = Callable[[str, str], JSON | None]  # (namespace, name) -> ImageStream or None
+
+
+def review(request: JSON, lookup: StreamLookup | None = None) -> JSON:
     """Answer one AdmissionReview request: a JSON patch of `spec`, or a denial."""
     uid = request.get("uid", "")
     obj = request.get("object") or {}
@@ -59,6 +63,18 @@ def review(request: JSON) -> JSON:
                 marks = latestversion.mark_patch(request.get("object") or {}, bump)
     elif kind == "ImageStream":
         new = defaults.default_is(obj, old)
+        error = defaults.validate_tag_sources(new, old, request.get("namespace") or "", lookup)
+        if error:
+            name = obj.get("metadata", {}).get("name", "")
+            message = (
+                f'ImageStream.image.openshift.io "{name}" is invalid: : Internal error: '
+                f'imagestreams "{name}" is invalid: {error}'
+            )
+            return {
+                "uid": uid,
+                "allowed": False,
+                "status": {"code": 422, "reason": "Invalid", "message": message},
+            }
     else:
         return {"uid": uid, "allowed": True}
     patch = list(marks)
@@ -82,6 +98,7 @@ def review(request: JSON) -> JSON:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the API server reuses its connection
+    lookup: StreamLookup | None = None
 
     def do_POST(self) -> None:
         try:
@@ -89,7 +106,7 @@ class _Handler(BaseHTTPRequestHandler):
             answer = {
                 "apiVersion": "admission.k8s.io/v1",
                 "kind": "AdmissionReview",
-                "response": review(body.get("request") or {}),
+                "response": review(body.get("request") or {}, type(self).lookup),
             }
             data, code = json.dumps(answer).encode(), 200
         except Exception as e:
@@ -108,7 +125,8 @@ class _Handler(BaseHTTPRequestHandler):
 class Webhook:
     """The HTTPS server on 127.0.0.1 (a free port) and its registration with the API server."""
 
-    def __init__(self) -> None:
+    def __init__(self, lookup: StreamLookup | None = None) -> None:
+        _Handler.lookup = staticmethod(lookup) if lookup else None  # type: ignore[assignment]
         self._dir = Path(tempfile.mkdtemp(prefix="rollguard-openshift-webhook-"))
         cert, key = self._dir / "tls.crt", self._dir / "tls.key"
         subprocess.run(

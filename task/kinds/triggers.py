@@ -187,11 +187,32 @@ class Streams:
         """The image ``tag`` of the stream points at now ("" when unknown; "?" when unreadable)."""
         if key in self.unreadable:
             return "?"  # the trigger cannot be judged: treat it as firing
-        stream = self.found.get(key) or {}
-        for entry in stream.get("status", {}).get("tags") or []:
-            if entry.get("tag") == tag and entry.get("items"):
-                return str(entry["items"][0].get("dockerImageReference", ""))
-        return ""
+        return tag_reference(self.found.get(key), tag)
+
+
+def tag_reference(stream: Obj | None, tag: str, *, image: str = "") -> str:
+    """The reference a trigger writes for ``tag`` of ``stream`` ("" when it has no image yet).
+
+    library-go pkg/image/imageutil/helpers.go (ResolveLatestTaggedImage): the newest item's
+    ``dockerImageReference``, except under ``referencePolicy: Local``, where it is the stream's own
+    ``status.dockerImageRepository@<image>`` (pulled through the integrated registry). ``image``: only an
+    item of that image counts (a promotion waiting for its copy to resolve).
+    """
+    status = (stream or {}).get("status", {})
+    for entry in status.get("tags") or []:
+        if entry.get("tag") != tag or not entry.get("items"):
+            continue
+        item = entry["items"][0]
+        if image and item.get("image") != image:
+            return ""
+        spec: Obj = next(
+            (t for t in (stream or {}).get("spec", {}).get("tags") or [] if t.get("name") == tag), {}
+        )
+        local = status.get("dockerImageRepository")
+        if (spec.get("referencePolicy") or {}).get("type") == "Local" and local and item.get("image"):
+            return f"{str(local).split('@')[0]}@{item['image']}"
+        return str(item.get("dockerImageReference", ""))
+    return ""
 
 
 def firing(
@@ -223,7 +244,11 @@ def moving(triggers: Iterable[ImageTrigger], *, moving_tags: frozenset[str]) -> 
 
 
 def changes(
-    before: list[ImageTrigger], after: list[ImageTrigger], *, key: str, reasons: Mapping[str, str] | None = None
+    before: list[ImageTrigger],
+    after: list[ImageTrigger],
+    *,
+    key: str,
+    reasons: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Every side effect a write has on image triggers, one line each, for the output, the report's
     notes, the Event and the TUI's confirmation: made manual, made automatic, pinned to another tag,
@@ -250,7 +275,9 @@ def changes(
             )
         elif new.automatic and not old.automatic:
             lines.append(f"image trigger of {names} on {new.name} made automatic again")
-    lines += [f"image trigger of {','.join(c) or '?'} ({t.name}) added" for c, t in news.items() if c not in olds]
+    lines += [
+        f"image trigger of {','.join(c) or '?'} ({t.name}) added" for c, t in news.items() if c not in olds
+    ]
     return lines
 
 

@@ -241,3 +241,43 @@ def test_group_revert_is_not_undone_by_an_automatic_trigger(sandbox, namespace, 
     assert "automatic" not in dc["spec"]["triggers"][1]["imageChangeParams"]  # manual: it would undo it
     (workload,) = result.report["workloads"]
     assert any("set to manual" in n for n in workload["notes"]), workload["notes"]
+
+
+def test_promotion_to_a_local_reference_tag_pins_what_its_trigger_writes(
+    sandbox, namespace, client, tmp_path: Path
+):
+    """library-go pkg/image/imageutil/helpers.go: under `referencePolicy: Local` a trigger writes the
+    stream's own `status.dockerImageRepository@<image>`, not the item's reference. The promotion keeps the
+    tag's policy and pins the container to that, so the trigger finds nothing to do."""
+    cd = f"{namespace[:50]}-cd"
+    client.create(NAMESPACES, {"metadata": {"name": cd}})
+    try:
+        build = {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
+                 "spec": {"tags": [{"name": "abc123", "from": {"kind": "DockerImage", "name": NEW}}]}}  # fmt: skip
+        client.create(IMAGE_STREAMS, build, namespace=cd)
+        target = {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
+                  "spec": {"tags": [{"name": "abc123", "from": {"kind": "DockerImage", "name": OLD},
+                                     "referencePolicy": {"type": "Local"}}]}}  # fmt: skip
+        client.create(IMAGE_STREAMS, target, namespace=namespace)
+        triggers = [
+            {"type": "ConfigChange"},
+            {"type": "ImageChange", "imageChangeParams": {
+                "automatic": True, "containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": "api:abc123"},
+            }},
+        ]  # fmt: skip
+        create_group(client, namespace, [dc_body("api", " ", triggers=triggers)])
+        wait_until(client, IMAGE_STREAMS, cd, "api", lambda s: bool((s.get("status") or {}).get("tags")))
+        result = rollguard(
+            sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--promote-from", cd, "--tag", "abc123",
+            report=tmp_path / "report.json",
+        )  # fmt: skip
+        assert result.code == 0, result.stdout + result.stderr
+        stream = client.get(IMAGE_STREAMS, "api", namespace=namespace)
+        assert stream["spec"]["tags"][0]["referencePolicy"] == {"type": "Local"}
+        digest = client.get(IMAGE_STREAMS, "api", namespace=cd)["status"]["tags"][0]["items"][0]["image"]
+        local = f"{stream['status']['dockerImageRepository']}@{digest}"
+        state = view(client, namespace, DC, "api")
+        assert state.images == {"app": local} and state.complete, state
+        assert state.revision == 2  # one rollout: the trigger did not start a second one
+    finally:
+        client.delete(NAMESPACES, cd)
