@@ -129,6 +129,7 @@ def settle_dry_run(plans: Iterable[WorkloadPlan], answers: Mapping[str, Obj | Ap
                 f"{plan.key}: the API server rejects the change (dry run, nothing changed): {answer}",
                 fix="fix the manifest (or the --image) it names and run again",
             ) from answer
+        plan.server_view = answer
         if plan.manifest is not None and not plan.create:
             plan.write_fields = merge.changed_fields(plan.snapshot.raw, answer)
             plan.restore = merge.restore_record(plan.snapshot.raw, answer)

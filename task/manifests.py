@@ -12,7 +12,6 @@ whether a workload matches the selector or exists is decided in `rollguard.rollo
 from __future__ import annotations
 
 import copy
-import json
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -160,6 +159,3 @@ def parse(sources: Sequence[Source], *, namespace: str) -> ManifestSet:
     return found
 
 
-def dumps(obj: Obj) -> str:
-    """One object as JSON (for messages and tests)."""
-    return json.dumps(obj, sort_keys=True)

@@ -50,6 +50,7 @@ class WorkloadPlan:
     restore: Obj = field(default_factory=dict)  # what a revert puts back besides the template
     create: bool = False  # given by manifest, not in the cluster: the run creates it
     remove_on_revert: bool = False  # created by this run (or a dead one): a revert deletes it
+    server_view: Obj | None = None  # the write as the server would store it (the preflight's dry run)
 
     @property
     def kind(self) -> Kind:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rollguard.commands.common import (
     NAMESPACE_HELP,
@@ -18,7 +18,11 @@ from rollguard.commands.common import (
     session,
     write_or_warn,
 )
-from rollguard.errors import RefusedError
+from rollguard.errors import ApiError, RefusedError
+
+if TYPE_CHECKING:  # imported when run: the CLI starts without the engine
+    from rollguard.engine import Rollout
+    from rollguard.report import Outcome
 
 
 def register(sub: Any) -> None:
@@ -92,6 +96,12 @@ def register(sub: Any) -> None:
         help="accept workloads that never completed a rollout (a failed run then has no verified state "
         "to revert them to); refused by default",
     )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="run the whole preflight (every write as a server-side dry run) and print each workload's "
+        "change as a diff of its template and labels; change nothing, exit 0",
+    )
     p.add_argument("--report", metavar="FILE", help="write a JSON report to FILE (refused when unwritable)")
     p.add_argument(
         "--results-dir",
@@ -101,6 +111,19 @@ def register(sub: Any) -> None:
     )
     cluster_args(p)
     p.set_defaults(handler=run)
+
+
+def preview(rollout: Rollout) -> Outcome:
+    """``--dry-run``: the rollout's whole preflight, then its plan as diffs; no lock, no journal, no write."""
+    from rollguard.report import Outcome
+    from rollguard.rollout_preview import plan_diff
+    from rollguard.structs import Status
+
+    plan = rollout.prepare()
+    printer("\n".join(plan_diff(plan)))
+    changed = sum(wp.needs_change for wp in plan.workloads)
+    printer(f"dry run: {changed} of {len(plan.workloads)} workloads would change; nothing was changed")
+    return Outcome(status=Status.SUCCEEDED, command="rollout", namespace=plan.namespace, selector=plan.selector)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -160,8 +183,19 @@ def run(args: argparse.Namespace) -> int:
         )
         cancel = threading.Event()
         rollout = Rollout(where.client, request, out=printer, cancel=cancel)
-        install_sigterm(cancel, lambda: rollout.cache.wake() if rollout.cache else None, rollout.abort)
-        outcome = rollout.execute()
+        if args.dry_run:
+            outcome = preview(rollout)
+        else:
+            install_sigterm(cancel, lambda: rollout.cache.wake() if rollout.cache else None, rollout.abort)
+            outcome = rollout.execute()
+    except ApiError as exc:  # only a dry run gets here: its preflight reads failed, nothing was changed
+        outcome = Outcome(
+            status=Status.REFUSED,
+            command="rollout",
+            namespace=namespace,
+            selector=args.selector,
+            error=f"the API server refused or failed a read during preflight: {exc}",
+        )
     except RefusedError as exc:
         outcome = Outcome(
             status=Status.REFUSED,
@@ -173,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
     outcome.namespace_from = namespace_from
     if outcome.status is Status.REFUSED:
         print(f"rollguard: refused: {outcome.error}", file=sys.stderr)
-    else:
+    elif not args.dry_run:
         printer(outcome.summary())
     if args.report and report_ok:
         write_or_warn(lambda: write_report(outcome, args.report), "report")

@@ -97,6 +97,8 @@ def classify(method: str, path: str, query: dict[str, str]) -> tuple[str, str, b
         "DELETE": "delete" if named else "deletecollection",
     }.get(method, method.lower())
     mutating = method in ("POST", "PUT", "PATCH", "DELETE") and plural not in NON_PERSISTING
+    # A server-side dry run (rollout's preflight sends every write so) persists nothing either.
+    mutating = mutating and query.get("dryRun") != "All"
     return verb, plural, mutating
 
 

@@ -183,3 +183,22 @@ def test_hpa_targeted_deployment_keeps_live_replicas(sandbox, namespace, client,
     assert view(client, namespace, DEPLOYMENT, "web").images == {"app": NEW}
     (entry,) = result.report["workloads"]
     assert any("HorizontalPodAutoscaler" in n for n in entry["notes"]), entry["notes"]
+
+
+def test_dry_run_prints_each_workloads_template_diff_and_changes_nothing(sandbox, namespace, client, tmp_path):
+    create_group(client, namespace, group())
+    fingerprint = resource_versions(client, namespace)
+    unchanged = group()[1]  # dc2 given as it is: no change
+    docs = [released(group()[0], NEW), unchanged, released(group()[2], NEW), deployment_body("extra", NEW)]
+    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "-f", "-", "--dry-run",
+                       stdin=as_yaml(docs), timeout=60)  # fmt: skip
+    assert result.code == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert f"{namespace}/dc/dc1: rollout (metadata.labels, spec.template)" in out, out
+    assert f"{namespace}/dc/dc2: rollout (no change)" in out, out
+    assert f"{namespace}/deployment/extra: create" in out, out
+    for line in ("+        - name: FEATURE", "+          value: 'on'", "+    release: r2", "+            cpu: 200m",
+                 f"-      - image: {OLD}", f"+        image: {NEW}"):  # fmt: skip
+        assert line in out, (line, out)
+    assert "dry run: 3 of 4 workloads would change; nothing was changed" in out, out
+    assert resource_versions(client, namespace) == fingerprint
