@@ -427,14 +427,10 @@ def decide_repair(read: RepairRead) -> RepairPlan:
             wp.baseline = dataclasses.replace(baseline, triggers=kind.triggers(manual))
         body = plan.body(wp.key, obj)
         notes += kind.trigger_changes(obj, body, reasons=reasons)  # every side effect on its triggers
-        wp.notes = list(notes)  # the report's notes
         changed = not _same(body, obj) or action == "redeploy"
-        rolls = body["spec"]["template"] != obj["spec"]["template"] or (
-            snapshot.paused and kind.new_revision(obj, revisions) is None
-        )
-        blocker = kind.rollout_blocker(body) if rolls else None
-        if blocker:
-            raise RefusedError(f"{wp.key} {blocker}", fix=f"{kind.blocker_fix(wp.key)} first")
+        start = kind.start_request(obj, body, revisions) if changed else None
+        notes += [start] if start else []  # a rollout its triggers would not start: asked for
+        wp.notes = list(notes)  # the report's notes
         plan.changes.append(
             Change(
                 ref=snapshot.ref,

@@ -278,12 +278,16 @@ def _tag_item(stream: Obj, tag: str) -> Obj | None:
     return None
 
 
+def change_body(plan: WorkloadPlan) -> Obj:
+    """The run's one change to the workload as planned (over the object preflight read)."""
+    images = {**plan.target_images, **{c: p.source_image for c, p in plan.promoted.items()}}
+    return plan.write_body(plan.snapshot.raw, images=images)
+
+
 def trigger_effects(plan: WorkloadPlan) -> list[str]:
     """What the run's one change will do to the workload's image triggers, said before it is done."""
-    images = {**plan.target_images, **{c: p.source_image for c, p in plan.promoted.items()}}
-    body = plan.write_body(plan.snapshot.raw, images=images)
     reasons = {c: "it would overwrite the image this run sets" for c in plan.target_images}
-    return plan.kind.trigger_changes(plan.snapshot.raw, body, reasons=reasons)
+    return plan.kind.trigger_changes(plan.snapshot.raw, change_body(plan), reasons=reasons)
 
 
 def never_completed(kind: Kind, obj: Obj, revisions: list[Obj]) -> bool:
@@ -383,14 +387,8 @@ def decide_rollout(
             )
         if plan.needs_change and not plan.create:
             plan.notes += trigger_effects(plan)
-        blocker = (
-            plan.kind.rollout_blocker(plan.snapshot.raw) if plan.needs_change and not plan.create else None
-        )
-        if blocker:
-            raise RefusedError(
-                f"{plan.key} {blocker}",
-                fix=f"{plan.kind.blocker_fix(plan.key)} or leave {plan.key} out of the selector",
-            )
+            start = plan.kind.start_request(plan.snapshot.raw, change_body(plan), plan.revisions)
+            plan.notes += [start] if start else []
     return Plan(
         namespace=read.namespace,
         selector=read.selector,

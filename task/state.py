@@ -204,9 +204,14 @@ def _progress_findings(
         return found
     if progress.phase is Phase.COMPLETE or kind.settled(obj):
         return found
-    blocker = kind.rollout_blocker(obj)
-    if blocker and revisions and rolled is None and kind.revision(obj) > 0:
-        found.append(Finding(STUCK, f"template changed but the {kind.noun} {blocker}"))
+    if revisions and rolled is None and kind.revision(obj) > 0 and kind.start_request(obj, obj, revisions):
+        found.append(
+            Finding(
+                STUCK,
+                f"template changed but no trigger of the {kind.noun} rolls it out "
+                "(rollguard redeploy, or oc rollout latest, starts the rollout)",
+            )
+        )
         return found
     if progress.phase is Phase.PENDING and rolled is None:
         # the controller has yet to start this rollout: its deadline has not begun

@@ -311,13 +311,14 @@ class Kind:
         """Whether a revision once ran complete, so a revert may return to it."""
         return self.is_complete_revision(rev)
 
-    def rollout_blocker(self, obj: Obj) -> str | None:
-        """Why a template change would not start a rollout by itself, or None."""
+    def start_request(self, obj: Obj, body: Obj, revisions: list[Obj]) -> str | None:
+        """When writing ``body`` over ``obj`` would start no rollout by itself, what the write also asks
+        for to start one (a note for the report and the diff), else None."""
         return None
 
-    def blocker_fix(self, key: str) -> str:
-        """How a user lifts the `rollout_blocker` of workload ``key`` (the start of a refusal's fix)."""
-        return f"make {key} roll out a changed template"
+    def with_start_request(self, obj: Obj, body: Obj, revisions: list[Obj]) -> Obj:
+        """``body`` (a write over ``obj`` meant to roll out) with the `start_request`, if any, in it."""
+        return body
 
     # -- states a revert returns to ----------------------------------------------------------------
 

@@ -4,7 +4,8 @@ A DC's revisions are RCs named ``<dc>-<N>``, numbered by an annotation and label
 (an RC orphaned by a re-created DC still belongs to it); each RC records the DC it was made from (its
 pod template and triggers) in ``openshift.io/encoded-deployment-config``, and its rollout's phase in
 ``openshift.io/deployment.phase`` (reference section 2). Its image triggers live in ``spec.triggers``,
-and a DC without a ConfigChange trigger does not roll out a changed template by itself.
+and a DC without a ConfigChange trigger rolls out by itself only a changed container image, and then
+only if it has an image trigger: any other rollout rollguard asks for in its write (`dc_start`).
 
 How a rollout failed is never read from the RC's ``status-reason``: OpenShift sets it once, when it makes
 the RC, to the rollout's *cause* ("config change", "image change"), and later only for a handful of
@@ -23,6 +24,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from rollguard.kinds import dc_start
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time, pick
 from rollguard.kinds.triggers import ImageTrigger
@@ -293,14 +295,23 @@ class DeploymentConfigKind(Kind):
             spec["triggers"] = trig.dc_api_normal(spec["triggers"], namespace=namespace)
         return spec
 
-    def rollout_blocker(self, obj: Obj) -> str | None:
-        triggers = obj.get("spec", {}).get("triggers")
-        if triggers is not None and not trig.dc_has_config_change(triggers):
-            return "has no ConfigChange trigger, so a changed template would not roll out by itself"
-        return None
+    def start_request(self, obj: Obj, body: Obj, revisions: list[Obj]) -> str | None:
+        """A rollout the DC's triggers would not start is asked for with latestVersion + 1 (dc_start)."""
+        version = self.revision(obj)
+        latest = self._latest(obj, revisions)
+        running = rc_template(latest) if latest is not None else None
+        if running is None:
+            running = obj.get("spec", {}).get("template")
+        if dc_start.starts_by_itself(body, running=running, version=version):
+            return None
+        return dc_start.start_note(version)
 
-    def blocker_fix(self, key: str) -> str:
-        return f"add it (oc set triggers {key} --from-config)"
+    def with_start_request(self, obj: Obj, body: Obj, revisions: list[Obj]) -> Obj:
+        if self.start_request(obj, body, revisions) is None:
+            return body
+        asked = copy.deepcopy(body)
+        asked.setdefault("status", {})["latestVersion"] = self.revision(obj) + 1
+        return asked
 
     def with_images(self, obj: Obj, images: dict[str, str], *, trigger_tags: dict[str, str]) -> Obj:
         body = super().with_images(obj, images, trigger_tags=trigger_tags)

@@ -104,11 +104,66 @@ def test_deployment_new_revision_ignores_pod_template_hash() -> None:
     assert kind.new_revision(deploy, kind.owned(deploy, [rs])) is rs
 
 
-def test_dc_without_config_change_trigger_is_blocked() -> None:
+def _running(obj: dict, version: int) -> dict:
+    """The RC `<dc>-<version>` running ``obj``'s template (its encoded DC, as OpenShift writes it)."""
+    encoded = json.dumps({"spec": {"template": obj["spec"]["template"]}})
+    return {
+        "metadata": {
+            "name": f"api-{version}",
+            "annotations": {
+                "openshift.io/deployment-config.latest-version": str(version),
+                "openshift.io/encoded-deployment-config": encoded,
+            },
+        }
+    }
+
+
+def _start(triggers: list, change) -> tuple[str | None, dict]:  # type: ignore[no-untyped-def]
+    """(the note, the body as written) of a change to an unpaused DC at version 3 with ``triggers``."""
+    kind = KINDS[DC]
     obj = copy.deepcopy(DC_OBJ)
-    obj["spec"]["triggers"] = obj["spec"]["triggers"][1:]
-    assert "ConfigChange" in (KINDS[DC].rollout_blocker(obj) or "")
-    assert KINDS[DC].rollout_blocker(DC_OBJ) is None
+    obj["spec"].update(paused=False, triggers=triggers)
+    body = copy.deepcopy(obj)
+    change(body["spec"]["template"]["spec"])
+    rcs = [_running(obj, 3)]
+    return kind.start_request(obj, body, rcs), kind.with_start_request(obj, body, rcs)
+
+
+def _image(spec: dict) -> None:
+    spec["containers"][0]["image"] = "r/api@sha256:new"
+
+
+def _init_image(spec: dict) -> None:
+    spec["initContainers"] = [{"name": "migrate", "image": "r/migrate:v2"}]
+
+
+def _env(spec: dict) -> None:
+    spec["containers"][0]["env"] = [{"name": "MODE", "value": "fast"}]
+
+
+def test_a_dc_rollout_its_triggers_would_not_start_is_asked_for_with_latest_version_plus_one() -> None:
+    """openshift-controller-manager deploymentconfig_controller.go (triggerActivated, hasUpdatedImages):
+    ConfigChange rolls out any template change, an ImageChange trigger (automatic or not) a changed
+    regular container image; everything else gets latestVersion + 1 in the write (oc rollout latest's
+    fallback, honoured by openshift-apiserver registry/deployconfig/strategy.go PrepareForUpdate)."""
+    config, image = DC_OBJ["spec"]["triggers"]
+    manual = copy.deepcopy(image)
+    del manual["imageChangeParams"]["automatic"]
+    for triggers in ([config], [config, image]):
+        for change in (_image, _init_image, _env):
+            note, body = _start(triggers, change)
+            assert note is None and body["status"]["latestVersion"] == 3
+    for triggers in ([image], [manual]):
+        note, body = _start(triggers, _image)
+        assert note is None and body["status"]["latestVersion"] == 3  # the controller starts it
+        for change in (_init_image, _env):
+            note, body = _start(triggers, change)
+            assert note and "3 -> 4" in note and body["status"]["latestVersion"] == 4
+    for change in (_image, _init_image, _env):
+        note, body = _start([], change)
+        assert note and body["status"]["latestVersion"] == 4
+    note, body = _start([], lambda spec: None)  # nothing to roll out: nothing asked
+    assert note is None and body["status"]["latestVersion"] == 3
 
 
 def _rc(name: str, version: int, *, owner: str | None, dc_label: str | None) -> dict:
