@@ -22,6 +22,7 @@ from rollguard.access import check_access
 from rollguard.client import Api, Client
 from rollguard.errors import EXIT_REFUSED, Forbidden, NotFound, RefusedError
 from rollguard.inventory import LISTS
+from rollguard.kinds import kind_of
 from rollguard.kubeconfig import contexts, resolve
 from rollguard.repair import Repair
 from rollguard.repair_plan import ACTIONS, plan_repair
@@ -266,6 +267,11 @@ class Backend:
         ]
         group = self.inventory.groups.get(row.group_key) if self.inventory else None
         return data.build_detail(row, ws, obj, events, group)
+
+    def yaml(self, row: WorkloadRow) -> str:
+        """The workload as the API holds it now (one GET: the cache keeps reduced objects only)."""
+        res = kind_of(row.kind).resource
+        return data.as_yaml(self.api.get(res, row.name, namespace=row.namespace))
 
     # -- permissions and actions ---------------------------------------------------------------------
 

@@ -11,6 +11,8 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import yaml
+
 from rollguard import state
 from rollguard.journal import JOURNAL_LABEL
 from rollguard.kinds import kind_of
@@ -341,3 +343,9 @@ def result_view(outcome: Outcome) -> ResultView:
         summary=outcome.summary(),
         errors=tuple(outcome.errors),
     )
+
+
+def as_yaml(obj: Obj) -> str:
+    """An object as `oc get -o yaml` shows it, less managedFields (noise for a repair decision)."""
+    shown = {**obj, "metadata": {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}}
+    return yaml.safe_dump(shown, sort_keys=False, default_flow_style=False, width=1000)

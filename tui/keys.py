@@ -10,5 +10,5 @@ from textual.binding import Binding, BindingType
 APP_BINDINGS: list[BindingType] = [
     Binding("q", "quit", "Quit"),
     Binding("question_mark", "help", "Help"),
-    Binding("ctrl+p", "command_palette", "Commands", show=False),
+    Binding("ctrl+p", "command_palette", "Command palette: every action by name", show=False),
 ]

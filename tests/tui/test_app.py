@@ -15,7 +15,7 @@ from tests.tui.conftest import SIZE, footer_keys, make_app, settle, until
 from tests.tui.fakecluster import read_only
 from tests.tui.fixtures import cluster_of, demo_cluster, neighbours, reference_case
 
-ACTION_KEYS = {"u", "U", "v", "V", "d", "D"}
+ACTION_KEYS = {"u", "U", "v", "V", "r", "R"}
 
 
 def table(app) -> WorkloadTable:
@@ -39,7 +39,7 @@ async def test_keys_follow_the_selected_row(fake):
         # the group row: resume (dc3 is paused) and revert act on the group; no redeploy of a paused one
         assert footer_keys(app) & ACTION_KEYS == {"u", "v"}
         await pilot.press("down")  # dc1: new and healthy, drifted from the verified state
-        assert footer_keys(app) & ACTION_KEYS == {"v", "d", "U", "V"}
+        assert footer_keys(app) & ACTION_KEYS == {"v", "r", "U", "V"}
         await pilot.press("down", "down")  # dc3: paused
         assert footer_keys(app) & ACTION_KEYS == {"u", "v", "U", "V"}
         assert "enter" not in footer_keys(app) or isinstance(app.screen, WorkloadsScreen)
@@ -219,12 +219,12 @@ async def test_namespace_switch(fake):
         assert {r.namespace for r in app.inventory.rows} == {"shop-dev"}
         await pilot.press("n")
         await settle(app, pilot)
-        await pilot.press("home", "down", "enter")  # (all namespaces), other, shop-dev
+        await pilot.press(*"oth", "enter")  # typing filters the list: (all namespaces), other, shop-dev
         await settle(app, pilot)
         assert {r.namespace for r in app.inventory.rows} == {"other"}
         await pilot.press("n")
         await settle(app, pilot)
-        await pilot.press("home", "enter")  # all namespaces
+        await pilot.press("up", "enter")  # the arrows move in the list: other -> (all namespaces)
         await settle(app, pilot)
         assert {r.namespace for r in app.inventory.rows} == {"shop-dev", "other"}
     cluster.close()

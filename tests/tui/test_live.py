@@ -11,7 +11,7 @@ from tests.scenarios import NEW, OLD, pause, reference_state, set_image, states
 from tests.support import DC, create_group, dc_body, deployment_body
 from tests.tui.conftest import SIZE, footer_keys, make_app, until
 
-ACTION_KEYS = {"u", "U", "v", "V", "d", "D"}
+ACTION_KEYS = {"u", "U", "v", "V", "r", "R"}
 ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
 BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
 READ = ["get", "list", "watch"]
@@ -61,7 +61,10 @@ async def test_revert_the_reference_case_from_the_tui(sandbox, namespace, client
         # the side effect on dc3's trigger (its tag moved on: made manual) is in the text the dialog shows
         shown = str(dialog.query_one("#notes").render())
         assert "dc/dc3: image trigger of app on dc3:latest made manual" in shown, shown
-        await pilot.press("y")
+        await pilot.press("y", "enter")  # a group's action needs its name typed: neither key confirms
+        assert dialog.state == "ready" and dialog.query_one("#typed").value != "app=shop-api"
+        dialog.query_one("#typed").value = ""
+        await pilot.press(*"app=shop-api", "enter")
         await until(pilot, lambda: dialog.state == "done", timeout=240, what="the revert to end")
         assert dialog.result.ok, (dialog.result, dialog.query_one("#progress").lines)
         assert len(dialog.query_one("#progress").lines) >= 3  # progress was shown as it happened

@@ -22,8 +22,9 @@ ACTION_BINDINGS = [
     Binding("U", "resume('group')", "Resume group"),
     Binding("v", "revert('selection')", "Revert"),
     Binding("V", "revert('group')", "Revert group"),
-    Binding("d", "redeploy('selection')", "Redeploy"),
-    Binding("D", "redeploy('group')", "Redeploy group"),
+    # k9s' `r` restarts a Deployment: a redeploy is that; `d` describes, as in k9s
+    Binding("r", "redeploy('selection')", "Redeploy"),
+    Binding("R", "redeploy('group')", "Redeploy group"),
 ]
 TITLES = {"resume": "Resume", "revert": "Revert", "redeploy": "Redeploy"}
 PaletteEntry = tuple[str, str, Callable[[], object]]  # title, help text, what it does

@@ -12,7 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Button, DataTable, Label, RichLog, Static
+from textual.widgets import Button, DataTable, Input, Label, RichLog, Static
 
 from rollguard.errors import EXIT_INCONSISTENT
 from rollguard.structs import Status
@@ -81,11 +81,15 @@ class DialogState(enum.StrEnum):
 
 
 class ConfirmScreen(Dialog):
-    """Plan, confirm, run, result (`DialogState`). Dismisses with the result or None."""
+    """Plan, confirm, run, result (`DialogState`). Dismisses with the result or None.
+
+    Nothing that a reflex can press confirms: focus starts on Cancel (Enter cancels), a workload's
+    action needs `y`, a group's needs its name typed (`y` then only types into that box).
+    """
 
     app: RollguardApp
     BINDINGS = [
-        Binding("y", "confirm", "Confirm"),
+        Binding("y", "confirm", "Confirm (one workload)"),
         Binding("escape,n", "cancel", "Cancel / close"),
     ]
 
@@ -97,6 +101,8 @@ class ConfirmScreen(Dialog):
         self.plan: PlanView | None = None
         self.result: ResultView | None = None
         self.cancel_event = threading.Event()
+        # a group action is confirmed by typing the group's name, not by one key
+        self.typed_name = target.selector or (target.label if len(target.refs) > 1 else "")
 
     def compose(self) -> ComposeResult:
         title = f"{TITLES[self.action]} {self.target.label} in {self.target.namespace}"
@@ -111,14 +117,22 @@ class ConfirmScreen(Dialog):
                 yield Static(id="notes")
             yield RichLog(id="progress", wrap=True, markup=False, max_lines=500)
             yield Static(id="result")
+            if self.typed_name:
+                yield Input(placeholder=f"type {self.typed_name} to confirm", id="typed")
             with Horizontal(classes="buttons"):
-                yield Button("Confirm (y)", id="confirm", variant="error", disabled=True)
+                label = "Confirm" if self.typed_name else "Confirm (y)"
+                yield Button(label, id="confirm", variant="error", disabled=True)
                 yield Button("Cancel (esc)", id="cancel")
 
     def on_mount(self) -> None:
         self.query_one("#changes", DataTable).add_columns(*COLUMNS)
         self.query_one("#progress", RichLog).display = False
         self.query_one("#changes", DataTable).display = False
+        if self.typed_name:
+            typed = self.query_one("#typed", Input)
+            typed.display = False
+            typed.cursor_blink = not self.app.static
+        self.query_one("#cancel", Button).focus()
         self._plan()
 
     @work(thread=True, exit_on_error=False, group="plan")
@@ -153,15 +167,35 @@ class ConfirmScreen(Dialog):
             return
         self.state = DialogState.READY
         changed = sum(1 for c in plan.changes if c.changed)
-        summary.update(f"{changed} of {len(plan.changes)} workloads change. Confirm to carry it out:")
-        button = self.query_one("#confirm", Button)
-        button.disabled = False
-        button.focus()
+        how = f"type {self.typed_name} below and press Enter" if self.typed_name else "press y"
+        summary.update(f"{changed} of {len(plan.changes)} workloads change. To carry it out, {how}:")
+        if self.typed_name:
+            typed = self.query_one("#typed", Input)
+            typed.display = True
+            typed.focus()
+        else:
+            self.query_one("#confirm", Button).disabled = False
+            self.query_one("#cancel", Button).focus()  # Enter on a reflex cancels
         self.refresh_bindings()
+
+    @property
+    def name_typed(self) -> bool:
+        return not self.typed_name or self.query_one("#typed", Input).value.strip() == self.typed_name
+
+    @on(Input.Changed, "#typed")
+    def _typed(self, _event: Input.Changed) -> None:
+        self.query_one("#confirm", Button).disabled = not (self.state is DialogState.READY and self.name_typed)
+
+    @on(Input.Submitted, "#typed")
+    def _typed_submitted(self, _event: Input.Submitted) -> None:
+        if self.name_typed:
+            self.action_confirm()
+        else:
+            self.app.notify(f"type {self.typed_name} exactly to confirm, or esc", severity="warning")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "confirm":
-            return self.state is DialogState.READY
+            return self.state is DialogState.READY and not self.typed_name  # a group's needs its name typed
         if action == "cancel":
             return self.state is not DialogState.RUNNING
         return True
@@ -175,9 +209,11 @@ class ConfirmScreen(Dialog):
         self.action_cancel()
 
     def action_confirm(self) -> None:
-        if self.state is not DialogState.READY:
+        if self.state is not DialogState.READY or not self.name_typed:
             return
         self.state = DialogState.RUNNING
+        if self.typed_name:
+            self.query_one("#typed", Input).display = False
         self.query_one("#confirm", Button).display = False
         self.query_one("#cancel", Button).display = False
         self.query_one("#summary", Static).update(Text("Running… (progress below)", style="bold"))

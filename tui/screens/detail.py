@@ -21,9 +21,11 @@ from rollguard.tui.screens.base import (
     group_selection,
     workload_selection,
 )
+from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import DetailView, GroupView, Inventory, WorkloadRow, age, images_text
 from rollguard.tui.widgets.badges import badges
 from rollguard.tui.widgets.keybar import KeyBar
+from rollguard.tui.widgets.nav import NavTable
 
 if TYPE_CHECKING:
     from rollguard.tui.app import RollguardApp
@@ -45,7 +47,8 @@ class DetailScreen(ActionsMixin, Screen[None]):
     BINDINGS = [
         Binding("escape,backspace", "back", "Back"),
         Binding("t", "revert('revision')", "Revert to this revision"),
-        Binding("r", "reload", "Reload"),
+        Binding("y", "yaml", "YAML"),
+        Binding("ctrl+r", "reload", "Reload", show=False),
         *ACTION_BINDINGS,
     ]
 
@@ -62,11 +65,10 @@ class DetailScreen(ActionsMixin, Screen[None]):
                 yield Label(
                     name.capitalize() if name != "revisions" else "Revision history", classes="section"
                 )
-                yield DataTable(
-                    id=name,
-                    cursor_type="row" if name == "revisions" else "none",
-                    show_cursor=name == "revisions",
-                )
+                if name == "revisions":
+                    yield NavTable(id=name, cursor_type="row")
+                else:
+                    yield DataTable(id=name, cursor_type="none", show_cursor=False)
             yield Label("Journal", classes="section")
             yield Static(id="journal")
         yield KeyBar()
@@ -208,6 +210,9 @@ class DetailScreen(ActionsMixin, Screen[None]):
 
     def action_reload(self) -> None:
         self.load()
+
+    def action_yaml(self) -> None:
+        self.app.push_screen(YamlScreen(self.row))
 
 
 def journal_text(group: GroupView | None) -> str:

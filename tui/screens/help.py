@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import Label, Static
 
@@ -15,23 +15,27 @@ from rollguard.tui.keys import APP_BINDINGS
 from rollguard.tui.screens.base import Dialog
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
+from rollguard.tui.screens.group import GroupScreen
+from rollguard.tui.screens.pick import Picker
 from rollguard.tui.screens.workloads import WorkloadsScreen
+from rollguard.tui.screens.yaml import YamlScreen
+from rollguard.tui.widgets.nav import NAV_BINDINGS
+from rollguard.tui.widgets.workload_table import WorkloadTable
 
-# Keys the DataTable and the app handle themselves.
-TABLE_KEYS = [
-    ("↑ ↓ / k j", "move the cursor"),
-    ("pgup pgdn home end", "page, first row, last row"),
-]
 SCOPE_NOTE = (
     "On a group row, resume/revert/redeploy act on the whole rollout group; on a workload row, on that "
     "workload (the capital letter: its whole group). Keys that do not apply to the selected row, or that "
-    "you may not use (SelfSubjectAccessReview, --read-only), are hidden."
+    "you may not use (SelfSubjectAccessReview, --read-only), are hidden. A workload's action is confirmed "
+    "with y, a group's by typing the group's name: Enter alone never changes anything."
 )
 
 
+KEY_NAMES = {"question_mark": "?", "slash": "/", "colon": ":", "escape": "esc", "pageup": "pgup",
+             "pagedown": "pgdn"}  # fmt: skip
+
+
 def _key(binding: Binding) -> str:
-    names = {"question_mark": "?", "slash": "/", "escape": "esc", "enter": "enter"}
-    return " ".join(names.get(k, k) for k in binding.key.split(","))
+    return " ".join(KEY_NAMES.get(k, k) for k in binding.key.split(","))
 
 
 def key_rows() -> list[tuple[str, list[tuple[str, str]]]]:
@@ -44,12 +48,20 @@ def key_rows() -> list[tuple[str, list[tuple[str, str]]]]:
                 out.append((_key(b), b.description or b.action))
         return out
 
-    return [
-        ("Workloads", rows(WorkloadsScreen.BINDINGS) + TABLE_KEYS),
-        ("Detail", rows(DetailScreen.BINDINGS)),
-        ("Confirmation dialog", rows(ConfirmScreen.BINDINGS)),
-        ("Everywhere", [*rows(APP_BINDINGS), ("ctrl+p", "command palette: every action by name")]),
-    ]
+    return [(section, rows(bindings)) for section, bindings in [*SECTIONS, ("Help", HelpScreen.BINDINGS)]]
+
+
+# Every screen's and table's bindings, as they are bound: the help cannot list a key that does nothing.
+SECTIONS: list[tuple[str, Sequence[BindingType]]] = [
+    ("Workloads", [*WorkloadsScreen.BINDINGS, *WorkloadTable.BINDINGS]),
+    ("Tables (workloads, members, revisions)", NAV_BINDINGS),
+    ("Workload detail", DetailScreen.BINDINGS),
+    ("Group", GroupScreen.BINDINGS),
+    ("YAML", YamlScreen.BINDINGS),
+    ("Confirmation dialog", ConfirmScreen.BINDINGS),
+    ("Namespace and context pickers (type to filter)", Picker.BINDINGS),
+    ("Everywhere", APP_BINDINGS),
+]
 
 
 class HelpScreen(Dialog):

@@ -8,7 +8,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Label, OptionList
+from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
 from rollguard.tui.errors import describe_error
@@ -21,19 +21,34 @@ ALL_NAMESPACES = "\x00all"
 
 
 class Picker(Dialog):
-    """A titled list; Enter picks, Escape cancels."""
+    """A titled list; typing filters it (backspace takes back), Enter picks, Escape cancels."""
 
     app: RollguardApp
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("down", "move('cursor_down')", "Next", show=False),
+        Binding("up", "move('cursor_up')", "Previous", show=False),
+        Binding("pagedown", "move('page_down')", "Page down", show=False),
+        Binding("pageup", "move('page_up')", "Page up", show=False),
+    ]
     TITLE = ""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.typed = ""
+        self.options: list[tuple[str, str]] = []
+        self.current: str | None = None
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog picker"):
             yield Label(self.TITLE, classes="dialog-title")
+            yield Input(placeholder="type to filter, ↑↓ to choose, enter to pick", id="typed")
             yield OptionList(Option("loading…", disabled=True))
 
     def on_mount(self) -> None:
-        self.query_one(OptionList).focus()
+        typed = self.query_one("#typed", Input)
+        typed.cursor_blink = not self.app.static
+        typed.focus()
         self._load()
 
     @work(thread=True, exit_on_error=False)
@@ -50,15 +65,35 @@ class Picker(Dialog):
         raise NotImplementedError
 
     def _fill(self, options: list[tuple[str, str]], current: str | None) -> None:
+        self.options, self.current = options, current
+        self._show()
+
+    def _show(self) -> None:
         box = self.query_one(OptionList)
         box.clear_options()
-        if not options:
-            box.add_option(Option("(nothing to choose from)", disabled=True))
+        shown = [(v, label) for v, label in self.options if self.typed.lower() in label.lower()]
+        if not shown:
+            box.add_option(Option("(nothing to choose from)" if not self.typed else "(no match)", disabled=True))
             return
-        box.add_options([Option(label, id=value) for value, label in options])
-        ids = [value for value, _label in options]
-        if current in ids:
-            box.highlighted = ids.index(current)
+        box.add_options([Option(label, id=value) for value, label in shown])
+        ids = [value for value, _label in shown]
+        box.highlighted = ids.index(self.current) if self.current in ids and not self.typed else 0
+
+    @on(Input.Changed, "#typed")
+    def _typed(self, event: Input.Changed) -> None:
+        self.typed = event.value.strip()
+        self._show()
+
+    @on(Input.Submitted, "#typed")
+    def _submitted(self, _event: Input.Submitted) -> None:
+        box = self.query_one(OptionList)
+        if box.highlighted is not None:
+            option = box.get_option_at_index(box.highlighted)
+            if not option.disabled:
+                self.dismiss(option.id)
+
+    def action_move(self, how: str) -> None:
+        getattr(self.query_one(OptionList), f"action_{how}")()
 
     @on(OptionList.OptionSelected)
     def _picked(self, event: OptionList.OptionSelected) -> None:

@@ -21,7 +21,9 @@ from rollguard.tui.screens.base import (
     workload_selection,
 )
 from rollguard.tui.screens.detail import DetailScreen
+from rollguard.tui.screens.group import GroupScreen
 from rollguard.tui.screens.pick import ALL_NAMESPACES, ContextPicker, NamespacePicker
+from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import SORT_KEYS, Inventory
 from rollguard.tui.widgets.keybar import KeyBar
 from rollguard.tui.widgets.workload_table import WorkloadTable, build_lines
@@ -35,14 +37,17 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
 
     app: RollguardApp
     BINDINGS = [
-        Binding("enter", "details", "Details", show=False),
+        Binding("d", "details", "Describe"),
+        Binding("y", "yaml", "YAML", show=False),
+        Binding("space", "fold", "Fold group", show=False),
         Binding("slash", "filter", "Filter"),
+        Binding("colon", "command", "Jump (:ns NAME, :ctx NAME)", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("s", "sort", "Sort", show=False),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
         Binding("n", "namespace", "Namespace", show=False),
         Binding("c", "context", "Context", show=False),
-        Binding("r", "reload", "Reload", show=False),
+        Binding("ctrl+r", "reload", "Reload", show=False),
         *ACTION_BINDINGS,
     ]
 
@@ -52,19 +57,21 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.sort = "name"
         self.reverse = False
         self._offered: tuple[bool, ...] = ()
+        self.folded: set[str] = set()
 
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="status")
         yield Input(placeholder="filter: words in name, kind, group, finding or image", id="filter")
+        yield Input(placeholder=":ns NAME  :ns all  :ctx NAME  (esc: back)", id="command")
         yield WorkloadTable(id="workloads")
         yield Static("", id="reason")
         yield KeyBar()
 
     def on_mount(self) -> None:
-        filter_box = self.query_one("#filter", Input)
-        filter_box.display = False
-        if self.app.static:
-            filter_box.cursor_blink = False
+        for box in self.query(Input):
+            box.display = False
+            if self.app.static:
+                box.cursor_blink = False
         self.query_one(WorkloadTable).focus()
 
     @property
@@ -90,6 +97,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             reverse=self.reverse,
             now=self.app.clock(),
             show_namespace=self.app.backend.all_namespaces,
+            folded=frozenset(self.folded),
         )
         started = time.perf_counter()
         self.table.show(lines)
@@ -149,7 +157,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
 
     @on(DataTable.RowSelected)
     def _selected(self, _event: DataTable.RowSelected) -> None:
-        self.action_details()
+        self.action_details()  # Enter: a workload's detail, or the group's page
 
     # -- selection -------------------------------------------------------------------------------------
 
@@ -163,11 +171,13 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         return group_selection(inventory.group_rows(line.group))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "details":
+        if action in ("details", "fold"):
+            return self.table.current is not None
+        if action == "yaml":
             line = self.table.current
             return line is not None and line.row is not None
         if action == "clear_filter":
-            return bool(self.text_filter) or self.query_one("#filter", Input).display
+            return bool(self.text_filter) or any(box.display for box in self.query(Input))
         return super().check_action(action, parameters)
 
     def palette_commands(self) -> list[PaletteEntry]:
@@ -176,16 +186,70 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             ("Switch context", "c: pick a kubeconfig context", self.action_context),
             ("Filter", "/: show only rows matching words", self.action_filter),
             ("Sort by next column", f"s: {', '.join(SORT_KEYS)}", self.action_sort),
-            ("Reload", "r: list everything again from the API", self.action_reload),
+            ("Reload", "ctrl+r: list everything again from the API", self.action_reload),
         ]
         return super().palette_commands() + general
 
     # -- keys --------------------------------------------------------------------------------------------
 
     def action_details(self) -> None:
+        """Describe: a workload's detail page, or a group's page (journal, lock holder, members)."""
+        line = self.table.current
+        if line is None:
+            return
+        if line.row is not None:
+            self.app.push_screen(DetailScreen(line.row))
+        else:
+            self.app.push_screen(GroupScreen(line.group))
+
+    def action_yaml(self) -> None:
         line = self.table.current
         if line is not None and line.row is not None:
-            self.app.push_screen(DetailScreen(line.row))
+            self.app.push_screen(YamlScreen(line.row))
+
+    def action_fold(self) -> None:
+        """Fold (or unfold) the group of the cursor's row; the cursor lands on the group's row."""
+        line = self.table.current
+        if line is None:
+            return
+        self.folded ^= {line.group}
+        self.redraw()
+
+    def action_command(self) -> None:
+        box = self.query_one("#command", Input)
+        box.display = True
+        box.value = ""
+        box.focus()
+
+    @on(Input.Submitted, "#command")
+    def _command_done(self, event: Input.Submitted) -> None:
+        box = self.query_one("#command", Input)
+        box.display = False
+        self.table.focus()
+        self.jump(event.value)
+
+    def jump(self, text: str) -> None:
+        """`:ns NAME`, `:ns all` (or `:ns -A`), `:ns` (the picker), `:ctx NAME`, `:ctx` (the picker)."""
+        words = text.strip().lstrip(":").split()
+        if not words:
+            return
+        verb, args = words[0].lower(), words[1:]
+        if verb in ("ns", "namespace", "namespaces") and not args:
+            self.action_namespace()
+        elif verb in ("ns", "namespace", "namespaces"):
+            name = args[0]
+            if name in ("all", "-A", "*"):
+                self.app.load(all_namespaces=True)
+            else:
+                self.app.load(namespace=name)
+        elif verb in ("ctx", "context", "contexts") and not args:
+            self.action_context()
+        elif verb in ("ctx", "context", "contexts"):
+            self.app.load(context=args[0])
+        else:
+            self.app.notify(
+                f"unknown command “:{verb}”: use :ns NAME, :ns all or :ctx NAME", severity="warning"
+            )
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -205,6 +269,11 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             self.query_one("#filter", Input).display = False
 
     def action_clear_filter(self) -> None:
+        command = self.query_one("#command", Input)
+        if command.display:
+            command.display = False
+            self.table.focus()
+            return
         box = self.query_one("#filter", Input)
         box.value = ""
         box.display = False

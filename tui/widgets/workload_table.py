@@ -9,7 +9,6 @@ from typing import Any
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.widgets import DataTable
 
 from rollguard.tui.views import (
     UNGROUPED,
@@ -25,6 +24,7 @@ from rollguard.tui.views import (
     sort_rows,
 )
 from rollguard.tui.widgets.badges import badges
+from rollguard.tui.widgets.nav import NavTable
 
 COLUMNS = (("workload", "Workload"), ("findings", "Findings"), ("rev", "Rev"), ("ready", "Ready"),
            ("images", "Images"), ("age", "Age"))  # fmt: skip
@@ -46,8 +46,10 @@ def _truncate(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def group_label(group: GroupView | None, selector: str, namespace: str, show_ns: bool, count: int) -> Text:
-    label = Text("▾ ", style="bold")
+def group_label(
+    group: GroupView | None, selector: str, namespace: str, show_ns: bool, count: int, *, folded: bool = False
+) -> Text:
+    label = Text("▸ " if folded else "▾ ", style="bold")
     label.append(selector or "(no rollout group)", style="bold")
     label.append(f" ({count})", style="dim")
     if show_ns:
@@ -76,8 +78,9 @@ def build_lines(
     reverse: bool,
     now: dt.datetime,
     show_namespace: bool,
+    folded: frozenset[str] = frozenset(),
 ) -> list[Line]:
-    """The table's content, in order (pure: tested without a screen)."""
+    """The table's content, in order (pure: tested without a screen); a folded group shows its header only."""
     rows = [r for r in inventory.rows if not text_filter or matches(r, text_filter)]
     lines: list[Line] = []
     by_group: dict[str, list[WorkloadRow]] = {}
@@ -97,7 +100,9 @@ def build_lines(
                 key=key,
                 group=key,
                 cells=(
-                    group_label(group, first.group, first.namespace, show_namespace, len(members)),
+                    group_label(
+                        group, first.group, first.namespace, show_namespace, len(members), folded=key in folded
+                    ),
                     badges(Finding(c) for c in union),
                     "",
                     "",
@@ -106,7 +111,7 @@ def build_lines(
                 ),
             )
         )
-        for row in members:
+        for row in members if key not in folded else ():
             name = Text("  ")
             name.append(f"{KIND_PREFIX.get(row.kind, row.kind)}/", style="dim")
             name.append(row.name)
@@ -129,14 +134,14 @@ def build_lines(
     return lines
 
 
-class WorkloadTable(DataTable[Text | str]):
+class WorkloadTable(NavTable):
     """A DataTable that keeps its cursor on the same workload (or group) across refreshes."""
 
     DEFAULT_CSS = """
     WorkloadTable { height: 1fr; }
     """
-    # DataTable's own Enter is hidden from the footer; here it opens the detail, so say so
-    BINDINGS = [Binding("enter", "select_cursor", "Details")]
+    # Enter opens a workload's detail or a group's page, so the footer says so
+    BINDINGS = [Binding("enter", "select_cursor", "Open")]
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)  # type: ignore[arg-type]
@@ -168,7 +173,7 @@ class WorkloadTable(DataTable[Text | str]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "select_cursor":
-            return self.current is not None and self.current.row is not None
+            return self.current is not None
         return True
 
     def show(self, lines: Sequence[Line]) -> None:

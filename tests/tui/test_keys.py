@@ -1,0 +1,254 @@
+"""k9s keys and safe confirmation (issue 19 point 3), driven by Pilot on an in-memory cluster.
+
+A reflex must never change the cluster: `d` describes, Enter in a dialog cancels, a workload's action
+needs `y` and a group's needs its name typed. Assertions are on the (fake) cluster's objects.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from rollguard.resources import DEPLOYMENT_CONFIGS
+from rollguard.structs import Status
+from rollguard.tui.app import RollguardApp
+from rollguard.tui.screens.confirm import ConfirmScreen
+from rollguard.tui.screens.detail import DetailScreen
+from rollguard.tui.screens.group import GroupScreen
+from rollguard.tui.screens.help import SECTIONS, HelpScreen, _key, key_rows
+from rollguard.tui.screens.workloads import WorkloadsScreen
+from rollguard.tui.screens.yaml import YamlScreen
+from rollguard.tui.views import ResultView
+from rollguard.tui.widgets.workload_table import WorkloadTable
+from tests.tui.conftest import SIZE, make_app, settle
+from tests.tui.fixtures import cluster_of, neighbours, reference_case
+
+
+def table(app) -> WorkloadTable:
+    return app.screen.query_one(WorkloadTable)
+
+
+def versions(fake) -> dict[str, int]:
+    return {
+        name: fake.get(DEPLOYMENT_CONFIGS, name, namespace="shop-dev")["status"].get("latestVersion", 0)
+        for name in ("dc1", "dc2", "dc3")
+    }
+
+
+async def test_d_then_enter_describes_and_changes_nothing(fake):
+    """The reproduction of the issue: `d` then Enter redeployed (latestVersion 2 -> 3)."""
+    before = versions(fake)
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down")  # dc1
+        await pilot.press("d")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DetailScreen) and app.screen.row.name == "dc1"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DetailScreen)
+        await pilot.press("escape")
+        # the redeploy key now, then a reflex Enter: focus is on Cancel, so Enter cancels
+        await pilot.press("r")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.state == "ready"
+        assert dialog.focused is not None and dialog.focused.id == "cancel"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, WorkloadsScreen)
+    assert versions(fake) == before
+    assert fake.requests["update"] == fake.requests["patch"] == 0
+
+
+def stub_execute(app) -> list[object]:
+    """The repair itself needs controllers (the live tests run it): here, record what was confirmed."""
+    ran: list[object] = []
+
+    def execute(plan, out, cancel):
+        ran.append(plan.target)
+        return ResultView(Status.SUCCEEDED, 0, "done")
+
+    app.backend.execute = execute
+    return ran
+
+
+async def test_focus_starts_on_cancel_and_y_confirms_one_workload(fake):
+    app = make_app(fake)
+    ran = stub_execute(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "r")  # dc1: redeploy
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert dialog.focused is not None and dialog.focused.id == "cancel"  # while planning, too
+        await settle(app, pilot)
+        assert dialog.state == "ready" and dialog.focused.id == "cancel"
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert dialog.state == "done", dialog.state
+    assert [t.refs for t in ran] == [("dc/dc1",)]
+
+
+async def test_a_group_action_needs_the_group_name_typed(fake):
+    before = versions(fake)
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("v")  # on the group row: revert the whole group
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.state == "ready"
+        assert dialog.typed_name == "app=shop-api"
+        await pilot.press("y", "enter", "enter")  # neither a `y` nor Enter confirms a group action
+        await settle(app, pilot)
+        assert dialog.state == "ready" and versions(fake) == before
+        assert dialog.query_one("#confirm").disabled
+        await pilot.press(*"app=shop-ap")  # almost
+        assert dialog.query_one("#confirm").disabled
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert isinstance(app.screen, WorkloadsScreen)
+    assert versions(fake) == before and fake.requests["update"] == 0
+
+
+async def test_typing_the_group_name_confirms(fake):
+    app = make_app(fake)
+    ran = stub_execute(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("v")
+        await settle(app, pilot)
+        dialog = app.screen
+        dialog.query_one("#typed").value = ""
+        await pilot.press(*"app=shop-api")
+        assert not dialog.query_one("#confirm").disabled
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert dialog.state == "done"
+    assert [t.selector for t in ran] == ["app=shop-api"]
+
+
+async def test_vi_keys_home_end_move_the_cursor(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        last = len(table(app).lines) - 1
+        await pilot.press("j", "j")
+        assert table(app).cursor_row == 2
+        await pilot.press("k")
+        assert table(app).cursor_row == 1
+        await pilot.press("G")
+        assert table(app).cursor_row == last
+        await pilot.press("g")
+        assert table(app).cursor_row == 0
+        await pilot.press("end")
+        assert table(app).cursor_row == last
+        await pilot.press("home")
+        assert table(app).cursor_row == 0
+
+
+async def test_space_folds_a_group_and_enter_opens_it(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        rows = len(table(app).lines)
+        await pilot.press("down", "space")  # on dc1: folds its group, the cursor goes to the group row
+        await settle(app, pilot)
+        assert len(table(app).lines) == rows - 3
+        assert table(app).current.key == "group:shop-dev/app=shop-api"
+        assert str(table(app).current.cells[0]).startswith("▸")
+        await pilot.press("space")
+        assert len(table(app).lines) == rows
+        await pilot.press("enter")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, GroupScreen)
+        assert [r.name for r in screen.members] == ["dc1", "dc2", "dc3"]
+        journal = str(screen.query_one("#journal").render())
+        assert "alice@ci" in journal and "lock" in journal
+        await pilot.press("j", "enter")  # a member: its detail
+        await settle(app, pilot)
+        assert isinstance(app.screen, DetailScreen) and app.screen.row.name == "dc2"
+
+
+async def test_y_shows_the_yaml(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "y")
+        await settle(app, pilot)
+        assert isinstance(app.screen, YamlScreen)
+        assert "kind: DeploymentConfig" in app.screen.text and "name: dc1" in app.screen.text
+        await pilot.press("escape")
+        assert isinstance(app.screen, WorkloadsScreen)
+
+
+async def test_colon_jumps_to_a_namespace():
+    cluster = cluster_of(reference_case("shop-dev") + neighbours("other"))
+    app = make_app(cluster)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        await pilot.press("colon", *"ns other", "enter")
+        await settle(app, pilot)
+        assert {r.namespace for r in app.inventory.rows} == {"other"}
+        await pilot.press("colon", *"ns all", "enter")
+        await settle(app, pilot)
+        assert {r.namespace for r in app.inventory.rows} == {"shop-dev", "other"}
+        await pilot.press("colon", *"bogus", "enter")
+        await settle(app, pilot)
+        assert any(":ns NAME" in n.message for n in app._notifications)
+    cluster.close()
+
+
+async def test_picker_filters_as_you_type():
+    cluster = cluster_of(reference_case("shop-dev") + neighbours("other"))
+    app = make_app(cluster)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("n")
+        await settle(app, pilot)
+        await pilot.press(*"shop")
+        options = app.screen.query_one("OptionList")
+        assert [options.get_option_at_index(i).id for i in range(options.option_count)] == ["shop-dev"]
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.backend.namespace == "shop-dev"
+    cluster.close()
+
+
+def test_help_lists_exactly_the_bound_keys():
+    """Every binding of every screen is in the help, the help lists nothing else, and every listed key
+    has its action (an `action_*` method of the screen, its table or the app)."""
+    listed = [(keys, d) for _section, rows in key_rows() for keys, d in rows]
+    bound = [
+        (_key(b), b.description or b.action)
+        for _section, bindings in [*SECTIONS, ("Help", HelpScreen.BINDINGS)]
+        for b in bindings
+    ]
+    assert listed == bound
+    owners = {
+        "Workloads": (WorkloadsScreen, WorkloadTable), "Workload detail": (DetailScreen,),
+        "Group": (GroupScreen,), "YAML": (YamlScreen,), "Confirmation dialog": (ConfirmScreen,),
+        "Everywhere": (RollguardApp,), "Help": (HelpScreen,),
+    }  # fmt: skip
+    for section, bindings in [*SECTIONS, ("Help", HelpScreen.BINDINGS)]:
+        classes = next((v for k, v in owners.items() if section == k), None)
+        for b in bindings:
+            name = "action_" + b.action.split("(")[0]
+            candidates = classes or (WorkloadTable,)
+            if section.startswith("Namespace"):
+                from rollguard.tui.screens.pick import Picker
+
+                candidates = (Picker,)
+            assert any(inspect.isfunction(getattr(c, name, None)) for c in candidates), (section, b)
+
+
+async def test_help_screen_shows_the_keys(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert isinstance(app.screen, WorkloadsScreen)
