@@ -317,6 +317,13 @@ def run_in_process(*argv: str) -> tuple[int, str]:
     return code, err.getvalue()
 
 
+def new_workloads(where: Path) -> Path:
+    """Manifests of a DC and a Deployment the target does not hold yet (``rollout -f`` creates them)."""
+    path = where / "new-workloads.yaml"
+    path.write_text(yaml.safe_dump_all([dc_body("api-new", f"{IMAGE}:v2"), deployment_body("web-new", f"{IMAGE}:v2")]))
+    return path
+
+
 @pytest.fixture(scope="module")
 def sa_client(setup: Setup) -> Client:
     return Client.connect(kubeconfig=str(setup.kubeconfig))
@@ -347,7 +354,10 @@ def test_without_this_grant_the_preflight_refuses_and_changes_nothing(
             assert code == 2, err
             assert f"'{grant.verb}'" in err and grant.label in err, err
         else:
-            code, err = run_in_process(*rollout_args(setup, "t2", f"{IMAGE}:v2"), "--kubeconfig", kubeconfig)
+            args = rollout_args(setup, "t2", f"{IMAGE}:v2")
+            if grant.role == "rollguard-apply":  # -f with a workload of each kind to create
+                args += ["-f", str(new_workloads(setup.kubeconfig.parent))]
+            code, err = run_in_process(*args, "--kubeconfig", kubeconfig)
             assert code == 2, err
             assert f"not allowed to {grant.verb} {grant.label} in namespace '{namespace}'" in err, err
         assert "Traceback" not in err
