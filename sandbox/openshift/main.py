@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from sandbox.openshift import crds
+from sandbox.openshift.annotationtriggers import AnnotationTriggerController
 from sandbox.openshift.deploymentconfigs import DeploymentConfigController
 from sandbox.openshift.imagestreams import ImageStreamController
 from sandbox.openshift.kube import ApiError, Kube
@@ -90,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     ServiceAccountsController(kube).start()
     images.start()
     dcs.start()
+    AnnotationTriggerController(kube, images).start()
     if args.ready_file:
         args.ready_file.parent.mkdir(parents=True, exist_ok=True)
         args.ready_file.touch()

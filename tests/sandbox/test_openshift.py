@@ -935,3 +935,67 @@ def test_tag_copy_is_rewritten_to_the_destination_and_does_not_follow_the_source
     kube.request("PUT", f"{ISS.format(ns=namespace)}/app", current)
     again = wait_for(kube, ISS.format(ns=namespace), "app", has_items("poke"))
     assert [i["image"] for i in status_tag(again, "follow")["items"]] == [item["image"]]
+
+
+# -- image triggers on annotated Deployments -----------------------------------------------------------
+
+
+def test_annotated_deployment_follows_its_tag_unless_paused(kube: Kube, namespace: str) -> None:
+    """Mirrors openshift-controller-manager pkg/image/trigger/annotations/ and library-go
+    pkg/image/trigger/annotations.go (UpdateObjectFromImages): a container named by an
+    `image.openshift.io/triggers` entry gets its tag's image, and keeps it while the entry is paused."""
+    iss = ISS.format(ns=namespace)
+    kube.request("POST", iss, image_stream("app", {"latest": {"kind": "DockerImage", "name": f"{APP}:v1"}}))
+    v1 = status_tag(wait_for(kube, iss, "app", has_items("latest")), "latest")["items"][0][
+        "dockerImageReference"
+    ]
+    entry = {
+        "from": {"kind": "ImageStreamTag", "name": "app:latest"},
+        "fieldPath": 'spec.template.spec.containers[?(@.name=="app")].image',
+    }
+    deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "annotations": {"image.openshift.io/triggers": json.dumps([entry])}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"name": "web"}},
+            "template": {
+                "metadata": {"labels": {"name": "web"}},
+                "spec": {
+                    "containers": [{"name": "app", "image": " "}, {"name": "side", "image": f"{APP}:side"}]
+                },
+            },
+        },
+    }
+    kube.request("POST", deployments, body)
+
+    def image(d: JSON, name: str = "app") -> str:
+        return next(c["image"] for c in d["spec"]["template"]["spec"]["containers"] if c["name"] == name)
+
+    web = wait_for(kube, deployments, "web", lambda d: image(d) == v1)
+    assert image(web, "side") == f"{APP}:side"  # not named by any entry
+    # paused: the tag moves, the container stays
+    entry["paused"] = True
+    patch(
+        kube,
+        f"{deployments}/web",
+        {"metadata": {"annotations": {"image.openshift.io/triggers": json.dumps([entry])}}},
+    )
+    patch(
+        kube,
+        f"{iss}/app",
+        {"spec": {"tags": [{"name": "latest", "from": {"kind": "DockerImage", "name": f"{APP}:v2"}}]}},
+    )
+    moved = wait_for(kube, iss, "app", has_items("latest", 2))
+    v2 = status_tag(moved, "latest")["items"][0]["dockerImageReference"]
+    assert image(kube.get(f"{deployments}/web")) == v1
+    # resumed: it follows the tag again
+    entry["paused"] = False
+    patch(
+        kube,
+        f"{deployments}/web",
+        {"metadata": {"annotations": {"image.openshift.io/triggers": json.dumps([entry])}}},
+    )
+    wait_for(kube, deployments, "web", lambda d: image(d) == v2)
