@@ -19,16 +19,23 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
+from rollguard.errors import ServerError, TooManyRequests, Unreachable
 from rollguard.tui.backend import Backend
 from rollguard.tui.errors import describe_error
 from rollguard.tui.keys import APP_BINDINGS
-from rollguard.tui.messages import Connected, InventoryLoaded, PermissionsLoaded, Problem
+from rollguard.tui.liveness import Link, Liveness, backoff, link_after
+from rollguard.tui.messages import Connected, InventoryLoaded, LivenessChanged, PermissionsLoaded, Problem
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.help import HelpScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.views import Inventory, ResultView, Target
 
 Clock = Callable[[], dt.datetime]
+
+
+def transient(exc: BaseException) -> bool:
+    """An outage worth retrying (the server down, overloaded or restarting), not a refusal to fix."""
+    return isinstance(exc, Unreachable | ServerError | TooManyRequests | TimeoutError | OSError)
 
 
 class RollguardApp(App[int]):
@@ -38,6 +45,8 @@ class RollguardApp(App[int]):
     TITLE = "rollguard"
     BINDINGS = APP_BINDINGS
     LIVE_TICK = 0.5
+    PROBE_EVERY = 2.0  # seconds between liveness probes while live
+    CLOCK_TICK = 5.0  # seconds between re-judgements of time-based findings without any event
 
     def __init__(
         self,
@@ -62,6 +71,8 @@ class RollguardApp(App[int]):
         self._dialogs = 0
         self._paused = threading.Event()
         self._dirty = threading.Event()
+        self._retry = threading.Event()
+        self.liveness = Liveness()
 
     @property
     def read_only(self) -> bool:
@@ -76,9 +87,20 @@ class RollguardApp(App[int]):
     def load(
         self, *, context: str | None = None, namespace: str | None = None, all_namespaces: bool = False
     ) -> None:
-        """(Re)connect and read; then follow changes through watches (unless live is off)."""
+        """(Re)connect and read; then follow changes through watches (unless live is off).
+
+        Switching context or namespace clears the table at once: the old cluster's rows must not stand
+        under the new name while the new cluster has not answered.
+        """
         self.permissions_known = False
         self.allowed = {}
+        if context is not None or namespace is not None or all_namespaces:
+            self.inventory = None
+            self._set_liveness(Liveness(Link.CONNECTING))
+            for screen in self._screens():
+                if hasattr(screen, "inventory_cleared"):
+                    screen.inventory_cleared()
+        self._retry.set()  # a loader waiting to reconnect (to the old context) ends now
         self._loader(context, namespace, all_namespaces)
 
     @work(thread=True, exclusive=True, group="loader", exit_on_error=False)
@@ -94,36 +116,87 @@ class RollguardApp(App[int]):
             else:
                 backend.stop_live()
             self.post_message(Connected(backend.context_name, backend.namespace, backend.all_namespaces))
-            inventory = backend.read(on_partial=self._partial)
-            if worker.is_cancelled:
+        except Exception as exc:  # the kubeconfig: nothing to retry
+            self.post_message(Problem(describe_error(exc)))
+            return
+        failures = 0
+        contact: float | None = None
+        self._retry.clear()
+        while not worker.is_cancelled:
+            try:
+                inventory = backend.read(on_partial=self._partial)
+                contact = time.monotonic()
+                if worker.is_cancelled:
+                    return
+                self.post_message(InventoryLoaded(inventory, live=False, arrived=backend.timings["listed"]))
+                self.post_message(PermissionsLoaded(backend.allowed(inventory)))
+                if not self.live_enabled or worker.is_cancelled:
+                    return
+                backend.start_live()
+                failures = 0
+                self.post_message(LivenessChanged(Liveness(Link.LIVE, contact=time.monotonic())))
+                self._follow(worker)
                 return
-            self.post_message(InventoryLoaded(inventory, live=False, arrived=backend.timings["listed"]))
-            self.post_message(PermissionsLoaded(backend.allowed(inventory)))
-            if not self.live_enabled or worker.is_cancelled:
-                return
-            backend.start_live()
-            while not worker.is_cancelled:
-                changed = backend.wait(self.LIVE_TICK)
-                if changed:
-                    self._dirty.set()
-                if worker.is_cancelled or not self._dirty.is_set() or self._paused.is_set():
-                    continue  # paused: a dialog is open; the change is kept for when it closes
-                self._dirty.clear()
-                inventory = backend.cached()
-                self.post_message(InventoryLoaded(inventory, live=True, arrived=backend.timings["listed"]))
-        except Exception as exc:  # the API, the kubeconfig, anything: a notification, not a traceback
-            if not worker.is_cancelled:
-                self.post_message(Problem(describe_error(exc)))
-        finally:
-            if worker.is_cancelled:
+            except Exception as exc:  # the API, anything: a notification, not a traceback
+                if worker.is_cancelled:
+                    return
+                if not transient(exc) or not self.live_enabled:
+                    self.post_message(Problem(describe_error(exc)))
+                    self.post_message(LivenessChanged(Liveness(Link.DISCONNECTED, contact, describe_error(exc))))
+                    return
                 backend.stop_live()
+                failures += 1
+                if failures == 1:
+                    self.post_message(Problem(describe_error(exc), severity="warning"))
+                self.post_message(
+                    LivenessChanged(Liveness(link_after(failures), contact, describe_error(exc), failures))
+                )
+                self._retry.wait(backoff(failures))
+                self._retry.clear()
+            finally:
+                if worker.is_cancelled:
+                    backend.stop_live()
+
+    def _follow(self, worker: Any) -> None:
+        """Follow the watches; probe the server every `PROBE_EVERY` s (raises when it stops answering);
+        re-judge time-based findings every `CLOCK_TICK` s although nothing changed (lease expiry,
+        deadlines, ages); with -A and a selector, start watching namespaces that appeared."""
+        backend = self.backend
+        last_probe = last_tick = time.monotonic()
+        while not worker.is_cancelled:
+            changed = backend.wait(self.LIVE_TICK)
+            now = time.monotonic()
+            if changed:
+                self._dirty.set()
+            if now - last_probe >= self.PROBE_EVERY:
+                backend.probe()
+                last_probe = now
+                self.post_message(LivenessChanged(Liveness(Link.LIVE, contact=now)))
+            if now - last_tick >= self.CLOCK_TICK:
+                last_tick = now
+                self._dirty.set()  # the same objects judged at a later now
+                if backend.follow_new_namespaces():
+                    self._dirty.set()
+            if worker.is_cancelled or not self._dirty.is_set() or self._paused.is_set():
+                continue  # paused: a dialog is open; the change is kept for when it closes
+            self._dirty.clear()
+            inventory = backend.cached()
+            self.post_message(InventoryLoaded(inventory, live=True, arrived=backend.timings["listed"]))
+
+    def reconnect_now(self) -> None:
+        """Cut the reconnect backoff short (the `r`eload key while disconnected)."""
+        self._retry.set()
 
     def _partial(self, inventory: Inventory) -> None:
         """From the loader's thread: what a long first read has found so far."""
         self.post_message(InventoryLoaded(inventory, live=False, arrived=time.perf_counter()))
 
     def refresh_now(self) -> None:
-        """A fresh list from the API (the `r` key), without restarting the watches."""
+        """A fresh list from the API (ctrl+r), without restarting the watches; while the server does not
+        answer, a reconnect attempt now instead."""
+        if not self.liveness.live and self.live_enabled:
+            self.reconnect_now()
+            return
         self._refresh_once()
 
     @work(thread=True, exclusive=True, group="refresh", exit_on_error=False)
@@ -142,6 +215,18 @@ class RollguardApp(App[int]):
         for screen in self._screens():
             if hasattr(screen, "connection_changed"):
                 screen.connection_changed()
+
+    @on(LivenessChanged)
+    def _liveness_changed(self, message: LivenessChanged) -> None:
+        self._set_liveness(message.liveness)
+
+    def _set_liveness(self, liveness: Liveness) -> None:
+        changed = liveness.link is not self.liveness.link
+        self.liveness = liveness
+        if changed:
+            for screen in self._screens():
+                if hasattr(screen, "liveness_changed"):
+                    screen.liveness_changed()
 
     @on(InventoryLoaded)
     def _inventory_loaded(self, message: InventoryLoaded) -> None:

@@ -8,6 +8,7 @@ Views are built by `rollguard.tui.data` (pure) from what this module read.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import queue
@@ -40,6 +41,7 @@ from rollguard.tui.views import (
 )
 from rollguard.watcher import NamespaceCache
 
+PROBE_SELECTOR = "rollguard.io/liveness-probe=none"  # matches no namespace: the smallest answer there is
 PARTIAL_EVERY = 0.5  # seconds between partial inventories while a long first read goes on
 ClientFactory = Callable[[str | None, str | None], Api]  # (kubeconfig, context) -> a cluster connection
 Printer = Callable[[str], None]
@@ -231,6 +233,26 @@ class Backend:
     @property
     def live(self) -> bool:
         return bool(self._caches)
+
+    def probe(self) -> None:
+        """One cheap request (a namespace list matching no label): returns when the server answers,
+        raises the transport's error (`Unreachable`, a 5xx) when it does not. A refusal is an answer."""
+        with contextlib.suppress(Forbidden, NotFound):
+            self.api.list(NAMESPACES, selector=PROBE_SELECTOR)
+
+    def follow_new_namespaces(self) -> bool:
+        """With -A and a selector the caches are per namespace: start one for each namespace that now
+        holds workloads of the selector (a namespace created after start). True when one was added."""
+        if not self.all_namespaces or not self._caches or "" in self._caches:
+            return False  # one namespace, or one cluster-wide watch that sees new namespaces itself
+        new = [ns for ns in self.watched_namespaces() if ns not in self._caches]
+        selectors = {res: fixed for res, fixed, _filtered in LISTS.values() if fixed}
+        for ns in new:
+            cache = NamespaceCache(self.api, ns, data.WATCHED, reduce=True, selectors=selectors)
+            cache.events = self._changes
+            cache.start()
+            self._caches[ns] = cache
+        return bool(new)
 
     def wait(self, timeout: float, *, settle: float = 0.1) -> bool:
         """Block until a watched object changed (True) or ``timeout`` passed.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from rollguard.tui.liveness import Liveness
 from rollguard.tui.views import DetailView, Inventory, PlanView, ResultView
 
 
@@ -68,3 +69,11 @@ class ActionFinished(Message):
     def __init__(self, result: ResultView) -> None:
         super().__init__()
         self.result = result
+
+
+class LivenessChanged(Message):
+    """The loader's judgement of the link to the API server (live, reconnecting, disconnected)."""
+
+    def __init__(self, liveness: Liveness) -> None:
+        super().__init__()
+        self.liveness = liveness

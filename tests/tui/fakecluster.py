@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from rollguard.client import Page
-from rollguard.errors import NotFound
+from rollguard.errors import NotFound, Unreachable
 from rollguard.resources import Resource
 from rollguard.selectors import matches
 
@@ -49,6 +49,7 @@ class FakeCluster:
         self._lock = threading.Lock()
         self._watchers: list[tuple[str, str | None, queue.Queue[Obj | None]]] = []
         self._closed = threading.Event()
+        self.down = threading.Event()  # set: the API server is gone (every call fails as unreachable)
         for obj in objects:
             self._put(_plural(obj), obj)
 
@@ -74,6 +75,17 @@ class FakeCluster:
         """Create or replace an object (test helper), notifying watches."""
         return self._put(_plural(obj), obj)
 
+    def stop_server(self) -> None:
+        """The API server stops: open watches break, every request fails until `start_server`."""
+        self.down.set()
+
+    def start_server(self) -> None:
+        self.down.clear()
+
+    def _reachable(self) -> None:
+        if self.down.is_set():
+            raise Unreachable("connection refused (the fake API server is stopped)")
+
     def close(self) -> None:
         """End every watch (the app is shutting down)."""
         self._closed.set()
@@ -91,6 +103,7 @@ class FakeCluster:
         reduce: Callable[[Obj], Obj] | None = None,
     ) -> Obj:
         self.requests["list"] += 1
+        self._reachable()
         time.sleep(self.latency)
         with self._lock:
             items = [
@@ -119,6 +132,7 @@ class FakeCluster:
 
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
         self.requests["get"] += 1
+        self._reachable()
         with self._lock:
             obj = self._objects.get((res.plural, namespace or "", name))
         if obj is None:
@@ -170,14 +184,16 @@ class FakeCluster:
         selector: str | None = None,
     ) -> Iterator[Obj]:
         self.requests["watch"] += 1
+        self._reachable()
         q: queue.Queue[Obj | None] = queue.Queue()
         entry = (res.plural, namespace, q)
         self._watchers.append(entry)
         deadline = time.monotonic() + timeout_seconds
         try:
             while not self._closed.is_set() and time.monotonic() < deadline:
+                self._reachable()
                 try:
-                    event = q.get(timeout=0.5)
+                    event = q.get(timeout=0.2)
                 except queue.Empty:
                     continue
                 if event is None:

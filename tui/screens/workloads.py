@@ -11,6 +11,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
+from rollguard.tui.liveness import banner, header
 from rollguard.tui.screens.base import (
     ACTION_BINDINGS,
     TITLES,
@@ -61,6 +62,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="status")
+        yield Static("", id="banner")
         yield Input(placeholder="filter: words in name, kind, group, finding or image", id="filter")
         yield Input(placeholder=":ns NAME  :ns all  :ctx NAME  (esc: back)", id="command")
         yield WorkloadTable(id="workloads")
@@ -73,6 +75,13 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             if self.app.static:
                 box.cursor_blink = False
         self.query_one(WorkloadTable).focus()
+        self.query_one("#banner", Static).display = False
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        """Once a second while not live: the age of what is shown keeps counting."""
+        if not self.app.liveness.live and self.app.live_enabled:
+            self.update_status()
 
     @property
     def table(self) -> WorkloadTable:
@@ -86,9 +95,19 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
     def connection_changed(self) -> None:
         self.update_status()
 
+    def liveness_changed(self) -> None:
+        self.update_status()
+
+    def inventory_cleared(self) -> None:
+        """Another context or namespace: no rows until it answers (never the old cluster's)."""
+        self.table.show([])
+        self.update_status()
+        self.update_reason()
+
     def redraw(self) -> None:
         inventory = self.app.inventory
         if inventory is None:
+            self.update_status()
             return
         lines = build_lines(
             inventory,
@@ -110,7 +129,12 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         backend = self.app.backend
         inv = self.app.inventory
         where = "all namespaces" if backend.all_namespaces else (backend.namespace or "…")
-        parts = [f"[b]context[/] {backend.context_name or '(in-cluster)'}", f"[b]namespace[/] {where}"]
+        now = time.monotonic()
+        # context and liveness first: what an 80-column terminal must never cut off
+        parts = [f"[b]{backend.context_name or '(in-cluster)'}[/]"]
+        if self.app.live_enabled:
+            parts.append(header(self.app.liveness, now))
+        parts.append(f"[b]ns[/] {where}")
         if backend.options.selector:
             parts.append(f"[b]selector[/] {backend.options.selector}")
         if inv is not None:
@@ -122,10 +146,12 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         if self.text_filter:
             parts.append(f"filter “{self.text_filter}”")
         if self.app.read_only:
-            parts.append("[reverse] read-only [/]")
-        if self.app.live_enabled:
-            parts.append("[dim]live[/]" if backend.live else "[dim]…[/]")
-        self.query_one("#status", Static).update("  ·  ".join(parts))
+            parts.insert(1, "[reverse] read-only [/]")
+        self.query_one("#status", Static).update(" · ".join(parts))
+        text = banner(self.app.liveness, now) if self.app.live_enabled else ""
+        box = self.query_one("#banner", Static)
+        box.update(text)
+        box.display = bool(text)
 
     def update_reason(self) -> None:
         """The selected row's findings with their reasons, under the table."""

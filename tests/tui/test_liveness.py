@@ -1,0 +1,145 @@
+"""Honest liveness (issue 19 point 1), on an in-memory cluster whose API server can be stopped.
+
+The header says `live`, `reconnecting` or `disconnected · updated Ns ago` with a banner when not live;
+the loader reconnects by itself; a context switch clears the table until the new cluster answers; a
+clock tick re-judges time-based findings without any event; -A follows namespaces that appear.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import json
+
+from rollguard.journal import DATA_KEY
+from rollguard.lock import LEASE_SECONDS
+from rollguard.tui.app import RollguardApp
+from rollguard.tui.backend import Backend, Options
+from rollguard.tui.liveness import Link
+from rollguard.tui.widgets.workload_table import WorkloadTable
+from tests.tui.conftest import SIZE, make_app, until
+from tests.tui.fakecluster import FakeCluster
+from tests.tui.fixtures import NOW, cluster_of, neighbours, reference_case
+
+
+def fast(app: RollguardApp) -> RollguardApp:
+    """Probe and tick often: the test waits on conditions, these only set how soon they can hold."""
+    app.PROBE_EVERY = 0.2
+    app.CLOCK_TICK = 0.3
+    return app
+
+
+def status(app) -> str:
+    return str(app.screen.query_one("#status").render())
+
+
+def banner(app) -> str:
+    box = app.screen.query_one("#banner")
+    return str(box.render()) if box.display else ""
+
+
+async def test_api_server_stopped_and_back(fake):
+    app = fast(make_app(fake, live=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.liveness.link is Link.LIVE and "live" in status(app), what="live")
+        assert banner(app) == ""
+        fake.stop_server()
+        await until(pilot, lambda: app.liveness.link is Link.RECONNECTING, what="reconnecting")
+        assert "reconnecting" in status(app) and "updated" in status(app)
+        assert "Reconnecting" in banner(app) and "may be wrong" in banner(app)
+        await until(pilot, lambda: app.liveness.link is Link.DISCONNECTED, what="disconnected")
+        assert "disconnected · updated" in status(app) and "ago" in status(app)
+        assert table_keys(app)  # the last picture stays, marked as old
+        # a change made while the TUI could not see it: shown once the server is back
+        extra = copy.deepcopy(next(o for o in neighbours() if o["metadata"]["name"] == "redis"))
+        extra["metadata"]["name"] = "redis-2"
+        fake.start_server()
+        fake.apply(extra)
+        await until(pilot, lambda: app.liveness.link is Link.LIVE, timeout=20, what="live again")
+        await until(pilot, lambda: "shop-dev/deployment/redis-2" in table_keys(app), what="redis-2")
+        assert banner(app) == "" and "live" in status(app)
+
+
+def table_keys(app) -> list[str]:
+    return [ln.key for ln in app.screen.query_one(WorkloadTable).lines]
+
+
+async def test_context_switch_clears_the_table_until_the_new_cluster_answers(fake, tmp_path):
+    contexts = [{"name": n, "context": {"cluster": "c", "user": "u", "namespace": "shop-dev"}} for n in ("dev", "prod")]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "dev", "contexts": contexts,
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}], "users": [{"name": "u", "user": {}}],
+    }))  # fmt: skip
+    prod = cluster_of(neighbours("shop-dev"))
+    prod.stop_server()
+    app = fast(make_app(fake, kubeconfig=str(kubeconfig), live=True))
+    app.backend._factory = lambda _kubeconfig, context: prod if context == "prod" else fake
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.liveness.live and len(table_keys(app)) == 9, what="dev")
+        await pilot.press("colon", *"ctx prod", "enter")
+        await until(pilot, lambda: app.liveness.link is Link.RECONNECTING, what="prod unreachable")
+        assert table_keys(app) == [] and app.inventory is None  # never dev's rows under prod's name
+        assert status(app).startswith("prod") and "no data yet" in status(app)
+        prod.start_server()
+        await until(pilot, lambda: app.liveness.live and bool(table_keys(app)), timeout=20, what="prod")
+        assert {r.name for r in app.inventory.rows} == {o["metadata"]["name"] for o in neighbours() if o["kind"] in ("Deployment", "DeploymentConfig")}
+    prod.close()
+
+
+def running_group(renewed: dt.datetime) -> list[dict]:
+    """The reference case with its journal mid-run and the run's lease renewed at ``renewed``."""
+    objects = reference_case()
+    journal = next(o for o in objects if o["kind"] == "ConfigMap")
+    body = json.loads(journal["data"][DATA_KEY])
+    body["run"]["state"] = "watching"
+    body["run"]["id"] = "20240601-120000-dead01"
+    journal["data"][DATA_KEY] = json.dumps(body)
+    meta = journal["metadata"]
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": meta["name"], "namespace": meta["namespace"], "labels": dict(meta["labels"])},
+        "spec": {"holderIdentity": "20240601-120000-dead01", "leaseDurationSeconds": LEASE_SECONDS,
+                 "renewTime": renewed.strftime("%Y-%m-%dT%H:%M:%S.%fZ")},
+    }  # fmt: skip
+    return [*objects, lease]
+
+
+async def test_a_lease_expiring_with_no_event_shows_half_rolled():
+    """The run died (nobody renews its lease): nothing changes in the API, yet after the lease's
+    duration the group is half-rolled, as `rollguard status` says."""
+    now = [NOW]
+    cluster = FakeCluster(running_group(NOW - dt.timedelta(seconds=5)))
+    backend = Backend(Options(namespace="shop-dev", context="demo"), factory=lambda _k, _c: cluster,
+                      now=lambda: now[0])  # fmt: skip
+    app = fast(RollguardApp(backend, now=lambda: now[0], live=True, static=True))
+
+    def codes() -> set[str]:
+        return {f.code for r in app.inventory.rows if r.name == "dc1" for f in r.findings} if app.inventory else set()
+
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.liveness.live and bool(codes()), what="the running group")
+        assert "half-rolled" not in codes()
+        assert app.inventory.groups["group:shop-dev/app=shop-api"].lock_holder == "20240601-120000-dead01"
+        lines = app.screen.query_one(WorkloadTable).lines
+        assert "running now" in str(lines[0].cells[4])
+        watches = cluster.requests["watch"]
+        now[0] = NOW + dt.timedelta(seconds=LEASE_SECONDS + 10)  # time passes; no object changes
+        await until(pilot, lambda: "half-rolled" in codes(), what="half-rolled without an event")
+        assert "running now" not in str(app.screen.query_one(WorkloadTable).lines[0].cells[4])
+        assert cluster.requests["watch"] == watches  # judged again from the same caches, no new read
+    cluster.close()
+
+
+async def test_all_namespaces_with_a_selector_follows_a_new_namespace():
+    cluster = cluster_of(reference_case("shop-dev"))
+    app = fast(make_app(cluster, namespace=None, all_namespaces=True, selector="app=shop-api", live=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.liveness.live and bool(app.inventory and app.inventory.rows), what="live")
+        assert {r.namespace for r in app.inventory.rows} == {"shop-dev"}
+        for obj in reference_case("shop-new"):
+            cluster.apply(obj)
+        await until(pilot, lambda: "shop-new" in {r.namespace for r in app.inventory.rows}, what="shop-new")
+        await pilot.pause(1.0)  # several live refreshes later it is still there
+        assert "shop-new" in {r.namespace for r in app.inventory.rows}
+    cluster.close()
