@@ -160,7 +160,9 @@ class Rollout(GroupRun):
         changed = [
             wp
             for wp in plan.workloads
-            if wp.key in self.journal.workloads and self.journal.workloads[wp.key].phase.touched
+            if wp.key in self.journal.workloads
+            and self.journal.workloads[wp.key].phase.touched
+            and self.journal.workloads[wp.key].phase is not WorkloadPhase.DELETED  # nothing to record it on
         ]
         self.each_at_once(changed, emit)
 

@@ -130,5 +130,9 @@ class RolloutFailed(RollguardError):
         self.workload = workload
 
 
+class WorkloadDeleted(RolloutFailed):
+    """Someone else deleted a workload while a run was on it: nothing left to change or revert."""
+
+
 class Interrupted(RollguardError):
-    """The run was asked to stop (SIGTERM, e.g. Tekton's step timeout)."""
+    """The run was asked to stop (SIGTERM, e.g. Tekton's step timeout, or SIGINT: Ctrl-C)."""

@@ -26,7 +26,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -40,6 +40,7 @@ from rollguard.errors import (
     RefusedError,
     RollguardError,
     RolloutFailed,
+    WorkloadDeleted,
 )
 from rollguard.journal import Journal, JournalStore, now
 from rollguard.kinds import images_of, pods_of_revision
@@ -49,7 +50,8 @@ from rollguard.report import Outcome, WorkloadResult, pod_record
 from rollguard.resources import PODS, Resource
 from rollguard.streams import firing_now
 from rollguard.structs import Obj, Phase, RunState, Status, WorkloadOutcome, WorkloadPhase
-from rollguard.watch import Watched, wait_for
+from rollguard.templates import normalized
+from rollguard.watch import Watched, deleted_message, edited_message, wait_for
 from rollguard.watcher import NamespaceCache
 
 Printer = Callable[[str], None]
@@ -118,6 +120,12 @@ class GroupRun:
         self.first_error = ""
         self.errors: list[str] = []
         self.started = time.monotonic()
+        self.stop_signal = "SIGTERM"  # what asked the run to stop (`stopped_by`): SIGTERM or SIGINT
+        # The pod templates this run sent to (or got back from) each workload: a live template that
+        # is none of them, nor the one preflight read, is someone else's edit, which the revert leaves
+        # as they set it. Sent ones count too: a write whose answer was lost may have landed.
+        self.ours: dict[str, list[Obj]] = {}
+        self.edited_away: list[str] = []  # left on someone else's edit that is not the verified state
 
     # -- what a kind of run fills in ----------------------------------------------------------------
 
@@ -133,9 +141,24 @@ class GroupRun:
         """Write the run's changes; return what to watch. Raise a `RollguardError` to fail and revert."""
         raise NotImplementedError
 
-    def record_success(self, templates: dict[str, Obj]) -> None:
-        """Record the verified templates as the group's last success (what drift is measured against)."""
-        self.journal.last_success = {"run_id": self.run_id, "finished": now(), "templates": templates}
+    def record_success(self, templates: dict[str, Obj], *, verified: Collection[str] | None = None) -> None:
+        """Record the verified templates as the group's last success (what drift is measured against).
+
+        ``verified``: the keys this run verified (default: all); the others keep the time their own run
+        verified them (``at``), so drift is measured per workload against the run that verified it last.
+        """
+        stamp, old = now(), self.journal.last_success
+        old_at = {
+            k: (old.get("at") or {}).get(k) or old.get("finished", "") for k in old.get("templates") or {}
+        }
+        fresh = set(templates if verified is None else verified)
+        at = {k: stamp if k in fresh or not old_at.get(k) else old_at[k] for k in templates}
+        self.journal.last_success = {
+            "run_id": self.run_id,
+            "finished": stamp,
+            "templates": templates,
+            "at": at,
+        }
 
     def end_run(self, state: RunState) -> None:
         """End the journal's run in ``state``; `INCONSISTENT` is left open, so the group shows half-rolled."""
@@ -192,7 +215,7 @@ class GroupRun:
             self.fail(f"could not read the journal {self.store.name}: {exc}")
             return Status.REFUSED
         if self.cancel.is_set():
-            self.fail("interrupted by SIGTERM before any change")
+            self.fail(f"interrupted by {self.stop_signal} before any change")
             return Status.REFUSED
         try:
             self.save()  # before the first change: the next run must know what to return to
@@ -243,6 +266,9 @@ class GroupRun:
             templates[wp.key] = entry.verified.template
         self.record_success(templates)
         self.end_run(self.success_state)
+        if not self._recorded():  # verified, but the journal says otherwise: not a success to report
+            self.say(f"INCONSISTENT: verified, but {self.store.describe_last_saved()}")
+            return Status.INCONSISTENT
         self.say(self.said_succeeded.format(command=self.command, n=len(plan.workloads)))
         return Status.SUCCEEDED
 
@@ -254,14 +280,21 @@ class GroupRun:
             self.fail(f"revert failed: {exc}")
             ok = False
         self.end_run(RunState.REVERTED if ok else RunState.INCONSISTENT)
-        if ok:
+        if ok and self._recorded():
             self.say(f"{self.said_reverted}; cause: {self.first_error}")
             return Status.REVERTED
-        self.say(
-            "INCONSISTENT: the revert could not be verified"
-            + (f"; see journal {self.store.name}" if self.grouped else "")
-        )
+        if ok:
+            why = f"reverted and verified, but {self.store.describe_last_saved()}"
+        elif self.edited_away:
+            why = f"{', '.join(self.edited_away)} left as someone else set them, the rest reverted"
+        else:
+            why = "the revert could not be verified"
+        self.say(f"INCONSISTENT: {why}" + (f"; see journal {self.store.name}" if self.grouped else ""))
         return Status.INCONSISTENT
+
+    def _recorded(self) -> bool:
+        """True when the journal holds what the run last meant to write (or the run keeps none)."""
+        return not self.grouped or self.store.last_saved == (self.journal.state, self.journal.updated)
 
     # -- small helpers --------------------------------------------------------------------------------
 
@@ -282,11 +315,15 @@ class GroupRun:
         if self.grouped:
             self.store.save(self.journal)
 
+    def stopped_by(self, name: str) -> None:
+        """The signal that asked the run to stop (the CLI's handler says which), for its messages."""
+        self.stop_signal = name
+
     def check_cancel(self) -> None:
         if self.cancel.is_set():
-            raise Interrupted(
-                f"interrupted by SIGTERM (e.g. the Tekton step timeout) before the {self.command} finished"
-            )
+            why = "e.g. the Tekton step timeout" if self.stop_signal == "SIGTERM" else "Ctrl-C"
+            name = self.stop_signal.split()[0]
+            raise Interrupted(f"interrupted by {name} ({why}) before the {self.command} finished")
 
     def start_cache(self, plan: Plan, *, extra: tuple[Resource, ...] = ()) -> NamespaceCache:
         from rollguard.kinds import KINDS
@@ -331,17 +368,19 @@ class GroupRun:
             # a rollout its triggers would not start is asked for in the same write (Kind.start_request)
             body = kind.with_start_request(current, make_body(current), self.revisions(plan, current))
             try:
+                self.ours.setdefault(plan.key, []).append(normalized(body.get("spec", {}).get("template", {})))
                 written = self.client.replace(kind.resource, body, namespace=self.namespace)
-                if self.cache is not None:
-                    self.cache.put(kind.resource, written)
-                return written
+                return self._wrote(plan, written)
+            except NotFound:
+                raise self.deleted(plan) from None
             except Conflict:
-                fresh = self.client.get(kind.resource, name, namespace=self.namespace)
+                try:
+                    fresh = self.client.get(kind.resource, name, namespace=self.namespace)
+                except NotFound:
+                    raise self.deleted(plan) from None
                 if same(make_body(fresh)) == same(fresh):
                     # Our change is in already: a retried PUT whose first answer was lost had landed.
-                    if self.cache is not None:
-                        self.cache.put(kind.resource, fresh)
-                    return fresh
+                    return self._wrote(plan, fresh)
                 if guard_spec and same(fresh) != same(plan.snapshot.raw):
                     raise RolloutFailed(
                         f"{plan.key} was changed by someone else since preflight; not overwriting it",
@@ -360,9 +399,21 @@ class GroupRun:
                 f"{plan.key} was created by someone else since preflight; not overwriting it",
                 workload=plan.key,
             ) from exc
+        return self._wrote(plan, written)
+
+    def _wrote(self, plan: WorkloadPlan, written: Obj) -> Obj:
         if self.cache is not None:
             self.cache.put(plan.kind.resource, written)
+        self.ours.setdefault(plan.key, []).append(normalized(written.get("spec", {}).get("template", {})))
         return written
+
+    def deleted(self, plan: WorkloadPlan) -> WorkloadDeleted:
+        """Mark a workload someone else deleted during the run: reported as such, nothing to revert."""
+        entry = self.journal.workloads.get(plan.key)
+        message = deleted_message(plan.key)
+        if entry is not None:
+            entry.phase, entry.note = WorkloadPhase.DELETED, message
+        return WorkloadDeleted(message, workload=plan.key)
 
     def watched(self, plan: WorkloadPlan, written: Obj, timeout: int) -> Watched:
         """What to wait for after writing ``written``: its images, by --timeout, and never stalled for
@@ -409,12 +460,48 @@ class GroupRun:
         spec = obj.get("spec", {})
         return touched or bool(spec.get("paused")) or spec.get("template") != plan.baseline.template
 
+    def left_alone(self, plan: WorkloadPlan) -> bool:
+        """True for a workload the revert must not write to, its journal entry saying why: deleted by
+        someone else, or changed by someone else since this run's write (or, unwritten, since preflight).
+
+        The user's edit wins: it is left as they set it. It leaves the group consistent with its journal
+        only when it is the verified state itself; otherwise the key goes to `edited_away`.
+        """
+        assert self.cache is not None
+        entry = self.journal.workloads.get(plan.key)
+        if entry is None:
+            return False
+        obj = self.cache.get(plan.kind.resource, plan.snapshot.ref.name)
+        if obj is None:  # gone from the cache: ask the API, the cache may be behind
+            try:
+                obj = self.client.get(plan.kind.resource, plan.snapshot.ref.name, namespace=self.namespace)
+            except NotFound:
+                self.fail(str(self.deleted(plan)))
+                return True
+        live = obj.get("spec", {}).get("template", {})
+        if normalized(live) in (normalized(plan.snapshot.template), *self.ours.get(plan.key, [])):
+            return False
+        entry.phase = WorkloadPhase.EDITED
+        entry.note = f"{edited_message(plan.key, images_of(live))}; left as they set it (run {self.run_id})"
+        self.fail(edited_message(plan.key, images_of(live)))
+        if normalized(live) != normalized(plan.baseline.template):
+            self.edited_away.append(plan.key)
+        return True
+
     def revert(self, plan: Plan, timeout: int) -> bool:
-        """Return every touched or drifted workload to its journal state; True when verified."""
+        """Return every touched or drifted workload to its journal state; True when verified.
+
+        Workloads someone else deleted or changed are left alone (`left_alone`); a change of theirs that
+        is not the verified state leaves the group inconsistent with its journal: False.
+        """
         assert self.cache is not None
         self.journal.state = RunState.REVERTING
         self._try_save()
-        targets = [wp for wp in plan.workloads if self.needs_revert(wp) and not wp.remove_on_revert]
+        targets = [
+            wp
+            for wp in plan.workloads
+            if not wp.remove_on_revert and not self.left_alone(wp) and self.needs_revert(wp)
+        ]
         removed = [wp for wp in plan.workloads if wp.remove_on_revert and self.needs_revert(wp)]
         self.remove(removed)
 
@@ -464,13 +551,18 @@ class GroupRun:
                 why = (
                     item.verdict.message
                     if item.verdict
-                    else f"stopped waiting after SIGTERM; last seen: {item.last_message or 'nothing'}"
+                    else f"stopped waiting after {self.stop_signal.split()[0]}; last seen: {item.last_message or 'nothing'}"
                 )
                 entry.note = why
                 self.fail(f"revert of {item.ref.key} not verified: {why}")
         self.wait_removed(removed)
-        # An unverified revert or a failed write marks its entry ERROR: that alone decides.
-        return not any(e.phase is WorkloadPhase.ERROR for e in self.journal.workloads.values())
+        for key in self.edited_away:
+            self.fail(f"{key} is left on someone else's edit, not on its last verified state")
+        # An unverified revert or a failed write marks its entry ERROR; an edit not on the verified state
+        # is not what the journal says either.
+        return not self.edited_away and not any(
+            e.phase is WorkloadPhase.ERROR for e in self.journal.workloads.values()
+        )
 
     def keep_triggers_from_undoing(self, wp: WorkloadPlan) -> None:
         """A restored automatic trigger whose tag moved on would undo the revert at once (the trigger
@@ -528,13 +620,26 @@ class GroupRun:
         try:
             self.save()
         except ApiError as exc:
-            self.fail(f"could not update the journal {self.store.name}: {exc}")
+            self.fail(
+                f"could not update the journal {self.store.name}: {exc}; {self.store.describe_last_saved()}"
+            )
 
     # -- results ----------------------------------------------------------------------------------------
 
     def result(self, wp: WorkloadPlan) -> WorkloadResult:
-        obj = self.live(wp)
         entry = self.journal.workloads.get(wp.key)
+        if entry is not None and entry.phase is WorkloadPhase.DELETED:  # nothing live to describe
+            return WorkloadResult(
+                kind=wp.snapshot.ref.kind,
+                name=wp.snapshot.ref.name,
+                revision_before=wp.snapshot.revision,
+                images_before=dict(wp.snapshot.images),
+                outcome=entry.phase.outcome,
+                paused_before=wp.snapshot.paused,
+                notes=list(wp.notes),
+                error=entry.note,
+            )
+        obj = self.live(wp)
         revisions = self.revisions(wp, obj)
         pods: list[Obj] = []
         current = wp.kind.new_revision(obj, revisions)

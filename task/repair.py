@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from rollguard.audit import emit
 from rollguard.client import Api
@@ -124,11 +124,11 @@ class Repair(GroupRun):
         except ApiError as exc:  # the repair stands; the missing record is reported
             self.errors.append(f"could not record an Event on {change.key}: {exc}")
 
-    def record_success(self, templates: dict[str, Obj]) -> None:
+    def record_success(self, templates: dict[str, Obj], *, verified: Collection[str] | None = None) -> None:
         """A repair of the whole group, or of a group that had a success, becomes its last success."""
         if self.plan.whole_group or self.journal.last_success:
             merged = {**(self.journal.last_success.get("templates") or {}), **templates}
-            super().record_success(merged)
+            super().record_success(merged, verified=templates if verified is None else verified)
 
     def end_run(self, state: RunState) -> None:
         """End the journal's run: a repair of part of a half-rolled group leaves its earlier run open."""

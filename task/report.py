@@ -108,7 +108,7 @@ def write_json(data: Any, path: str) -> None:
     (``/dev/stdout``, a pipe) is written in place, so it stays what it is and a failed write (``/dev/full``)
     raises; anything else is a regular file replaced atomically: a reader never sees half a report.
     """
-    target = Path(os.path.realpath(Path(path).expanduser()))
+    given = Path(path).expanduser()
 
     def emit(stream: Any) -> None:
         # streamed: json.dumps with indent first builds the whole text from millions of small pieces
@@ -117,13 +117,14 @@ def write_json(data: Any, path: str) -> None:
         stream.write("\n")
 
     try:
-        mode = target.stat().st_mode
+        mode = given.stat().st_mode  # through symlinks, /dev/stdout's included
     except FileNotFoundError:
         mode = 0
     if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
-        with open(target, "w") as stream:
+        with open(given, "w") as stream:  # by the name given: /dev/stdout resolves to no openable path
             emit(stream)
         return
+    target = Path(os.path.realpath(given))
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:

@@ -41,7 +41,7 @@ from rollguard.state_types import (
     RevisionInfo,
     WorkloadState,
 )
-from rollguard.structs import DC, DEPLOYMENT, Obj, Phase, RunState, WorkloadRef
+from rollguard.structs import DC, DEPLOYMENT, Obj, Phase, RunState, WorkloadPhase, WorkloadRef
 from rollguard.templates import MOVING_TAGS, moving_tag, normalized, template_changes
 
 __all__ = [
@@ -257,7 +257,16 @@ def _group_findings(
 ) -> list[Finding]:
     journal = group.journal
     found: list[Finding] = []
-    if not journal.final and not group.lock_live:
+    entry = journal.workloads.get(key)
+    if not journal.final and not group.lock_live and entry is not None and entry.phase is WorkloadPhase.EDITED:
+        found.append(  # the user's edit won: say so, not that a run died
+            Finding(
+                HALF_ROLLED,
+                f"edited by someone else during run {journal.run_id or '?'} and left as they set it: runs "
+                f"{images_of(obj.get('spec', {}).get('template', {}))}, not its verified {entry.verified.images}",
+            )
+        )
+    elif not journal.final and not group.lock_live:
         found.append(
             Finding(
                 HALF_ROLLED,

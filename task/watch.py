@@ -46,6 +46,14 @@ class Watched:
         return min(self.deadline, self.moved_at + self.stall_seconds)
 
 
+def deleted_message(key: str) -> str:
+    return f"{key} was deleted by someone else during the run"
+
+
+def edited_message(key: str, images: dict[str, str]) -> str:
+    return f"{key} was changed by someone else during the run (now runs {images})"
+
+
 def judge(
     item: Watched,
     obj: Obj | None,
@@ -58,14 +66,14 @@ def judge(
 ) -> Progress:
     """Where one workload stands, from the objects alone (pure)."""
     if obj is None:
-        return Progress(Phase.FAILED, f"{item.ref.key} was deleted")
+        return Progress(Phase.FAILED, deleted_message(item.ref.key))
     kind = kind_of(item.ref)
     mine = kind.owned(obj, revisions)
     progress = kind.progress(obj, mine, since=item.since)
     if progress.phase is Phase.COMPLETE:
         running = images_of(obj.get("spec", {}).get("template", {}))
         if running != item.expected_images:
-            return Progress(Phase.FAILED, f"{item.ref.key} was changed by someone else: runs {running}")
+            return Progress(Phase.FAILED, edited_message(item.ref.key, running))
         return progress
     if progress.phase is Phase.PAUSED:
         return Progress(Phase.FAILED, f"{item.ref.key} was paused by someone else during the rollout")

@@ -21,7 +21,8 @@ from typing import Any
 from rollguard.client import Client
 from rollguard.errors import NotFound
 from rollguard.inputs import parse_selector
-from rollguard.journal import DATA_KEY, group_name
+from rollguard.journal import group_name
+from rollguard.journal_codec import decode
 from rollguard.kinds import KINDS, images_of
 from rollguard.resources import (
     CONFIG_MAPS,
@@ -167,16 +168,16 @@ def journal(client: Client, namespace: str) -> Obj | None:
         cm = client.get(CONFIG_MAPS, JOURNAL, namespace=namespace)
     except NotFound:
         return None
-    record: Obj = json.loads(cm["data"][DATA_KEY])
+    record: Obj = decode(cm)
     return record
 
 
 def journal_reaches(client: Client, namespace: str, *states: str, timeout: float = 90) -> Obj:
     """Watch the test group's journal until its run is in one of ``states``; the record then."""
     cm = wait_until(client, CONFIG_MAPS, namespace, JOURNAL,
-                    lambda o: json.loads(o["data"][DATA_KEY])["run"]["state"] in states,
+                    lambda o: (decode(o) or {}).get("run", {}).get("state") in states,
                     timeout=timeout, what=f"journal state in {states}")  # fmt: skip
-    record: Obj = json.loads(cm["data"][DATA_KEY])
+    record: Obj = decode(cm)
     return record
 
 

@@ -93,10 +93,11 @@ def check_report_path(path: str | None, flag: str = "--report") -> None:
 
     from rollguard.errors import RefusedError
 
-    target = Path(os.path.realpath(Path(path).expanduser()))
+    given = Path(path).expanduser()
+    target = Path(os.path.realpath(given))  # where a regular file is replaced: a symlink's target
     problem = ""
     try:
-        mode = target.stat().st_mode
+        mode = given.stat().st_mode  # through symlinks (/dev/stdout is one, to a pipe or a tty)
     except FileNotFoundError:
         mode = None
     except OSError as exc:
@@ -107,7 +108,7 @@ def check_report_path(path: str | None, flag: str = "--report") -> None:
     elif mode is not None and stat.S_ISDIR(mode):
         problem = "it is a directory"
     elif mode is not None and (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
-        problem = "" if os.access(target, os.W_OK) else "it is a device or FIFO that is not writable"
+        problem = "" if os.access(given, os.W_OK) else "it is a device or FIFO that is not writable"
     elif mode is not None and not stat.S_ISREG(mode):
         problem = "it is neither a regular file, a character device nor a FIFO"
     else:

@@ -81,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             cancel = threading.Event()
             job = Repair(client, plan, timeout=timeout, out=printer, cancel=cancel)
-            install_sigterm(cancel, lambda: job.cache.wake() if job.cache else None, job.abort)
+            install_sigterm(
+                cancel, lambda: job.cache.wake() if job.cache else None, job.abort, on_signal=job.stopped_by
+            )
             outcome = job.execute()
     except (RefusedError, ApiError) as exc:  # the preflight only reads: nothing was changed
         outcome = Outcome(

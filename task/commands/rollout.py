@@ -186,7 +186,12 @@ def run(args: argparse.Namespace) -> int:
         if args.dry_run:
             outcome = preview(rollout)
         else:
-            install_sigterm(cancel, lambda: rollout.cache.wake() if rollout.cache else None, rollout.abort)
+            install_sigterm(
+                cancel,
+                lambda: rollout.cache.wake() if rollout.cache else None,
+                rollout.abort,
+                on_signal=rollout.stopped_by,
+            )
             outcome = rollout.execute()
     except ApiError as exc:  # only a dry run gets here: its preflight reads failed, nothing was changed
         outcome = Outcome(

@@ -24,6 +24,7 @@ AREAS = {
     "test_api_faults": "3. API faults through the proxy",
     "test_concurrency": "4. concurrency",
     "test_hostile_input": "5. hostile input",
+    "test_integrity": "6. integrity: journal size, Ctrl-C, human edits, drift, report paths, deletion",
 }
 _STARTED = time.monotonic()
 HERE = Path(__file__).resolve().parent

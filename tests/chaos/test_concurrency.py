@@ -13,7 +13,7 @@ import pytest
 
 from rollguard.resources import DEPLOYMENT_CONFIGS
 from tests.chaos import harness as h
-from tests.support import IMAGE, journal_reaches
+from tests.support import DC, DEPLOYMENT, IMAGE, journal_reaches, view
 
 SLOW = f"{IMAGE}:v2-slow8"  # the winner outlives the losers' start-up
 
@@ -98,10 +98,11 @@ HUMAN = f"{IMAGE}:v9-hotfix"
 def test_human_edit_during_the_rollout(client, sandbox, proxy, tmp_path, namespace, ledger_entry, when):
     """Someone sets dc2's image by hand while rollguard rolls the group out.
 
-    Before rollguard's own write of dc2 (the human's edit lands right after the first workload write):
-    rollguard must not overwrite it silently. After it (right after rollguard's dc2 write): the watch
-    sees a template that is not the one rollguard wrote. Either way: exit 1, the human's edit named as
-    the cause, the whole group back on its last verified state.
+    Before rollguard's own write of dc2 (the human's edit lands right after the journal's create):
+    rollguard must not overwrite it. After it (right after rollguard's dc2 write): the watch sees a
+    template that is not the one rollguard wrote. Either way the user's edit wins (issue 14): dc2 is
+    left as they set it, named as the cause and as ``edited`` in the report, the rest of the group is
+    back on its last verified state, and since dc2 is not on it, exit 3 with a journal that says so.
     """
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace)
@@ -119,11 +120,19 @@ def test_human_edit_during_the_rollout(client, sandbox, proxy, tmp_path, namespa
         proxy.after_mutation_matching(lambda r: r.method == "PUT" and r.path.endswith("/deploymentconfigs/dc2"), human)
     result = h.finish(run, report, timeout=120)
     assert not proxy.hook_errors, proxy.hook_errors
-    assert result.code == 1, result.stdout[-2000:] + result.stderr[-1000:]
+    assert result.code == 3, result.stdout[-2000:] + result.stderr[-1000:]
     assert "dc/dc2" in result.report["error"] and "someone else" in result.report["error"], result.report["error"]
-    verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.OLD,))
-    ledger_entry.case(f"human edit {when}", faults={"human edit": 1}, states=verdict.checks + 1,
-                      detail=f"exit 1, cause: {result.report['error'][:120]}")
+    outcomes = {w["name"]: w["outcome"] for w in result.report["workloads"]}
+    assert outcomes["dc2"] == "edited", outcomes
+    assert view(client, namespace, DC, "dc2").images == {"app": HUMAN}  # the human's edit stands
+    for kind, name in ((DC, "dc1"), (DEPLOYMENT, "web")):
+        state = view(client, namespace, kind, name)
+        assert state.images == {"app": h.OLD} and state.complete and not state.paused, state
+    record = h.journal(client, namespace)
+    assert record["run"]["state"] == "inconsistent" and record["workloads"]["dc/dc2"]["phase"] == "edited"
+    assert not h.lease_live(client, namespace)
+    ledger_entry.case(f"human edit {when}", faults={"human edit": 1}, states=6,
+                      detail=f"exit 3, dc2 left on the edit, the rest reverted; cause: {result.report['error'][:100]}")
 
 
 @pytest.mark.chaos
