@@ -523,6 +523,8 @@ class GroupRun:
         for wp, result in zip(targets, self.each_at_once(targets, start), strict=True):
             if isinstance(result, Watched):
                 watched.append(result)
+            elif isinstance(result, WorkloadDeleted):  # deleted as the revert went: nothing to restore
+                self.fail(str(result))
             elif isinstance(result, ApiError):
                 self.fail(f"revert of {wp.key} failed: {result}")
                 self.journal.workloads[wp.key].phase = WorkloadPhase.ERROR
