@@ -508,7 +508,11 @@ class GroupRun:
         def start(wp: WorkloadPlan) -> Watched:
             self.journal.workloads[wp.key].phase = WorkloadPhase.REVERTING
             self.keep_triggers_from_undoing(wp)
-            self.write(wp, _reverter(wp, self.journal.workloads[wp.key].restore), guard_spec=False)
+            revert = _reverter(wp, self.journal.workloads[wp.key].restore)
+            live = self.live(wp)
+            start_note = wp.kind.start_request(live, revert(live), self.revisions(wp, live))
+            wp.notes += [f"revert: {start_note}"] if start_note else []
+            self.write(wp, revert, guard_spec=False)
             self.say(f"{wp.key}: reverting to revision {wp.baseline.revision} {wp.baseline.images}")
             return Watched(
                 ref=wp.snapshot.ref,

@@ -108,6 +108,8 @@ def test_a_failed_rollout_of_them_is_reverted(sandbox, namespace, client, tmp_pa
         assert state.images == ran[name] and state.complete and not state.paused, state
     auto = client.get(DEPLOYMENT_CONFIGS, "auto", namespace=namespace)
     assert auto["spec"]["triggers"][0]["imageChangeParams"].get("automatic") is True  # restored as it was
+    notes = {w["name"]: w["notes"] for w in result.report["workloads"]}
+    assert any(n.startswith("revert: rolled out by latestVersion 2 -> 3") for n in notes["bare"]), notes
 
 
 def test_they_are_redeployed_and_reverted_to_a_revision(sandbox, namespace, client, tmp_path: Path):  # type: ignore[no-untyped-def]
