@@ -11,7 +11,6 @@ journals bigger than one ConfigMap can hold) is `rollguard.journal_codec`'s busi
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import datetime as dt
 import hashlib
@@ -21,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rollguard.client import Api
-from rollguard.errors import ApiError, Conflict, NotFound
+from rollguard.errors import Conflict, NotFound
 from rollguard.journal_codec import (
     DATA_KEY,
     PART_KEY,
@@ -228,7 +227,8 @@ class JournalStore:
     def save(self, journal: Journal) -> None:
         """Write the journal; the resourceVersion precondition stops a second writer silently winning."""
         journal.updated = now()
-        layout = encode(journal.to_json(), name=self.name)
+        in_a = any(p.startswith(f"{self.name}-part-a-") for p in self._parts)
+        layout = encode(journal.to_json(), name=self.name, slot="b" if in_a else "a")  # not the stored slot
         for part, chunk in layout.parts.items():  # parts first: the journal ConfigMap's write commits them
             self._put_part(part, chunk)
         annotations = {SELECTOR_ANNOTATION: self.selector}
@@ -276,11 +276,8 @@ class JournalStore:
 
     def _committed(self, saved: Obj, journal: Journal, parts: dict[str, str]) -> None:
         self._rv = saved["metadata"]["resourceVersion"]
-        stale, self._parts = [p for p in self._parts if p not in parts], list(parts)
+        self._parts = list(parts)  # the other slot's parts stay, to be overwritten by the next save
         self.last_saved = (journal.state, journal.updated)
-        for name in stale:  # no longer named by the journal: nobody reads them again
-            with contextlib.suppress(ApiError):  # left over, harmless: nobody reads an unnamed part
-                self._client.delete(CONFIG_MAPS, name, namespace=self.namespace)
 
     def _put_part(self, name: str, chunk: str) -> None:
         body: Obj = {
@@ -293,9 +290,10 @@ class JournalStore:
             },
             "binaryData": {PART_KEY: chunk},
         }
-        # Named after the digest of the whole: a part of that name that exists already holds this chunk.
-        with contextlib.suppress(Conflict):
+        try:
             self._client.create(CONFIG_MAPS, body, namespace=self.namespace)
+        except Conflict:  # the slot's part from an earlier save: nobody reads it now, overwrite it
+            self._client.replace(CONFIG_MAPS, body, namespace=self.namespace)
 
     def _get_part(self, name: str) -> Obj | None:
         try:

@@ -7,11 +7,13 @@ out by size, and every layout is read back by every version from this one on:
 * ``data["journal.json"]``: plain JSON, as every earlier version wrote it, while it stays under
   `PLAIN_LIMIT` (small journals stay readable with ``kubectl get cm -o yaml`` and by older versions);
 * ``binaryData["journal.json.gz"]``: the same JSON gzipped, when it is bigger;
-* parts: when even the gzip exceeds `PART_LIMIT`, it is cut into pieces held by part ConfigMaps named
-  after the digest of the whole (``<journal>-part-<digest>-<i>``); the journal ConfigMap itself names
-  them and that digest in `PARTS_ANNOTATION`. Parts are written before the journal ConfigMap, whose
-  resourceVersion-guarded write is the commit: a reader sees the old parts or the new, never a mix,
-  and a digest mismatch reads as no journal rather than as a wrong one.
+* parts: when even the gzip exceeds `PART_LIMIT`, it is cut into pieces held by part ConfigMaps
+  (``<journal>-part-<slot>-<i>``); the journal ConfigMap itself names them and the digest of the whole
+  in `PARTS_ANNOTATION`. Two slots, ``a`` and ``b``, alternate: a save writes its parts into the slot
+  the stored journal does not name, then the journal ConfigMap, whose resourceVersion-guarded write is
+  the commit. A reader sees the old parts or the new, never a mix (a digest mismatch reads as no
+  journal rather than as a wrong one), and no part is ever deleted, so the Task needs no delete right
+  and parts never pile up (at most two sets).
 """
 
 from __future__ import annotations
@@ -52,8 +54,8 @@ class Layout:
         )
 
 
-def encode(payload: Obj, *, name: str) -> Layout:
-    """Lay the journal's JSON out for ConfigMap ``name`` (see the module docstring)."""
+def encode(payload: Obj, *, name: str, slot: str = "a") -> Layout:
+    """Lay the journal's JSON out for ConfigMap ``name``, parts (if any) in ``slot`` (module docstring)."""
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     if len(text.encode()) <= PLAIN_LIMIT:
         return Layout(data={DATA_KEY: text})
@@ -62,7 +64,7 @@ def encode(payload: Obj, *, name: str) -> Layout:
         return Layout(binary={PACKED_KEY: _b64(packed)})
     digest = hashlib.sha256(packed).hexdigest()
     chunks = [packed[i : i + PART_LIMIT] for i in range(0, len(packed), PART_LIMIT)]
-    names = [f"{name}-part-{digest[:10]}-{i}" for i in range(len(chunks))]
+    names = [f"{name}-part-{slot}-{i}" for i in range(len(chunks))]
     return Layout(
         parts_annotation=json.dumps({"sha256": digest, "parts": names}, separators=(",", ":")),
         parts={n: _b64(c) for n, c in zip(names, chunks, strict=True)},

@@ -86,7 +86,9 @@ def test_twelve_deployments_with_48kb_of_env_each_roll_out_and_revert_to_the_las
     assert "half-rolled" not in status.stdout, status.stdout
     # The next run fails: the group goes back to the release just made, not the one before it.
     crash = [
-        a for i, n in enumerate(names) for a in ("--image", f"deploy/{n}={NEWER_CRASH if i == 5 else h.NEWER}")
+        a
+        for i, n in enumerate(names)
+        for a in ("--image", f"deploy/{n}={NEWER_CRASH if i == 5 else h.NEWER}")
     ]
     second = rollguard(
         sandbox.kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *crash, report=tmp_path / "r2.json"
@@ -375,4 +377,47 @@ def test_a_workload_deleted_during_the_watch_is_reported_and_the_rest_reverted(
         faults={"deletion": 1},
         states=5,
         detail=f"exit 1: {result.report['error'][:120]}",
+    )
+
+
+def test_a_journal_bigger_than_one_configmap_is_saved_in_parts_and_read_back(client, namespace, ledger_entry):
+    """Six templates of 400 KB of random env (~1.3 MB of gzip): parts, two alternating sets at most."""
+    from rollguard.journal import WorkloadEntry
+    from rollguard.journal_codec import PART_OF_LABEL
+    from rollguard.structs import RunState, VerifiedState
+
+    store = JournalStore(client, namespace=namespace, selector=h.SELECTOR)
+    journal = Journal(namespace=namespace, selector=h.SELECTOR, run_id="r1", state=RunState.WATCHING)
+    for i in range(6):
+        template = {
+            "spec": {
+                "containers": [
+                    {
+                        "name": "app",
+                        "image": h.OLD,
+                        "env": [{"name": "B", "value": os.urandom(200 * 1024).hex()}],
+                    }
+                ]
+            }
+        }
+        journal.workloads[f"deployment/w{i}"] = WorkloadEntry(
+            kind="Deployment",
+            name=f"w{i}",
+            verified=VerifiedState(
+                template=template, triggers=None, revision=1, images={"app": h.OLD}, paused=False
+            ),
+        )
+    for state in (RunState.WATCHING, RunState.REVERTING, RunState.REVERTED):
+        journal.state = state
+        store.save(journal)
+        back = JournalStore(client, namespace=namespace, selector=h.SELECTOR).load()
+        assert back is not None and back.state == state
+        assert back.workloads["deployment/w5"].verified == journal.workloads["deployment/w5"].verified
+    parts = client.list(CONFIG_MAPS, namespace=namespace, selector=f"{PART_OF_LABEL}={h.JOURNAL}")["items"]
+    assert 2 <= len(parts) <= 6, [p["metadata"]["name"] for p in parts]  # two slots of 2-3 parts each
+    ledger_entry.case(
+        "journal in parts",
+        faults={"big templates": 6},
+        states=4,
+        detail=f"3 saves read back; {len(parts)} part ConfigMaps",
     )
