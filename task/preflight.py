@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from rollguard.access import ask, check_access, rollout_permissions
 from rollguard.client import Api
-from rollguard.errors import ApiError, Forbidden, NotFound, RefusedError
+from rollguard.errors import ApiError, Conflict, Forbidden, NotFound, RefusedError
 from rollguard.journal import JournalStore
 from rollguard.kinds import KINDS, Owners
 from rollguard.lock import GroupLock
@@ -258,5 +258,8 @@ def plan_rollout(
         on_paused=on_paused,
         allow_never_completed=allow_never_completed,
     )
-    settle_dry_run(plan.workloads, dry_run(client, plan))
+    answers = dry_run(client, plan)
+    if any(isinstance(answer, Conflict) for answer in answers.values()):
+        lock.check()  # a workload changed under the dry run: most often a run that took the group meanwhile
+    settle_dry_run(plan.workloads, answers)
     return plan
