@@ -33,6 +33,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     p.add_argument("--out", default="docs/BENCHMARKS.md", help="where to write the document")
     p.add_argument("--quick", action="store_true", help="smoke run: N in {1, 5}, 60 workloads to read")
+    p.add_argument(
+        "--only",
+        choices=("manifests",),
+        help="set up the group of 20 and run only this case (plus the limit it is compared with); write "
+        "--out elsewhere than docs/BENCHMARKS.md, whose figures come from one whole run",
+    )
     p.add_argument("--budget", type=float, default=BUDGET, help="seconds; optional repetitions stop past it")
     return p.parse_args(argv)
 
@@ -85,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     command = " ".join([exe_name(), "-m", "bench", *(sys.argv[1:] if argv is None else argv)])
     meta = table.Meta(command=command, machine=machine(), load_start=loadavg())
-    sizes = (1, 5) if args.quick else cases.SIZES
+    sizes = (1, 5) if args.quick else (cases.MANIFEST_SIZE,) if args.only else cases.SIZES
     scale = (30, 60) if args.quick else reads.SCALE
     started = time.monotonic()
     rollouts, read_results = cases.RolloutResults(), reads.ReadResults()
@@ -105,15 +111,31 @@ def main(argv: list[str] | None = None) -> int:
 
         guarded(meta, "idle traffic", idle)
         guarded(meta, "case 1: limit", lambda: cases.measure_limit(ctx, rollouts))
+        if args.only == "manifests":
+            guarded(meta, "manifest rollout", lambda: cases.manifest_rollouts(ctx, rollouts, sizes))
+            return finish(meta, args, rollouts, read_results, started, d)
         guarded(meta, "case 1: group rollouts", lambda: cases.group_rollouts(ctx, rollouts, sizes))
         guarded(meta, "case 2: failures", lambda: cases.failures(ctx, rollouts, sizes))
         guarded(meta, "case 2: --no-fail-fast", lambda: cases.no_fail_fast(ctx, rollouts, sizes))
         guarded(meta, "repairs", lambda: cases.repairs(ctx, rollouts, sizes))
+        guarded(meta, "manifest rollout", lambda: cases.manifest_rollouts(ctx, rollouts, sizes))
         guarded(meta, "case 5: start-up", lambda: reads.startup(ctx, read_results, cases.namespace(sizes[1])))
         guarded(meta, "case 4: scale of reads", lambda: reads.scale_reads(ctx, read_results, scale))
     finally:
         say("stopping the sandbox")
         stop_sandbox(d)
+    return finish(meta, args, rollouts, read_results, started, d)
+
+
+def finish(
+    meta: table.Meta,
+    args: argparse.Namespace,
+    rollouts: cases.RolloutResults,
+    read_results: reads.ReadResults,
+    started: float,
+    d: Path,
+) -> int:
+    stop_sandbox(d)  # idempotent: gone already after a whole run
     meta.seconds = time.monotonic() - started
     meta.load_end = loadavg()
     out = Path(args.out)

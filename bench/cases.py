@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from bench.context import REPO, CliRun, Ctx
-from bench.drive import workload_names
+from bench.drive import body, workload_names
 from bench.metrics import Stats
 from rollguard.structs import DC, DEPLOYMENT, SHORT_KIND
 
@@ -30,6 +30,8 @@ BASELINE_REPS = {1: 3, 5: 3, 20: 1, 50: 1}
 CRASH_REPS = {1: 3, 5: 3, 20: 2, 50: 1}
 REPAIR_SIZE = 20
 REPAIR_REPS = 2
+MANIFEST_SIZE = 20
+MANIFEST_REPS = 2
 
 
 def namespace(n: int) -> str:
@@ -79,12 +81,25 @@ class RepairResult:
 
 
 @dataclass
+class ManifestResult:
+    """``rollout -f``: the group's N workloads as manifests, each with a new image and a new env var."""
+
+    n: int
+    wall: Stats = field(default_factory=Stats)
+    engine: Stats = field(default_factory=Stats)
+    verified: list[bool] = field(default_factory=list)
+    runs: list[CliRun] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
 class RolloutResults:
     limit: dict[str, Stats] = field(default_factory=lambda: {DC: Stats(), DEPLOYMENT: Stats()})
     groups: dict[int, GroupResult] = field(default_factory=dict)
     fails: dict[int, FailResult] = field(default_factory=dict)
     no_fail_fast: FailResult | None = None
     repairs: RepairResult | None = None
+    manifests: ManifestResult | None = None
     setup_seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
     current: dict[str, str] = field(default_factory=dict)  # namespace -> the image its group runs now
@@ -246,3 +261,37 @@ def repairs(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> None:
         if not (check.json() or {}).get("ok"):
             rep.problems.append(f"after revert: {(check.json() or {}).get('problems') or check.tail()}")
     ctx.log(f"N={n}: redeploy {rep.redeploy.fmt()}, revert of {rep.reverted} {rep.revert.fmt()}")
+
+
+def manifest_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> None:
+    """`rollguard rollout -f FILE` of the whole group: the manifests as a chart would render them (the
+    workloads' own bodies) with a new image and a new env var each; then the same check as case 2."""
+    import yaml
+
+    n = MANIFEST_SIZE if MANIFEST_SIZE in sizes else sizes[-1]
+    ns, result = namespace(n), ManifestResult(n)
+    res.manifests = result
+    for rep in ctx.reps(MANIFEST_REPS, 0.9):
+        image = ctx.image()
+        docs = []
+        for kind, name in workload_names(n):
+            doc = body(kind, name, image)
+            doc["spec"]["template"]["spec"]["containers"][0]["env"] = [{"name": "RELEASE", "value": image}]
+            docs.append(doc)
+        path = ctx.tmp / f"manifests-{rep}.yaml"
+        path.write_text(yaml.safe_dump_all(docs))
+        run = ctx.rollguard(["rollout", "-n", ns, "-l", "app=bench", "-f", str(path)])
+        check = ctx.drive("check", "-n", ns, "--workloads", str(n), "--image", image)
+        ok = run.status == "succeeded" and bool((check.json() or {}).get("ok"))
+        result.verified.append(ok)
+        if run.status == "succeeded":
+            result.wall.add(run.seconds)
+            if run.engine_seconds is not None:
+                result.engine.add(run.engine_seconds)
+            result.runs.append(run)
+            res.current[ns] = image
+        else:
+            result.problems.append(f"rollout -f ended {run.status}: {run.proc.tail()}")
+        if not (check.json() or {}).get("ok"):
+            result.problems.append(f"after rollout -f: {(check.json() or {}).get('problems') or check.tail()}")
+    ctx.log(f"N={n}: rollout -f {result.wall.fmt()}")

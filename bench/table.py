@@ -293,6 +293,29 @@ def section_repairs(r: RolloutResults) -> list[str]:
     return out
 
 
+def section_manifests(r: RolloutResults) -> list[str]:
+    man = r.manifests
+    if man is None:
+        return []
+    lim = r.limit_for(man.n)
+    plain = r.groups.get(man.n)
+    out = [
+        "### Manifest rollout (issue 15)",
+        "",
+        f"On the group of {man.n}: `rollguard rollout -n NS -l app=bench -f FILE`, FILE holding every workload "
+        "as a chart would render it, each with a new image and a new env var (preflight sends every write as "
+        "a server-side dry run first); then the same check as after a failure (images, complete, not paused).",
+        "",
+    ]
+    out += table(
+        ["command", "workloads", "time (wall)", "vs limit", "`--image` run of the same N", "verified"],
+        [["`rollout -f`", man.n, man.wall.fmt(), ratio(man.wall.median, lim),
+          plain.rollguard.fmt() if plain is not None else "-", f"{sum(man.verified)} of {len(man.verified)}"]],
+    )  # fmt: skip
+    out += [f"- {p}" for p in man.problems]
+    return out
+
+
 def _own_row(label: str, n: int, own: Sequence[Counter[str]], server: Sequence[Counter[str]]) -> list[object]:
     counts = median_counts(own)
     total = sum(counts.values())
@@ -326,6 +349,8 @@ def section_api(r: RolloutResults, reads: ReadResults, meta: Meta) -> list[str]:
     for n in sorted(r.fails):
         if r.fails[n].runs:
             rows.append(_runs_row("rollout (crash, reverted)", n, r.fails[n].runs))
+    if r.manifests is not None and r.manifests.runs:
+        rows.append(_runs_row("rollout -f", r.manifests.n, r.manifests.runs))
     if r.repairs is not None:
         for command, runs in r.repairs.runs.items():
             if runs:

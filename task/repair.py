@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection
 
 from rollguard.audit import emit
 from rollguard.client import Api
-from rollguard.errors import ApiError
+from rollguard.errors import ApiError, RolloutFailed
 from rollguard.group import GroupRun, actor
 from rollguard.journal import Journal, WorkloadEntry
 from rollguard.preflight import Plan
@@ -98,6 +98,13 @@ class Repair(GroupRun):
                     # this repair's result: it stays a finding for revert or redeploy.
                     watched.append(self.watched(wp, obj, self.timeout))
                 continue
+            if change.delete:  # created by an unfinished rollout -f: its verified state is absence
+                self.remove([wp])
+                self.wait_removed([wp])
+                self._try_save()
+                if entry.phase is WorkloadPhase.ERROR:
+                    raise RolloutFailed(f"{wp.key}: {entry.note or 'could not delete it'}", workload=wp.key)
+                continue
             written = self.write(wp, functools.partial(self.plan.body, wp.key), guard_spec=True)
             entry.phase = WorkloadPhase.APPLIED
             self._try_save()
@@ -126,8 +133,13 @@ class Repair(GroupRun):
 
     def record_success(self, templates: dict[str, Obj], *, verified: Collection[str] | None = None) -> None:
         """A repair of the whole group, or of a group that had a success, becomes its last success."""
+        gone = {c.key for c in self.plan.changes if c.delete}  # deleted: nothing to measure drift against
+        templates = {k: t for k, t in templates.items() if k not in gone}
         if self.plan.whole_group or self.journal.last_success:
-            merged = {**(self.journal.last_success.get("templates") or {}), **templates}
+            merged = {
+                k: t for k, t in (self.journal.last_success.get("templates") or {}).items() if k not in gone
+            }
+            merged.update(templates)
             super().record_success(merged, verified=templates if verified is None else verified)
 
     def end_run(self, state: RunState) -> None:

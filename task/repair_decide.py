@@ -18,6 +18,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from rollguard import merge
 from rollguard.access import Answer, Need, first_gap, rollout_permissions
 from rollguard.errors import Forbidden, RefusedError
 from rollguard.inputs import parse_namespace, parse_selector, parse_workload
@@ -131,6 +132,7 @@ class Change:
     triggers_after: tuple[str, ...]
     changed: bool  # False: already as wanted, nothing is written
     notes: tuple[str, ...] = ()
+    delete: bool = False  # revert of a workload an unfinished `rollout -f` created: it is deleted
 
     @property
     def key(self) -> str:
@@ -142,6 +144,8 @@ class Change:
         if self.target_revision is not None:
             head += f" to revision {self.target_revision}"
         lines = [head + ("" if self.changed else " (no change)")]
+        if self.delete:
+            return [f"{self.namespace}/{self.key}: {self.action}: delete it", *(f"# {n}" for n in self.notes)]
         for container in sorted(set(self.images_before) | set(self.images_after)):
             before, after = (
                 self.images_before.get(container, "(none)"),
@@ -178,6 +182,7 @@ class RepairPlan:
     targets: dict[str, VerifiedState] = field(default_factory=dict)  # revert: key -> state to restore
     manual_triggers: dict[str, set[str]] = field(default_factory=dict)  # key -> containers to set manual
     stamp: str = ""  # redeploy: the annotation value (the same on every retry)
+    restores: dict[str, Obj] = field(default_factory=dict)  # revert: key -> the journal's restore record
 
     @property
     def grouped(self) -> bool:
@@ -193,7 +198,8 @@ class RepairPlan:
         """The repaired version of the workload ``obj`` (the current one, so retries after a conflict work)."""
         wp = next(w for w in self.workloads.workloads if w.key == key)
         if self.action == "revert":
-            body = wp.kind.with_state(obj, self.targets[key])
+            # what an unfinished rollout -f changed besides the template (labels, annotations, spec fields)
+            body = wp.kind.with_state(merge.restored(obj, self.restores.get(key) or {}), self.targets[key])
         else:
             body = copy.deepcopy(obj)
             body["spec"]["paused"] = False
@@ -401,6 +407,39 @@ def decide_repair(read: RepairRead) -> RepairPlan:
         baseline = entry.verified if carried and entry else kind.verified_state(obj, revisions)
         notes: list[str] = []
         target_revision = None
+        if (
+            action == "revert"
+            and carried
+            and entry is not None
+            and entry.created
+            and request.to_revision is None
+        ):
+            # The unfinished run brought it (rollout -f): its last verified state is "not there".
+            wp = WorkloadPlan(
+                snapshot=snapshot, baseline=baseline, revisions=revisions, remove_on_revert=True
+            )
+            wp.notes = [f"created by the unfinished run {journal.run_id if journal else '?'}: deleted"]
+            plan.workloads.workloads.append(wp)
+            plan.changes.append(
+                Change(
+                    ref=snapshot.ref,
+                    namespace=namespace,
+                    action=action,
+                    images_before=dict(snapshot.images),
+                    images_running=kind.running_state(obj, revisions).images,
+                    images_after={},
+                    paused_before=snapshot.paused,
+                    paused_after=False,
+                    revision_before=snapshot.revision,
+                    target_revision=None,
+                    triggers_before=kind.trigger_texts(obj),
+                    triggers_after=(),
+                    changed=True,
+                    notes=tuple(wp.notes),
+                    delete=True,
+                )
+            )
+            continue
         if action == "revert":
             state, source = revert_target(
                 kind,
@@ -411,6 +450,8 @@ def decide_repair(read: RepairRead) -> RepairPlan:
                 allow_failed=request.allow_failed,
             )
             plan.targets[snapshot.ref.key] = state
+            if carried and entry is not None and entry.restore and request.to_revision is None:
+                plan.restores[snapshot.ref.key] = entry.restore
             target_revision = state.revision
             notes.append(f"target: {source}")
         wp = WorkloadPlan(snapshot=snapshot, baseline=baseline, revisions=revisions)

@@ -202,3 +202,38 @@ def test_dry_run_prints_each_workloads_template_diff_and_changes_nothing(sandbox
         assert line in out, (line, out)
     assert "dry run: 3 of 4 workloads would change; nothing was changed" in out, out
     assert resource_versions(client, namespace) == fingerprint
+
+
+def test_revert_after_a_killed_manifest_run_deletes_the_workload_it_created(sandbox, namespace, client, tmp_path):
+    """A `rollout -f` killed while watching (it had created deployment/extra), then `rollguard revert -l`:
+    the group back on its old templates and extra deleted, as its journal recorded it as created."""
+    import signal
+
+    from tests.chaos.harness import expire_lease
+    from tests.support import IMAGE, journal_reaches, start_rollguard
+
+    create_group(client, namespace, group())
+    slow = f"{IMAGE}:v2-slow60"  # the run is still watching when it is killed
+    proc = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "-f",
+                           str(_write(tmp_path / "r.yaml", release(dc2_image=slow))))  # fmt: skip
+    record = journal_reaches(client, namespace, "watching")
+    assert record["workloads"]["deployment/extra"]["created"] is True
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert client.get(DEPLOYMENTS, "extra", namespace=namespace)
+    expire_lease(client, namespace)
+    result = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "rev.json")
+    assert result.code == 0, result.stdout + result.stderr
+    assert "deployment/extra: revert: delete it" in result.stdout or "deleting it" in result.stdout, result.stdout
+    assert not [d for d in client.list(DEPLOYMENTS, namespace=namespace)["items"] if d["metadata"]["name"] == "extra"]
+    for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
+        state = view(client, namespace, kind, name)
+        assert state.images == {"app": OLD} and state.complete and not state.paused, name
+        live = client.get(KINDS[kind].resource, name, namespace=namespace)
+        assert not live["spec"]["template"]["spec"]["containers"][0].get("env"), name
+        assert "release" not in live["metadata"]["labels"], name
+
+
+def _write(path: Path, docs: list[Obj]) -> Path:
+    path.write_text(as_yaml(docs))
+    return path
