@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+
+import yaml
+
 from rollguard.client import Client
 from rollguard.resources import Resource
 from rollguard.tui.screens.confirm import ConfirmScreen
@@ -115,3 +121,91 @@ async def test_read_only_and_forbidden_actions_are_not_offered(sandbox, namespac
     assert await offered(make_app(alice, namespace=namespace, live=True)) == set()
     bob = Client.connect(kubeconfig=str(sandbox.user_kubeconfig("bob", namespace)))
     assert {"u", "v"} <= await offered(make_app(bob, namespace=namespace, live=True))
+
+
+class Outage:
+    """A TCP relay in front of the sandbox's API server: `cut()` makes the server vanish for the client
+    (connections reset, new ones refused, as when kube-apiserver is stopped) and `restore()` brings it
+    back on the same address. The session's one API server stays up for the other tests."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream = upstream_port
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        self.port = probe.getsockname()[1]
+        probe.close()
+        self._listener: socket.socket | None = None
+        self._open: list[socket.socket] = []
+        self.restore()
+
+    def restore(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def cut(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.close()
+        for conn in self._open:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+                conn.close()
+        self._open.clear()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(("127.0.0.1", self.upstream))
+            except OSError:
+                client.close()
+                continue
+            self._open += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                dst.sendall(data)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+
+async def test_api_server_gone_under_a_running_tui(sandbox, namespace, client, tmp_path):
+    """The header says so within seconds, the banner shows, and the TUI recovers by itself; a change
+    made during the outage is on screen once the server answers again."""
+    create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
+    outage = Outage(sandbox.port)
+    config = yaml.safe_load(sandbox.kubeconfig.read_text())
+    config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{outage.port}"
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(config))
+    relayed = Client.connect(kubeconfig=str(kubeconfig))
+    app = make_app(relayed, namespace=namespace, live=True)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: app.liveness.live and len(app.inventory.rows) == 2, timeout=30,
+                        what="the live view")  # fmt: skip
+            outage.cut()
+            await until(pilot, lambda: not app.liveness.live, timeout=15, what="the outage to show")
+            status = lambda: str(app.screen.query_one("#status").render())  # noqa: E731
+            assert "reconnecting" in status() or "disconnected" in status()
+            assert app.screen.query_one("#banner").display
+            await until(pilot, lambda: "disconnected · updated" in status(), timeout=30, what="disconnected")
+            pause(client, namespace, "dc1")  # while the TUI cannot see the server
+            outage.restore()
+            await until(pilot, lambda: app.liveness.live, timeout=30, what="the recovery")
+            await until(pilot, lambda: "paused" in findings(app).get("dc1", set()), timeout=30,
+                        what="the change made during the outage")  # fmt: skip
+            assert not app.screen.query_one("#banner").display
+    finally:
+        outage.cut()

@@ -7,11 +7,17 @@ look at the result (e.g. `rsvg-convert x.svg -o x.png`) before committing.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
+from rollguard.tui.liveness import Link, Liveness
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
+from rollguard.tui.widgets.badges import SHORT
+from rollguard.tui.widgets.workload_table import WorkloadTable
 from tests.tui.conftest import SIZE, make_app, settle
+from tests.tui.fixtures import cluster_of, neighbours, reference_case
 from tests.tui.snapshot import SVGScreenshot
 
 
@@ -46,4 +52,49 @@ async def test_confirmation_dialog(fake, svg):
         await pilot.press("v")  # on the group row: revert the whole group
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmScreen) and app.screen.state == "ready"
+        assert app.export_screenshot() == svg
+
+
+async def test_80x24_all_namespaces(svg):
+    """80 columns first: with -A every finding is readable (short forms), columns dropped by priority,
+    the context and `?` in view."""
+    cluster = cluster_of(reference_case("shop-dev") + neighbours("shop-dev") + reference_case("shop-test"))
+    app = make_app(cluster, namespace=None, all_namespaces=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "down")  # dc2: three findings' reasons, one line each
+        await settle(app, pilot)
+        table = app.screen.query_one(WorkloadTable)
+        assert table.columns_shown == ("workload", "findings", "rev", "ready")
+        for line in table.lines:
+            shown = str(line.cells[1])
+            assert all(SHORT[f.code] in shown for f in (line.row.findings if line.row else ()))
+        assert app.export_screenshot() == svg
+    cluster.close()
+
+
+async def test_80x24_group_revert_dialog(fake, svg):
+    """The buttons and the name to type stay in view on a small terminal."""
+    app = make_app(fake)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("v")
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.state == "ready"
+        for widget in (dialog.query_one("#confirm"), dialog.query_one("#cancel"), dialog.query_one("#typed")):
+            region = widget.region
+            assert region.height > 0 and region.bottom <= 24 and region.right <= 80, widget
+        assert app.export_screenshot() == svg
+
+
+async def test_disconnected_banner(fake, svg):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        app.live_enabled = True  # the header as a live app shows it; no watches run (a fixed picture)
+        app._set_liveness(Liveness(Link.DISCONNECTED, contact=time.monotonic() - 42, error="connection refused"))
+        app.screen.update_status()
+        await pilot.pause()
+        assert "disconnected · updated 42s ago" in str(app.screen.query_one("#status").render())
         assert app.export_screenshot() == svg

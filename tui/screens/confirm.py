@@ -117,9 +117,9 @@ class ConfirmScreen(Dialog):
                 yield Static(id="notes")
             yield RichLog(id="progress", wrap=True, markup=False, max_lines=500)
             yield Static(id="result")
-            if self.typed_name:
-                yield Input(placeholder=f"type {self.typed_name} to confirm", id="typed")
             with Horizontal(classes="buttons"):
+                if self.typed_name:
+                    yield Input(placeholder=f"type {self.typed_name}", id="typed")
                 label = "Confirm" if self.typed_name else "Confirm (y)"
                 yield Button(label, id="confirm", variant="error", disabled=True)
                 yield Button("Cancel (esc)", id="cancel")

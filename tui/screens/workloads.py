@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -27,7 +28,7 @@ from rollguard.tui.screens.pick import ALL_NAMESPACES, ContextPicker, NamespaceP
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import SORT_KEYS, Inventory
 from rollguard.tui.widgets.keybar import KeyBar
-from rollguard.tui.widgets.workload_table import WorkloadTable, build_lines
+from rollguard.tui.widgets.workload_table import WIDE, WorkloadTable, build_lines, visible_columns
 
 if TYPE_CHECKING:
     from rollguard.tui.app import RollguardApp
@@ -78,6 +79,11 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.query_one("#banner", Static).display = False
         self.set_interval(1.0, self._tick)
 
+    def on_resize(self, _event: object) -> None:
+        """80 columns first: drop columns by priority and use the short finding words."""
+        self.table.set_columns(visible_columns(self.size.width))
+        self.redraw()
+
     def _tick(self) -> None:
         """Once a second while not live: the age of what is shown keeps counting."""
         if not self.app.liveness.live and self.app.live_enabled:
@@ -117,6 +123,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             now=self.app.clock(),
             show_namespace=self.app.backend.all_namespaces,
             folded=frozenset(self.folded),
+            short=self.size.width < WIDE,
         )
         started = time.perf_counter()
         self.table.show(lines)
@@ -156,9 +163,14 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
     def update_reason(self) -> None:
         """The selected row's findings with their reasons, under the table."""
         line = self.table.current
-        text = ""
+        text: Text | str = ""
         if line is not None and line.row is not None:
-            text = "\n".join(f"[b]{f.code}[/]: {f.reason}" for f in line.row.findings if f.reason)
+            # one line per finding, each cut at the width: a long first reason never pushes out the third
+            text = Text(no_wrap=True, overflow="ellipsis")
+            for f in (f for f in line.row.findings if f.reason):
+                text.append("\n" if text.plain else "")
+                text.append(f.code, style="bold")
+                text.append(f": {f.reason}")
         elif line is not None and self.app.inventory is not None:
             group = self.app.inventory.groups.get(line.group)
             run = group.last_run if group else None

@@ -22,15 +22,30 @@ STYLES = {
 }
 
 
-def badge(code: str) -> Text:
-    return Text(f" {code} ", style=STYLES.get(code, "reverse"))
+# Narrow terminals: a short form per finding that is never cut (the reason panel has the full word).
+SHORT = {
+    "failed": "fail",
+    "half-rolled": "half",
+    "stuck": "stuck",
+    "paused": "pause",
+    "drifted": "drift",
+    "unavailable": "unavail",
+    "progressing": "prog",
+    "mutable-image": "mutable",
+    "healthy": "ok",
+}
 
 
-def badges(findings: Iterable[Finding]) -> Text:
-    """Badges separated by a space, worst first."""
+def badge(code: str, *, short: bool = False) -> Text:
+    word = SHORT.get(code, code) if short else code
+    return Text(f" {word} ", style=STYLES.get(code, "reverse"))
+
+
+def badges(findings: Iterable[Finding], *, short: bool = False) -> Text:
+    """Badges separated by a space, worst first; ``short``: the short forms (80 columns)."""
     out = Text()
     for i, finding in enumerate(sorted(findings, key=lambda f: f.rank)):
         if i:
             out.append(" ")
-        out.append_text(badge(finding.code))
+        out.append_text(badge(finding.code, short=short))
     return out

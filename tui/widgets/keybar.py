@@ -37,7 +37,10 @@ class KeyBar(Static):
             return  # its screen was closed before this callback ran
         text = Text(no_wrap=True, overflow="ellipsis")
         shown: set[str] = set()
-        for active in self.screen.active_bindings.values():
+        bindings = list(self.screen.active_bindings.values())
+        # help and quit first: at 80 columns the end of the bar is cut, and `?` must stay in view
+        bindings.sort(key=lambda a: a.binding.action not in ("help", "quit"))
+        for active in bindings:
             binding = active.binding
             if not binding.show or not active.enabled or binding.action in shown:
                 continue

@@ -29,6 +29,15 @@ from rollguard.tui.widgets.nav import NavTable
 COLUMNS = (("workload", "Workload"), ("findings", "Findings"), ("rev", "Rev"), ("ready", "Ready"),
            ("images", "Images"), ("age", "Age"))  # fmt: skip
 IMAGES_WIDTH = 44
+# Columns an 80-column terminal gives up first (by priority): the images, then the age.
+DROP_ORDER = ("images", "age")
+WIDE = 120  # from this width on every column and the long finding words fit
+
+
+def visible_columns(width: int) -> tuple[str, ...]:
+    """The columns shown at ``width`` terminal columns (pure)."""
+    dropped = set(DROP_ORDER[: 0 if width >= WIDE else 1 if width >= 100 else 2])
+    return tuple(key for key, _label in COLUMNS if key not in dropped)
 KIND_PREFIX = {"DeploymentConfig": "dc", "Deployment": "deploy"}
 
 
@@ -47,14 +56,21 @@ def _truncate(text: str, width: int) -> str:
 
 
 def group_label(
-    group: GroupView | None, selector: str, namespace: str, show_ns: bool, count: int, *, folded: bool = False
+    group: GroupView | None,
+    selector: str,
+    namespace: str,
+    show_ns: bool,
+    count: int,
+    *,
+    folded: bool = False,
+    short: bool = False,
 ) -> Text:
     label = Text("▸ " if folded else "▾ ", style="bold")
     label.append(selector or "(no rollout group)", style="bold")
     label.append(f" ({count})", style="dim")
     if show_ns:
         label.append(f"  {namespace}", style="dim")
-    if group is not None and not group.journal and selector:
+    if group is not None and not group.journal and selector and not short:
         label.append("  (no journal)", style="dim italic")
     return label
 
@@ -79,6 +95,7 @@ def build_lines(
     now: dt.datetime,
     show_namespace: bool,
     folded: frozenset[str] = frozenset(),
+    short: bool = False,
 ) -> list[Line]:
     """The table's content, in order (pure: tested without a screen); a folded group shows its header only."""
     rows = [r for r in inventory.rows if not text_filter or matches(r, text_filter)]
@@ -101,9 +118,10 @@ def build_lines(
                 group=key,
                 cells=(
                     group_label(
-                        group, first.group, first.namespace, show_namespace, len(members), folded=key in folded
+                        group, first.group, first.namespace, show_namespace, len(members), folded=key in folded,
+                        short=short,
                     ),
-                    badges(Finding(c) for c in union),
+                    badges((Finding(c) for c in union), short=short),
                     "",
                     "",
                     Text(journal_text(group), style="italic"),
@@ -123,7 +141,7 @@ def build_lines(
                     row=row,
                     cells=(
                         name,
-                        badges(row.findings),
+                        badges(row.findings, short=short),
                         str(row.revision),
                         ready,
                         _truncate(images_text(row.images), IMAGES_WIDTH),
@@ -147,10 +165,26 @@ class WorkloadTable(NavTable):
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)  # type: ignore[arg-type]
         self.lines: list[Line] = []
         self._by_key: dict[str, Line] = {}
+        self.columns_shown: tuple[str, ...] = tuple(key for key, _label in COLUMNS)
 
     def on_mount(self) -> None:
         for key, label in COLUMNS:
             self.add_column(label, key=key)
+
+    def set_columns(self, keys: tuple[str, ...]) -> None:
+        """Show only ``keys`` (in `COLUMNS` order); the rows are put back at the next `show`."""
+        if keys == self.columns_shown:
+            return
+        self.columns_shown = keys
+        self.clear(columns=True)
+        for key, label in COLUMNS:
+            if key in keys:
+                self.add_column(label, key=key)
+        lines, self.lines = self.lines, []
+        self.show(lines)
+
+    def _cells(self, line: Line) -> list[Text | str]:
+        return [c for (key, _l), c in zip(COLUMNS, line.cells, strict=True) if key in self.columns_shown]
 
     @property
     def current(self) -> Line | None:
@@ -186,7 +220,7 @@ class WorkloadTable(NavTable):
             for old, new in zip(self.lines, lines, strict=True):
                 if old.cells != new.cells:
                     for (col, _label), before, after in zip(COLUMNS, old.cells, new.cells, strict=True):
-                        if before != after:
+                        if before != after and col in self.columns_shown:
                             self.update_cell(new.key, col, after)
             self.lines = list(lines)
             self._by_key = {ln.key: ln for ln in lines}
@@ -197,7 +231,7 @@ class WorkloadTable(NavTable):
         self._by_key = {ln.key: ln for ln in lines}
         self.clear()
         for ln in lines:
-            self.add_row(*ln.cells, key=ln.key)
+            self.add_row(*self._cells(ln), key=ln.key)
         if current is not None and current.key in self._by_key:
             index = new_keys.index(current.key)
         elif current is not None and current.row is not None and current.group in self._by_key:
