@@ -6,9 +6,10 @@ needs `y` and a group's needs its name typed. Assertions are on the (fake) clust
 
 from __future__ import annotations
 
+import copy
 import inspect
 
-from rollguard.resources import DEPLOYMENT_CONFIGS
+from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
 from rollguard.structs import Status
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.screens.confirm import ConfirmScreen
@@ -252,3 +253,31 @@ async def test_help_screen_shows_the_keys(fake):
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
         assert isinstance(app.screen, WorkloadsScreen)
+
+
+async def test_the_revision_cursor_follows_the_revision_not_the_row(fake):
+    """A rollout from another shell inserts a revision above the chosen one: `t` must still offer the
+    revision the user chose (issue 19: the cursor followed the row)."""
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "down", "d")  # dc2: revisions dc2-2 (Failed), dc2-1
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, DetailScreen)
+        await pilot.press("j")
+        assert screen.chosen_revision() == 1
+        rc = copy.deepcopy(fake.get(REPLICATION_CONTROLLERS, "dc2-2", namespace="shop-dev"))
+        rc["metadata"]["name"] = "dc2-3"
+        rc["metadata"]["annotations"]["openshift.io/deployment-config.latest-version"] = "3"
+        rc["metadata"]["creationTimestamp"] = "2030-01-01T00:00:00Z"
+        rc["metadata"]["uid"] = "uid-dc2-3"
+        fake.apply(rc)
+        dc = fake.get(DEPLOYMENT_CONFIGS, "dc2", namespace="shop-dev")
+        dc["status"]["latestVersion"] = 3
+        fake.apply(dc)
+        await pilot.press("ctrl+r")  # the app would refresh by itself when live; here by hand
+        await settle(app, pilot)
+        assert [r.number for r in screen.detail.revisions][:1] == [3]
+        assert screen.chosen_revision() == 1
+        assert screen.action_label("revert", "revision").endswith("to revision 1")

@@ -105,8 +105,9 @@ class DetailScreen(ActionsMixin, Screen[None]):
 
     @on(DetailLoaded)
     def _loaded(self, message: DetailLoaded) -> None:
+        chosen = self.chosen_revision()  # kept by revision number: a new revision inserts a row above
         self.detail = message.detail
-        self.show(message.detail)
+        self.show(message.detail, keep_revision=chosen)
 
     def show_header(self) -> None:
         row = self.row
@@ -117,7 +118,7 @@ class DetailScreen(ActionsMixin, Screen[None]):
         title.append_text(badges(row.findings))
         self.query_one("#status", Static).update(title)
 
-    def show(self, detail: DetailView) -> None:
+    def show(self, detail: DetailView, *, keep_revision: int | None = None) -> None:
         now = self.app.clock()
         row = detail.row
         lines = [f"[b]{f.code}[/]: {f.reason}" for f in row.findings if f.reason]
@@ -143,7 +144,10 @@ class DetailScreen(ActionsMixin, Screen[None]):
             ],
             keys=[str(r.number) for r in detail.revisions],
         )
-        if detail.revisions:
+        numbers = [r.number for r in detail.revisions]
+        if keep_revision in numbers:
+            revisions.move_cursor(row=numbers.index(keep_revision))
+        elif detail.revisions:
             revisions.move_cursor(row=min(keep, len(detail.revisions) - 1))
         self._fill(
             "pods", [(p.name, p.status, p.ready, str(p.restarts), p.revision, p.node) for p in detail.pods]
@@ -209,7 +213,7 @@ class DetailScreen(ActionsMixin, Screen[None]):
         self.app.pop_screen()
 
     def action_reload(self) -> None:
-        self.load()
+        self.app.refresh_now()  # a fresh list; the new inventory reloads this page
 
     def action_yaml(self) -> None:
         self.app.push_screen(YamlScreen(self.row))
