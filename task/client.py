@@ -17,6 +17,7 @@ the same calls from memory. mypy checks that both fit.
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 import time
@@ -43,6 +44,7 @@ PAGE_SIZE = 500  # at most, client-go's pager default
 # the first page is small, so that the first objects arrive soon.
 PAGE_BYTES = 1 << 20
 FIRST_PAGE = 50
+MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 Reducer = Callable[[Obj], Obj]
 
@@ -111,6 +113,18 @@ class Client:
         self.page_size = page_size
         self.requests: Counter[str] = Counter()
         self._lock = threading.Lock()
+        self._guard: Callable[[], None] | None = None
+
+    def guarded(self, guard: Callable[[], None]) -> Client:
+        """This connection (same transport and counters) calling ``guard`` before every mutating request.
+
+        The one place a run's fence (`rollguard.lock.GroupLock.prove`) sits: workload writes, journal
+        writes, Events, ImageStream tags, claims and reverts all go through it, each retry included;
+        ``guard`` raises to stop the request from being sent.
+        """
+        other = copy.copy(self)
+        other._guard = guard
+        return other
 
     # -- construction -------------------------------------------------------------------------------
 
@@ -317,6 +331,8 @@ class Client:
     ) -> tuple[Obj, int]:
         """The decoded answer and its size in bytes (to size the next page by)."""
         for attempt in range(_RETRIES):
+            if self._guard is not None and method in MUTATING:
+                self._guard()  # before every attempt: a retry may come after the run lost its group
             try:
                 resp = self._send(method, path, query=query, body=body, verb=verb, content_type=content_type)
                 raw = resp.data or b"{}"

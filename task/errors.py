@@ -136,3 +136,17 @@ class WorkloadDeleted(RolloutFailed):
 
 class Interrupted(RollguardError):
     """The run was asked to stop (SIGTERM, e.g. Tekton's step timeout, or SIGINT: Ctrl-C)."""
+
+
+class Superseded(Exception):
+    """The run lost its group's lock (frozen past its lease, renewals cut off): it must write nothing more.
+
+    Deliberately *not* a `RollguardError`: every handler that cleans up after a failure (revert the
+    group, save the journal, record an Event) catches RollguardError, and cleaning up means writing.
+    This one only stops at the run's skeleton, which reports status ``superseded`` (exit 3).
+    ``holder``: who held the lease when it was lost ("" when nobody did).
+    """
+
+    def __init__(self, message: str, *, holder: str = "") -> None:
+        super().__init__(message)
+        self.holder = holder

@@ -48,7 +48,12 @@ def _clip(text: str, limit: int = 80) -> str:
 
 
 def parse_selector(selector: str) -> str:
-    """Validate a label selector as the API server would; returns it normalized (sorted, no spaces)."""
+    """Validate a label selector as the API server would; returns it normalized.
+
+    The normal form is the group's identity (its Lease and journal are named after it), so every
+    spelling that selects the same workloads gives the same string: requirements sorted and without
+    repeats, no spaces but the one around ``in``/``notin``, ``==`` as ``=``, a one-value set as ``=``/``!=``.
+    """
     fix = "use key=value, key!=value, key in (a,b), key notin (a), key or !key, joined by commas"
     if not selector or not selector.strip():
         raise RefusedError("the selector is empty", fix=f"pass --selector, e.g. app=my-component ({fix})")
@@ -80,10 +85,19 @@ def parse_selector(selector: str) -> str:
                 raise RefusedError(
                     f"selector {_clip(selector)!r}: bad value list ({_clip(match['values'])})", fix=fix
                 )
-            normalized.append(f"{key} {match['setop']} ({','.join(values)})")
+            normalized.append(_set_requirement(key, match["setop"], values))
         else:
             normalized.append(("!" if match["neg"] else "") + key)
-    return ",".join(sorted(normalized))
+    return ",".join(sorted(set(normalized)))
+
+
+def _set_requirement(key: str, op: str, values: list[str]) -> str:
+    """``key in (a)`` is ``key=a`` and ``key notin (a)`` is ``key!=a`` (the API server selects alike):
+    one group, one spelling, so one lock and one journal."""
+    unique = sorted(set(values))
+    if len(unique) == 1:
+        return f"{key}{'=' if op == 'in' else '!='}{unique[0]}"
+    return f"{key} {op} ({','.join(unique)})"
 
 
 def parse_image_ref(ref: str) -> tuple[str, str | None, str | None]:

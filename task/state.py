@@ -1,8 +1,9 @@
 """The state model: what is wrong with each workload, judged from the API objects alone (pure, no I/O).
 
 Per workload every finding that applies (`paused`, `progressing`, `failed`, `stuck`, `half-rolled`,
-`drifted`, `mutable-image`, `unavailable`), each with a one-line reason, else `healthy`. A workload
-belongs to the rollout group of a journal ConfigMap whose selector matches its labels; the journal
+`drifted`, `mutable-image`, `unavailable`, `overlapping`), each with a one-line reason, else `healthy`. A
+workload belongs to the rollout group of a journal ConfigMap whose selector matches its labels (when
+several match, it is `overlapping`: each run claims it, so only one acts on it at a time); the journal
 and the group's Lease tell whether a run died mid-way and what the last successful run verified.
 `rollguard.inventory` reads the objects; `rollguard status`, `drift-check` and the TUI show the result.
 Whatever depends on a workload's kind (its readiness, deadline, triggers, revisions) it asks the
@@ -30,6 +31,7 @@ from rollguard.state_types import (
     HALF_ROLLED,
     HEALTHY,
     MUTABLE_IMAGE,
+    OVERLAPPING,
     PAUSED,
     PROGRESSING,
     STUCK,
@@ -53,6 +55,7 @@ __all__ = [
     "HEALTHY",
     "MOVING_TAGS",
     "MUTABLE_IMAGE",
+    "OVERLAPPING",
     "PAUSED",
     "PROGRESSING",
     "STUCK",
@@ -174,6 +177,22 @@ def drift_reference(key: str, labels: Mapping[str, str], groups: Iterable[Group]
 
 
 # -- findings ------------------------------------------------------------------------------------------
+
+
+def _overlap_findings(labels: Mapping[str, str], groups: Iterable[Group], home: Group | None) -> list[Finding]:
+    """A workload matched by more than one group's selector: two runs could each mean to act on it."""
+    matching = sorted({g.selector for g in groups if matches(g.selector, labels)})
+    if len(matching) < 2:
+        return []
+    named = ", ".join(repr(s) for s in matching)
+    shown = f"; shown in group {home.selector!r}" if home is not None else ""
+    return [
+        Finding(
+            OVERLAPPING,
+            f"in {len(matching)} rollout groups ({named}): a run of each claims it, the second is refused "
+            f"while the first acts on it{shown}; make the selectors exclusive",
+        )
+    ]
 
 
 def _since(start: dt.datetime | None, now: dt.datetime) -> float:
@@ -395,6 +414,7 @@ def assess(
             labels=snap.labels,
             groups=groups,
         )
+    findings += _overlap_findings(snap.labels, groups, group)
     findings += _mutable_findings(k, obj)
     status = obj.get("status", {})
     available, desired = as_int(status.get("availableReplicas")), snap.replicas

@@ -17,10 +17,11 @@ STUCK = "stuck"
 HALF_ROLLED = "half-rolled"
 DRIFTED = "drifted"
 MUTABLE_IMAGE = "mutable-image"
+OVERLAPPING = "overlapping"  # matched by the selectors of two (or more) rollout groups
 UNAVAILABLE = "unavailable"
 HEALTHY = "healthy"
 # Most serious first: the order findings are listed and sorted in.
-FINDINGS = (FAILED, HALF_ROLLED, STUCK, PAUSED, DRIFTED, UNAVAILABLE, PROGRESSING, MUTABLE_IMAGE)
+FINDINGS = (FAILED, HALF_ROLLED, STUCK, PAUSED, DRIFTED, UNAVAILABLE, OVERLAPPING, PROGRESSING, MUTABLE_IMAGE)
 DEFAULT_FAIL_ON = frozenset({PAUSED, FAILED, STUCK, HALF_ROLLED, DRIFTED})
 
 

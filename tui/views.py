@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from rollguard.state import FINDINGS, HEALTHY, MUTABLE_IMAGE
+from rollguard.state import FINDINGS, HEALTHY, MUTABLE_IMAGE, OVERLAPPING
 from rollguard.structs import RunState, Status, WorkloadRef
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ class WorkloadRow:
 
     @property
     def healthy(self) -> bool:
-        return all(f.code in (HEALTHY, MUTABLE_IMAGE) for f in self.findings)
+        return all(f.code in (HEALTHY, MUTABLE_IMAGE, OVERLAPPING) for f in self.findings)
 
     @property
     def worst(self) -> int:

@@ -26,6 +26,12 @@ DIGEST = "sha256:" + "0123456789abcdef" * 4
         ("tier in (b, a),app", "app,tier in (a,b)"),
         ("!legacy,example.com/team=x", "!legacy,example.com/team=x"),
         ("app=", "app="),
+        # One group, one spelling (issue 14): the same workloads selected give one lock and one journal.
+        ("app in (rp)", "app=rp"),
+        ("app in ( rp , rp )", "app=rp"),
+        ("app notin (rp)", "app!=rp"),
+        ("tier=b, app=rp,app=rp", "app=rp,tier=b"),
+        ("tier in (b,a,b)", "tier in (a,b)"),
     ],
 )
 def test_selector_normalized(selector: str, normalized: str) -> None:

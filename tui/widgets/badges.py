@@ -16,6 +16,7 @@ STYLES = {
     "paused": "bold black on #f9d71c",
     "drifted": "bold white on #5e35b1",
     "unavailable": "bold white on #c2185b",
+    "overlapping": "bold white on #00796b",
     "progressing": "bold black on #4fc3f7",
     "mutable-image": "black on #90a4ae",
     "healthy": "bold black on #43a047",
