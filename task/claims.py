@@ -20,7 +20,7 @@ import datetime as dt
 import hashlib
 from dataclasses import dataclass
 
-from rollguard.client import Client
+from rollguard.client import Api
 from rollguard.errors import Conflict, NotFound, RefusedError
 from rollguard.journal import MANAGED_BY, SELECTOR_ANNOTATION
 from rollguard.lock import GroupLock, read_lease
@@ -84,7 +84,7 @@ class ClaimHeldError(RefusedError):
 class Claims:
     """Take and release one run's claims on its workloads (``client``: the run's guarded client)."""
 
-    def __init__(self, client: Client, *, namespace: str, lock: GroupLock, selector: str) -> None:
+    def __init__(self, client: Api, *, namespace: str, lock: GroupLock, selector: str) -> None:
         self._client = client
         self.namespace = namespace
         self.lock = lock

@@ -100,6 +100,71 @@ class Api(Protocol):
     ) -> Iterator[Obj]: ...
 
 
+def guarded(api: Api, guard: Callable[[], None]) -> Api:
+    """``api`` calling ``guard`` before every mutating request; ``guard`` raises to stop it being sent.
+
+    The one place a run's fence (`rollguard.lock.GroupLock.prove`) sits: workload writes, journal
+    writes, Events, ImageStream tags, claims and reverts all go through it. On a `Client` the guard
+    runs before each attempt, so a retry after a transient error is fenced too.
+    """
+    if isinstance(api, Client):
+        return api.guarded(guard)
+    return _Guarded(api, guard)
+
+
+class _Guarded:
+    """`guarded` for any other `Api` (a test double): reads pass through, writes ask ``guard`` first."""
+
+    def __init__(self, inner: Api, guard: Callable[[], None]) -> None:
+        self._inner = inner
+        self._guard = guard
+
+    def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
+        return self._inner.get(res, name, namespace=namespace)
+
+    def list(
+        self, res: Resource, *, namespace: str | None = None, selector: str | None = None, reduce: Reducer | None = None
+    ) -> Obj:
+        return self._inner.list(res, namespace=namespace, selector=selector, reduce=reduce)
+
+    def pages(
+        self, res: Resource, *, namespace: str | None = None, selector: str | None = None, reduce: Reducer | None = None
+    ) -> Iterator[Page]:
+        return self._inner.pages(res, namespace=namespace, selector=selector, reduce=reduce)
+
+    def create(self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False) -> Obj:
+        self._guard()
+        return self._inner.create(res, body, namespace=namespace, dry_run=dry_run)
+
+    def replace(self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False) -> Obj:
+        self._guard()
+        return self._inner.replace(res, body, namespace=namespace, dry_run=dry_run)
+
+    def patch(self, res: Resource, name: str, body: Obj, *, namespace: str | None = None) -> Obj:
+        self._guard()
+        return self._inner.patch(res, name, body, namespace=namespace)
+
+    def delete(
+        self, res: Resource, name: str, *, namespace: str | None = None, resource_version: str | None = None
+    ) -> Obj:
+        self._guard()
+        return self._inner.delete(res, name, namespace=namespace, resource_version=resource_version)
+
+    def watch(
+        self,
+        res: Resource,
+        *,
+        namespace: str | None,
+        resource_version: str,
+        timeout_seconds: int = 300,
+        selector: str | None = None,
+    ) -> Iterator[Obj]:
+        return self._inner.watch(
+            res, namespace=namespace, resource_version=resource_version, timeout_seconds=timeout_seconds,
+            selector=selector,
+        )
+
+
 class Client:
     """A connection to one cluster, counting requests by verb (for benchmarks and tests).
 
@@ -116,12 +181,8 @@ class Client:
         self._guard: Callable[[], None] | None = None
 
     def guarded(self, guard: Callable[[], None]) -> Client:
-        """This connection (same transport and counters) calling ``guard`` before every mutating request.
-
-        The one place a run's fence (`rollguard.lock.GroupLock.prove`) sits: workload writes, journal
-        writes, Events, ImageStream tags, claims and reverts all go through it, each retry included;
-        ``guard`` raises to stop the request from being sent.
-        """
+        """This connection (same transport and counters) calling ``guard`` before every mutating attempt,
+        each retry included (see `guarded`)."""
         other = copy.copy(self)
         other._guard = guard
         return other

@@ -22,6 +22,7 @@ from rollguard.errors import ApiError, RollguardError, RolloutFailed
 from rollguard.group import GroupRun, Printer, actor
 from rollguard.journal import WorkloadEntry
 from rollguard.kinds import images_of
+from rollguard.lock import LEASE_SECONDS
 from rollguard.manifests import ManifestSet
 from rollguard.merge import combined_restore
 from rollguard.preflight import Plan, WorkloadPlan, plan_rollout
@@ -48,6 +49,7 @@ class RolloutRequest:
     allow_never_completed: bool = False
     manifests: ManifestSet | None = None  # -f: the workloads' desired states
     skip_other_kinds: bool = False
+    lease_seconds: int = LEASE_SECONDS
 
 
 class Rollout(GroupRun):
@@ -70,6 +72,7 @@ class Rollout(GroupRun):
             cancel=cancel,
             fail_fast=request.fail_fast,
             crash_restarts=request.crash_restarts,
+            lease_seconds=request.lease_seconds,
         )
         self.request = request
         if request.promote_from:

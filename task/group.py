@@ -10,10 +10,21 @@
    workload is watched at once; the first failure (or SIGTERM) reverts every workload the run touched
    to its journal's last verified state (``reverted`` when verified, else ``inconsistent``).
 4. ``after_run`` (the subclass) while the cache is still live; then, always, the cache stops and the
-   lock is released; the `Outcome` reports the first error as the cause, later ones added.
+   claims and the lock are released; the `Outcome` reports the first error as the cause, later ones added.
 
 `rollguard.engine.Rollout` and `rollguard.repair.Repair` are the two kinds of run built on it. The
 lock and journal are the group's: a repair of workloads in no group (``grouped`` false) has neither.
+
+One owner per workload: with the lock, a grouped run claims every workload of its group
+(`rollguard.claims`), so that a run of an overlapping group (another selector matching one of them)
+is refused instead of acting on the same workload at once (``refused``, naming the holder).
+
+Fencing: every mutating request of a run goes through ``self.client``, which asks the group lock
+first (`rollguard.client.guarded` with `GroupLock.prove`), and the journal's resourceVersion is the
+fencing token (our save fails once another run wrote the journal). A run that lost its group (frozen
+past its lease, renewals cut off, taken over) meets `Superseded` at its next write or wait, whatever
+it was doing; the skeleton ends it as ``superseded`` (exit 3) and nothing more is written: no revert,
+no journal, no Event. The renewer finding the loss wakes every wait, so the run stops at once.
 """
 
 from __future__ import annotations
@@ -31,7 +42,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from rollguard import merge
-from rollguard.client import Api
+from rollguard.claims import Claims
+from rollguard.client import Api, guarded
 from rollguard.errors import (
     ApiError,
     Conflict,
@@ -40,11 +52,12 @@ from rollguard.errors import (
     RefusedError,
     RollguardError,
     RolloutFailed,
+    Superseded,
     WorkloadDeleted,
 )
-from rollguard.journal import Journal, JournalStore, now
+from rollguard.journal import Journal, JournalStore, group_name, now
 from rollguard.kinds import images_of, pods_of_revision
-from rollguard.lock import GroupLock
+from rollguard.lock import LEASE_SECONDS, GroupLock
 from rollguard.preflight import Plan, WorkloadPlan
 from rollguard.report import Outcome, WorkloadResult, pod_record
 from rollguard.resources import PODS, Resource
@@ -99,8 +112,8 @@ class GroupRun:
         cancel: threading.Event | None = None,
         fail_fast: bool = True,
         crash_restarts: int = 2,
+        lease_seconds: int = LEASE_SECONDS,
     ) -> None:
-        self.client = client
         self.namespace = namespace
         self.selector = selector
         self.timeout = timeout
@@ -111,10 +124,19 @@ class GroupRun:
         # Set when the revert may wait no longer (SIGTERM grace over, or a second SIGTERM).
         self.abort = threading.Event()
         self.run_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-        self.store = JournalStore(client, namespace=namespace, selector=selector)
+        # The lock renews with the bare client (renewing is how it proves the lease ours); every other
+        # request of the run goes through the fenced one.
         self.lock = GroupLock(
-            client, namespace=namespace, name=self.store.name, holder=f"{actor()} run {self.run_id}"
+            client,
+            namespace=namespace,
+            name=group_name(selector),
+            holder=f"{actor()} run {self.run_id}",
+            duration=lease_seconds,
+            on_lost=self._lost,
         )
+        self.client = guarded(client, self.lock.prove)
+        self.store = JournalStore(self.client, namespace=namespace, selector=selector)
+        self.claims = Claims(self.client, namespace=namespace, lock=self.lock, selector=selector)
         self.journal = Journal(namespace=namespace, selector=selector)
         self.cache: NamespaceCache | None = None
         self.first_error = ""
@@ -186,7 +208,7 @@ class GroupRun:
         try:
             plan = self.prepare()
             if self.grouped:
-                self.lock.acquire()
+                self._hold(plan)
         except RefusedError as exc:
             outcome.error = str(exc)
             return outcome
@@ -194,16 +216,13 @@ class GroupRun:
             outcome.error = f"the API server refused or failed a read during preflight: {exc}"
             return outcome
         try:
-            outcome.status = self._run(plan)
-            self.after_run(plan, outcome.status)
+            try:
+                outcome.status = self._run(plan)
+                self.after_run(plan, outcome.status)
+            except Superseded as exc:
+                outcome.status = self._superseded(exc)
         finally:
-            if self.cache is not None:
-                self.cache.stop()
-            if self.grouped:
-                try:
-                    self.lock.release()
-                except ApiError as exc:
-                    self.errors.append(f"could not release the lock: {exc}")
+            self._let_go()
         outcome.error, outcome.errors = self.first_error, list(self.errors)
         outcome.workloads = [self.result(wp) for wp in plan.workloads]
         return outcome
@@ -214,6 +233,7 @@ class GroupRun:
         except ApiError as exc:
             self.fail(f"could not read the journal {self.store.name}: {exc}")
             return Status.REFUSED
+        self.check_held()
         if self.cancel.is_set():
             self.fail(f"interrupted by {self.stop_signal} before any change")
             return Status.REFUSED
@@ -296,6 +316,54 @@ class GroupRun:
         """True when the journal holds what the run last meant to write (or the run keeps none)."""
         return not self.grouped or self.store.last_saved == (self.journal.state, self.journal.updated)
 
+    # -- holding the group ------------------------------------------------------------------------------
+
+    def _hold(self, plan: Plan) -> None:
+        """Take the group's lock, then claim its workloads; refused (the lock given back) if one is held."""
+        self.lock.acquire()
+        try:
+            self.claims.take([wp.snapshot.ref for wp in plan.workloads])
+        except (RefusedError, ApiError):
+            self.lock.release()
+            raise
+
+    def _lost(self) -> None:
+        """The renewer (or a proof) found the group lost: stop every wait, so the run stops at once."""
+        self.cancel.set()
+        self.abort.set()
+        if self.cache is not None:
+            self.cache.wake()
+
+    def _superseded(self, exc: Superseded) -> Status:
+        """The run lost its group: the loss is the cause; what went wrong before is added."""
+        self.say(f"SUPERSEDED: {exc}; this run writes nothing more")
+        if self.first_error and self.first_error not in self.errors:
+            self.errors.insert(0, self.first_error)
+        self.first_error = str(exc)
+        return Status.SUPERSEDED
+
+    def _let_go(self) -> None:
+        """At the end, always: stop the cache, release the claims, then the lock (each only while ours)."""
+        if self.cache is not None:
+            self.cache.stop()
+        if not self.grouped:
+            return
+        try:
+            self.claims.release()
+        except Superseded:  # lost with the group: the claims died with our lease
+            pass
+        except ApiError as exc:
+            self.errors.append(f"could not release the claims: {exc}")
+        try:
+            self.lock.release()
+        except ApiError as exc:
+            self.errors.append(f"could not release the lock: {exc}")
+
+    def check_held(self) -> None:
+        """Raise `Superseded` once the group is lost (the renewer found it taken over, or a proof failed)."""
+        if self.lock.lost:
+            raise Superseded(self.lock.lost, holder=self.lock.held_by)
+
     # -- small helpers --------------------------------------------------------------------------------
 
     def say(self, line: str) -> None:
@@ -312,14 +380,22 @@ class GroupRun:
         self.say(f"error: {message}")
 
     def save(self) -> None:
-        if self.grouped:
+        if not self.grouped:
+            return
+        try:
             self.store.save(self.journal)
+        except Conflict as exc:
+            # The journal's resourceVersion is the fencing token: while we hold the lock only a run that
+            # took the group over writes it.
+            self.lock.lose("its journal was written by another run")
+            raise Superseded(self.lock.lost, holder=self.lock.held_by) from exc
 
     def stopped_by(self, name: str) -> None:
         """The signal that asked the run to stop (the CLI's handler says which), for its messages."""
         self.stop_signal = name
 
     def check_cancel(self) -> None:
+        self.check_held()
         if self.cancel.is_set():
             why = "e.g. the Tekton step timeout" if self.stop_signal == "SIGTERM" else "Ctrl-C"
             name = self.stop_signal.split()[0]

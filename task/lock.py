@@ -203,7 +203,7 @@ class GroupLock:
                 # the last good renew proves nothing any more the group is lost.
                 self.last_error = str(exc)
                 if self.safe_for <= 0:
-                    self._lose(f"its lease was not renewed for {self.duration - fence_margin(self.duration):.0f}s "
+                    self.lose(f"its lease was not renewed for {self.duration - fence_margin(self.duration):.0f}s "
                                f"(last error: {exc})")
                     return
                 wait = min(RETRY_EVERY, max(self.safe_for / 2, 0.1))
@@ -219,12 +219,12 @@ class GroupLock:
             try:
                 self._lease = self._client.replace(LEASES, body, namespace=self.namespace)
             except NotFound:
-                self._lose("its lease was deleted (released or removed by someone else)")
+                self.lose("its lease was deleted (released or removed by someone else)")
                 return
             except Conflict:
                 current = self._client.get(LEASES, self.name, namespace=self.namespace)
                 if read_lease(current).holder != self.holder:
-                    self._lose("its lease was taken over")
+                    self.lose("its lease was taken over")
                     return
                 # Still ours (a retried renew whose answer was lost had landed): renew from it.
                 self._lease = current
@@ -247,13 +247,13 @@ class GroupLock:
         try:
             self.renew()
         except ApiError as exc:
-            self._lose(f"its lease could not be renewed in time ({exc})")
+            self.lose(f"its lease could not be renewed in time ({exc})")
         if not self.lost and self.safe_for <= 0:
-            self._lose("its lease could not be renewed in time")
+            self.lose("its lease could not be renewed in time")
         if self.lost:
             raise Superseded(self.lost, holder=self.held_by)
 
-    def _lose(self, why: str) -> None:
+    def lose(self, why: str) -> None:
         """Give the group up for good: say why and who holds it now (one read), wake the run."""
         if self.lost:
             return

@@ -21,6 +21,7 @@ from rollguard.client import Api
 from rollguard.errors import ApiError, RolloutFailed
 from rollguard.group import GroupRun, actor
 from rollguard.journal import Journal, WorkloadEntry
+from rollguard.lock import LEASE_SECONDS
 from rollguard.preflight import Plan
 from rollguard.repair_plan import Change, RepairPlan
 from rollguard.structs import Obj, Phase, RunState, WorkloadPhase
@@ -47,9 +48,16 @@ class Repair(GroupRun):
         timeout: int,
         out: Callable[[str], None],
         cancel: threading.Event | None = None,
+        lease_seconds: int = LEASE_SECONDS,
     ) -> None:
         super().__init__(
-            client, namespace=plan.namespace, selector=plan.selector, timeout=timeout, out=out, cancel=cancel
+            client,
+            namespace=plan.namespace,
+            selector=plan.selector,
+            timeout=timeout,
+            out=out,
+            cancel=cancel,
+            lease_seconds=lease_seconds,
         )
         self.command = plan.action
         self.grouped = plan.grouped

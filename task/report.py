@@ -1,7 +1,7 @@
 """The run's outcome as data, its JSON report and its Tekton results.
 
 ``status`` is a `Status` and each workload's ``outcome`` a `WorkloadOutcome`: StrEnums, so the JSON and
-the Tekton results carry exactly the words pipelines test (``succeeded|reverted|refused|inconsistent``).
+the Tekton results carry exactly the words pipelines test (``succeeded|reverted|refused|inconsistent|superseded``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ EXIT_BY_STATUS = {
     Status.REVERTED: EXIT_REVERTED,
     Status.REFUSED: EXIT_REFUSED,
     Status.INCONSISTENT: EXIT_INCONSISTENT,
+    Status.SUPERSEDED: EXIT_INCONSISTENT,
 }
 TEKTON_RESULTS = "/tekton/results"
 SUMMARY_LIMIT = 400

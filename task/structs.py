@@ -207,15 +207,17 @@ _OUTCOMES = {
 
 
 class Status(enum.StrEnum):
-    """How a command ended: the report's ``status`` and the Tekton result ``status``, one per exit code.
+    """How a command ended: the report's ``status`` and the Tekton result ``status``.
 
-    Pipelines test these words: never rename them.
+    One word per exit code, except exit 3, which has two: the group is not where this run can vouch
+    for. Pipelines test these words: never rename them.
     """
 
     SUCCEEDED = "succeeded"  # exit 0
     REVERTED = "reverted"  # exit 1
     REFUSED = "refused"  # exit 2: nothing was changed
     INCONSISTENT = "inconsistent"  # exit 3
+    SUPERSEDED = "superseded"  # exit 3: the run lost its group's lock to another run and stopped writing
 
 
 @dataclass(frozen=True)

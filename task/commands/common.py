@@ -38,6 +38,34 @@ def cluster_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--context", metavar="NAME", help="kubeconfig context to use")
 
 
+LEASE_HELP = (
+    "how long the group's Lease lasts without a renew (default 30s; 5s to 1h): renewed every third of it, "
+    "failed renewals retried every second; a run that cannot prove its lease (its last good renew older "
+    "than this less a fifth, e.g. after being frozen) stops writing and exits 3 'superseded'; a killed "
+    "run's group is free again after this long"
+)
+
+
+def lease_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lease-duration", default="30s", metavar="DURATION", help=LEASE_HELP)
+
+
+def lease_seconds(args: argparse.Namespace) -> int:
+    """--lease-duration in seconds (RefusedError naming the range when out of it)."""
+    from rollguard.errors import RefusedError
+    from rollguard.inputs import parse_duration
+    from rollguard.lock import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
+
+    seconds = parse_duration(args.lease_duration, flag="--lease-duration")
+    if not MIN_LEASE_SECONDS <= seconds <= MAX_LEASE_SECONDS:
+        raise RefusedError(
+            f"--lease-duration {args.lease_duration[:40]!r} is out of range",
+            fix=f"use a duration between {MIN_LEASE_SECONDS}s and {MAX_LEASE_SECONDS // 60}m",
+        )
+    return seconds
+
+
+
 @dataclass
 class Session:
     """A command's cluster and namespace, resolved once by kubectl's rules (`rollguard.kubeconfig`)."""

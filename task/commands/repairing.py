@@ -13,6 +13,8 @@ from rollguard.commands.common import (
     check_report_path,
     cluster_args,
     install_sigterm,
+    lease_arg,
+    lease_seconds,
     printer,
     session,
     write_or_warn,
@@ -40,6 +42,7 @@ def add(sub: Any, action: str, *, help: str, description: str) -> argparse.Argum
         "--timeout", default="10m", metavar="DURATION", help="how long to wait for the result (10m)"
     )
     p.add_argument("--report", metavar="FILE", help="write a JSON report to FILE")
+    lease_arg(p)
     cluster_args(p)
     p.set_defaults(handler=run, action=action)
     return p
@@ -59,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         check_report_path(args.report)
         report_ok = True
         timeout = parse_duration(args.timeout)
+        lease = lease_seconds(args)
         where = session(args)
         namespace, namespace_from, client = where.namespace, where.namespace_from, where.client
         printer(where.heading(action))
@@ -80,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             )
         else:
             cancel = threading.Event()
-            job = Repair(client, plan, timeout=timeout, out=printer, cancel=cancel)
+            job = Repair(client, plan, timeout=timeout, out=printer, cancel=cancel, lease_seconds=lease)
             install_sigterm(
                 cancel, lambda: job.cache.wake() if job.cache else None, job.abort, on_signal=job.stopped_by
             )

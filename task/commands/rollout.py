@@ -14,6 +14,8 @@ from rollguard.commands.common import (
     check_results_dir,
     cluster_args,
     install_sigterm,
+    lease_arg,
+    lease_seconds,
     printer,
     session,
     write_or_warn,
@@ -32,8 +34,9 @@ def register(sub: Any) -> None:
         description="Roll out the group (every DeploymentConfig and Deployment matching -l) so that it ends "
         f"all-new or all-old. {NAMESPACE_RULE}. Refused before any change (exit 2): bad input, a --report "
         "or --results-dir that cannot be written, a workload that never completed a rollout (nothing to "
-        "revert to; --allow-never-completed accepts it), missing permissions, a held lock. "
-        "Exit 0 rolled out, 1 failed and reverted, 2 refused, 3 not restored.",
+        "revert to; --allow-never-completed accepts it), missing permissions, a held lock or a workload "
+        "claimed by a run of another group. Exit 0 rolled out, 1 failed and reverted, 2 refused, 3 not "
+        "restored (status inconsistent) or the group lost to another run (status superseded).",
     )
     p.add_argument("-n", "--namespace", help=NAMESPACE_HELP)
     p.add_argument("-l", "--selector", required=True, help="label selector of the rollout group")
@@ -102,6 +105,7 @@ def register(sub: Any) -> None:
         help="run the whole preflight (every write as a server-side dry run) and print each workload's "
         "change as a diff of its template and labels; change nothing, exit 0",
     )
+    lease_arg(p)
     p.add_argument("--report", metavar="FILE", help="write a JSON report to FILE (refused when unwritable)")
     p.add_argument(
         "--results-dir",
@@ -155,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
         selector = parse_selector(args.selector)
         targets = [parse_image_target(t) for t in args.image]
         timeout = parse_duration(args.timeout)
+        lease = lease_seconds(args)
         if args.step_timeout is not None:
             step_timeout = parse_duration(args.step_timeout, flag="--step-timeout")
             check_step_budget(timeout=timeout, step_timeout=step_timeout)
@@ -180,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
             allow_never_completed=args.allow_never_completed,
             manifests=parse(sources, namespace=namespace) if sources is not None else None,
             skip_other_kinds=args.skip_other_kinds,
+            lease_seconds=lease,
         )
         cancel = threading.Event()
         rollout = Rollout(where.client, request, out=printer, cancel=cancel)

@@ -25,6 +25,7 @@ AREAS = {
     "test_concurrency": "4. concurrency",
     "test_hostile_input": "5. hostile input",
     "test_integrity": "6. integrity: journal size, Ctrl-C, human edits, drift, report paths, deletion",
+    "test_fencing": "7. fencing and overlapping groups",
 }
 _STARTED = time.monotonic()
 HERE = Path(__file__).resolve().parent

@@ -28,6 +28,7 @@ import random
 import socket
 import ssl
 import threading
+import time
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable
@@ -78,6 +79,7 @@ class Record:
     last_rv: str = ""  # a watch's last relayed event resourceVersion
     events: int = 0  # a watch's relayed events
     cut: bool = False
+    at: float = field(default_factory=time.monotonic)  # when the proxy received it (monotonic)
 
 
 def classify(method: str, path: str, query: dict[str, str]) -> tuple[str, str, bool]:
