@@ -126,6 +126,15 @@ class Claims:
                 key=key, claim=view, lease=current["metadata"]["name"], namespace=self.namespace
             )
 
+    def check(self, refs: list[WorkloadRef]) -> None:
+        """Read-only (preflight): raise `ClaimHeldError` if a live run of another group claims one of ``refs``."""
+        for ref in sorted(refs):
+            try:
+                current = self._client.get(LEASES, claim_name(ref), namespace=self.namespace)
+            except NotFound:
+                continue
+            self._refuse_if_live(ref.key, current)
+
     def take(self, refs: list[WorkloadRef]) -> None:
         """Claim every workload in ``refs`` (name order), or raise `ClaimHeldError` having taken none."""
         try:

@@ -93,6 +93,7 @@ class Rollout(GroupRun):
             allow_never_completed=req.allow_never_completed,
             manifests=req.manifests,
             skip_other_kinds=req.skip_other_kinds,
+            claims=self.claims,
         )
 
     def begin(self, plan: Plan) -> None:

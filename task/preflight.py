@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from rollguard.access import ask, check_access, rollout_permissions
+from rollguard.claims import Claims
 from rollguard.client import Api
 from rollguard.errors import ApiError, Conflict, Forbidden, NotFound, RefusedError
 from rollguard.journal import JournalStore
@@ -236,9 +237,14 @@ def plan_rollout(
     allow_never_completed: bool = False,
     manifests: ManifestSet | None = None,
     skip_other_kinds: bool = False,
+    claims: Claims | None = None,
 ) -> Plan:
     """All read-only checks of a rollout: read, decide, then every write as a server-side dry run;
-    returns the plan or raises RefusedError."""
+    returns the plan or raises RefusedError.
+
+    ``claims``: when the dry run met a conflict, a workload claimed by a live run of another group
+    refuses the run naming that run (`rollguard.claims`): a writer that made the dry run conflict had
+    claimed the workload before writing it."""
     read = read_rollout(
         client,
         namespace=namespace,
@@ -261,5 +267,7 @@ def plan_rollout(
     answers = dry_run(client, plan)
     if any(isinstance(answer, Conflict) for answer in answers.values()):
         lock.check()  # a workload changed under the dry run: most often a run that took the group meanwhile
+        if claims is not None:  # ... or a run of an overlapping group that claimed it
+            claims.check([wp.snapshot.ref for wp in plan.workloads])
     settle_dry_run(plan.workloads, answers)
     return plan
