@@ -42,7 +42,7 @@ from rollguard.tui.views import (
 from rollguard.watcher import NamespaceCache
 
 PROBE_SELECTOR = "rollguard.io/liveness-probe=none"  # matches no namespace: the smallest answer there is
-PARTIAL_EVERY = 0.5  # seconds between partial inventories while a long first read goes on
+PARTIAL_EVERY = 0.5  # seconds to the first partial inventory of a long first read (then doubling)
 ClientFactory = Callable[[str | None, str | None], Api]  # (kubeconfig, context) -> a cluster connection
 Printer = Callable[[str], None]
 ACTION_TIMEOUT = 600  # seconds a repair started from the TUI may watch its rollouts
@@ -166,8 +166,9 @@ class Backend:
         """One read (first screen and reloads), namespace by namespace as `rollguard.inventory` streams
         it: paginated, reduced, narrowed by the selector.
 
-        ``on_partial`` gets the inventory of the namespaces read so far every `PARTIAL_EVERY` seconds of
-        a long read (the whole cluster), so that the first screen does not wait for the last namespace.
+        ``on_partial`` gets the inventory of the namespaces read so far after `PARTIAL_EVERY` seconds of a
+        long read (the whole cluster), then after twice as long each time, so that the first screen does
+        not wait for the last namespace and the table is rebuilt only a few times.
         """
         scope = None if self.all_namespaces else [self.namespace or "default"]
         selector = self.options.selector or None
@@ -175,16 +176,16 @@ class Backend:
         objects: dict[Resource, list[Obj]] = {res: [] for res, _fixed, _filtered in LISTS.values()}
         states: dict[str, state.NamespaceState] = {}
         now = self.now()
-        last = time.perf_counter()
+        last, every = time.perf_counter(), PARTIAL_EVERY
         for ns, lists in inventory.namespace_lists(
             self.api, scope, selector=selector, problems=self._problems
         ):
             for arg, items in lists.items():
                 objects[LISTS[arg][0]].extend(items)
             states[ns] = state.assess_namespace(ns, selector=selector, now=now, **lists)
-            if on_partial is not None and time.perf_counter() - last >= PARTIAL_EVERY:
+            if on_partial is not None and time.perf_counter() - last >= every:
                 on_partial(data.inventory_of(states))
-                last = time.perf_counter()
+                last, every = time.perf_counter(), every * 2  # each repaint of a growing table costs more
         self.timings["listed"] = time.perf_counter()
         return self._done(objects, states, data.inventory_of(states))
 
