@@ -15,7 +15,7 @@ import tempfile
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +43,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def start_sandbox(log: Callable[[str], None]) -> tuple[cluster.Sandbox, Path]:
+def start_sandbox(
+    log: Callable[[str], None], *, apiserver_args: Sequence[str] = ()
+) -> tuple[cluster.Sandbox, Path]:
     d = Path(tempfile.mkdtemp(prefix="rollguard-bench-"))
     atexit.register(stop_sandbox, d)  # backstop should anything below escape the finally
     for attempt in range(3):
         try:
-            return cluster.up(d, cluster.free_port(), log=log), d
+            return cluster.up(d, cluster.free_port(), log=log, apiserver_args=apiserver_args), d
         except cluster.PortInUse:  # someone took the port between the check and the start
             if attempt == 2:
                 raise

@@ -138,4 +138,3 @@ def splice(doc: str, block: str) -> str:
         head, rest = doc.split(BIG_BEGIN, 1)
         return head + block + rest.split(BIG_END, 1)[1].lstrip("\n")
     return doc.rstrip() + "\n\n" + block
-

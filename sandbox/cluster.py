@@ -128,13 +128,15 @@ def up(
     *,
     extra_tokens: Iterable[Sequence[str]] = (),
     openshift: bool = True,
+    apiserver_args: Sequence[str] = (),
     log: Callable[[str], None] = lambda _msg: None,
 ) -> Sandbox:
     """Start a sandbox in `dir` on `port` and return when every component is ready.
 
     `extra_tokens`: (token, user, uid[, group, ...]) rows for token users. `openshift=False` (or a
     missing `sandbox.openshift` module) leaves the OpenShift emulation out. On failure everything
-    started so far is stopped again and SandboxError is raised.
+    started so far is stopped again and SandboxError is raised. `apiserver_args`: extra kube-apiserver
+    flags (the big-cluster benchmark turns its watch cache off).
     """
     d = Path(dir).resolve()
     sb = Sandbox(d, port)
@@ -167,7 +169,7 @@ def up(
     components = [c for c in COMPONENTS if openshift or c != "openshift"]
     (d / "sandbox.json").write_text(json.dumps({"port": port, "components": components, "pids": {}}))
     try:
-        _start_all(sb, openshift, log)
+        _start_all(sb, openshift, log, apiserver_args)
     except BaseException:
         down(d)
         raise
@@ -264,7 +266,9 @@ def write_kubeconfig(path: Path, sb: Sandbox, token: str, user: str, namespace: 
 # -- starting -------------------------------------------------------------------------------------------
 
 
-def _start_all(sb: Sandbox, openshift: bool, log: Callable[[str], None]) -> None:
+def _start_all(
+    sb: Sandbox, openshift: bool, log: Callable[[str], None], apiserver_args: Sequence[str] = ()
+) -> None:
     d, port, b, p = sb.dir, sb.port, bin_dir(), sb.dir / "pki"
     etcd_client, etcd_peer = f"http://127.0.0.1:{port + 10000}", f"http://127.0.0.1:{port + 10001}"
     t0 = time.monotonic()
@@ -289,7 +293,7 @@ def _start_all(sb: Sandbox, openshift: bool, log: Callable[[str], None]) -> None
         "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
         "--requestheader-extra-headers-prefix=X-Remote-Extra-",
         f"--proxy-client-cert-file={p}/front-proxy-client.crt",
-        f"--proxy-client-key-file={p}/front-proxy-client.key",
+        f"--proxy-client-key-file={p}/front-proxy-client.key", *apiserver_args,
     ])  # fmt: skip
     _wait("kube-apiserver /readyz", sb, lambda: _https_ok(f"{sb.server}/readyz", p / "ca.crt", ADMIN_TOKEN))
     log(f"kube-apiserver ready ({time.monotonic() - t0:.1f}s)")
