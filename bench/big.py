@@ -295,7 +295,12 @@ def tui_lines(t: dict[str, Any]) -> list[str]:
         f"the whole table of {t.get('rows', '?')} rows after {t.get('all_rows_s', float('nan')):.2f} s, watches live after "
         f"{t.get('live_s', float('nan')):.2f} s; a live change (one Deployment paused through the API) on screen "
         f"{t.get('live_refresh_s', float('nan')):.2f} s later; peak RSS {t.get('rss_mib', float('nan')):.0f} MiB; "
-        f"requests {t.get('requests', {})}.",
+        f"requests {t.get('requests', {})}."
+        + (
+            f" Not measured further: {t['incomplete']} (the 540 s budget of bench/tui_big.py)."
+            if t.get("incomplete")
+            else ""
+        ),
     ]
 
 
