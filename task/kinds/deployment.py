@@ -2,9 +2,11 @@
 
 A Deployment's revisions are the ReplicaSets it owns, numbered by ``deployment.kubernetes.io/revision``;
 a ReplicaSet's template carries the extra ``pod-template-hash`` label and keeps no record of having
-completed. Readiness is `kubectl rollout status`'s algorithm (reference section 3). Image triggers
-(the ``image.openshift.io/triggers`` annotation) are not read yet (issue 13): `rollguard.kinds.triggers`
-is where they will be parsed.
+completed. Readiness is `kubectl rollout status`'s algorithm (reference section 3). Its image triggers
+are the ``image.openshift.io/triggers`` annotation (what `oc new-app` and `oc set triggers deploy/x
+--from-image` write; OpenShift's trigger controller rewrites a container whose entry is not paused to
+its tag's image, openshift-controller-manager pkg/image/trigger/annotations/): an image set directly
+pauses the entry, a promotion points it at the promoted tag, a revert restores the annotation.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from __future__ import annotations
 import copy
 import datetime as dt
 
+from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DEFAULT_DEADLINE, HASH_LABEL, Kind, as_int, parse_time, pick
+from rollguard.kinds.triggers import ImageTrigger
 from rollguard.readiness import condition, get, observed
 from rollguard.resources import DEPLOYMENTS, REPLICA_SETS
-from rollguard.structs import DEPLOYMENT, Obj, Phase, Progress
+from rollguard.structs import DEPLOYMENT, Obj, Phase, Progress, VerifiedState
 
 RS_REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 
@@ -61,8 +65,34 @@ class DeploymentKind(Kind):
     resource = DEPLOYMENTS
     revisions = REPLICA_SETS
     aliases = ("deploy", "deploys", "deployment", "deployments")
-    annotations = (RS_REVISION_ANNOTATION,)
+    annotations = (RS_REVISION_ANNOTATION, trig.TRIGGERS_ANNOTATION)
     revision_annotations = (RS_REVISION_ANNOTATION,)
+
+    def triggers(self, obj: Obj) -> list[Obj] | None:
+        return trig.annotation_entries(obj)
+
+    def image_triggers(self, obj: Obj) -> list[ImageTrigger]:
+        return trig.parse_annotation_triggers(obj)
+
+    def trigger_texts(self, obj: Obj) -> tuple[str, ...]:
+        return tuple(t.text() for t in self.image_triggers(obj))
+
+    def with_images(self, obj: Obj, images: dict[str, str], *, trigger_tags: dict[str, str]) -> Obj:
+        body = super().with_images(obj, images, trigger_tags=trigger_tags)
+        pinned = {c: t for c, t in trigger_tags.items() if c in images}
+        trig.annotation_edit(body, pause=set(images) - set(pinned), pin=pinned)
+        return body
+
+    def with_state(self, obj: Obj, state: VerifiedState) -> Obj:
+        body = super().with_state(obj, state)
+        if state.triggers is not None:
+            trig.set_annotation_entries(body, copy.deepcopy(state.triggers))
+        return body
+
+    def with_manual_triggers(self, obj: Obj, containers: set[str]) -> Obj:
+        body = super().with_manual_triggers(obj, containers)
+        trig.annotation_edit(body, pause=containers)
+        return body
 
     def revision(self, obj: Obj) -> int:
         value = obj.get("metadata", {}).get("annotations", {}).get(RS_REVISION_ANNOTATION, "0")

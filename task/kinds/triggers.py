@@ -13,8 +13,10 @@ Each kind module says where its triggers live and how an edit is written back; n
 from __future__ import annotations
 
 import copy
+import json
 import re
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from rollguard.structs import Obj
@@ -151,6 +153,94 @@ def dc_pin(triggers: Iterable[Obj], images: Mapping[str, str], *, trigger_tags: 
             params["lastTriggeredImage"] = images[covered[0]]
         else:
             params["automatic"] = False
+
+
+# -- the image.openshift.io/triggers annotation (Deployments and other kinds) -------------------------------
+
+TRIGGERS_ANNOTATION = "image.openshift.io/triggers"
+_BASE_PATH = "spec.template.spec.containers["
+
+
+def annotation_entries(obj: Obj) -> list[Obj] | None:
+    """The entries of the ``image.openshift.io/triggers`` annotation (library-go pkg/image/trigger/
+    types.go ObjectFieldTrigger: ``from``, ``fieldPath``, ``paused`` a JSON bool); None when absent or
+    not a JSON list, which OpenShift's trigger controller ignores too."""
+    raw = (obj.get("metadata", {}).get("annotations") or {}).get(TRIGGERS_ANNOTATION)
+    if raw is None:
+        return None
+    try:
+        entries = json.loads(raw)
+    except ValueError:
+        return None
+    return entries if isinstance(entries, list) and all(isinstance(e, dict) for e in entries) else None
+
+
+def annotation_container(entry: Obj, template: Obj) -> str | None:
+    """The container an entry's fieldPath names (``...containers[?(@.name=="app")].image`` or an index)."""
+    path = str(entry.get("fieldPath") or "")
+    if not path.startswith(_BASE_PATH) or not path.endswith("].image"):
+        return None
+    selector = path[len(_BASE_PATH) : -len("].image")]
+    if selector.isdigit():
+        containers = template.get("spec", {}).get("containers") or []
+        index = int(selector)
+        return str(containers[index].get("name")) if index < len(containers) else None
+    prefix, suffix = '?(@.name=="', '")'
+    if selector.startswith(prefix) and selector.endswith(suffix):
+        return selector[len(prefix) : -len(suffix)]
+    return None
+
+
+def parse_annotation_triggers(obj: Obj) -> list[ImageTrigger]:
+    template = obj.get("spec", {}).get("template") or {}
+    found = []
+    for entry in annotation_entries(obj) or []:
+        container = annotation_container(entry, template)
+        if container is None:
+            continue
+        source = entry.get("from") or {}
+        found.append(
+            ImageTrigger(
+                containers=(container,),
+                from_kind=str(source.get("kind") or IMAGE_STREAM_TAG),
+                name=str(source.get("name") or ""),
+                namespace=str(source.get("namespace") or ""),
+                automatic=entry.get("paused") is not True,
+            )
+        )
+    return found
+
+
+def annotation_edit(
+    obj: Obj,
+    *,
+    pause: AbstractSet[str] = frozenset(),
+    pin: Mapping[str, str] | None = None,
+) -> None:
+    """In place: pause the entries feeding ``pause``, point those feeding ``pin`` (container ->
+    ``stream:tag``) at that tag, resumed; the annotation is written back only when it changed."""
+    entries = annotation_entries(obj)
+    if not entries:
+        return
+    template = obj.get("spec", {}).get("template") or {}
+    before = copy.deepcopy(entries)
+    for entry in entries:
+        container = annotation_container(entry, template)
+        if container is None:
+            continue
+        if pin and container in pin:
+            entry["from"] = {**(entry.get("from") or {}), "kind": IMAGE_STREAM_TAG, "name": pin[container]}
+            entry["from"].pop("namespace", None)
+            entry.pop("paused", None)
+        elif container in pause:
+            entry["paused"] = True
+    if entries != before:
+        set_annotation_entries(obj, entries)
+
+
+def set_annotation_entries(obj: Obj, entries: list[Obj]) -> None:
+    meta = obj.setdefault("metadata", {})
+    meta["annotations"] = {**(meta.get("annotations") or {}), TRIGGERS_ANNOTATION: json.dumps(entries)}
 
 
 # -- rules over parsed triggers (every kind) ---------------------------------------------------------------

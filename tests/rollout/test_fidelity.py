@@ -8,6 +8,7 @@ the failure's cause, deployer pods, what the API normalises, and no-progress dea
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import yaml
 
 from rollguard.client import Client
 from rollguard.errors import Conflict, NotFound
-from rollguard.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, IMAGE_STREAMS, NAMESPACES, PODS
+from rollguard.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, IMAGE_STREAMS, NAMESPACES, PODS
 from tests.chaos.proxy import FaultPlan, FaultProxy
 from tests.support import (
     DC,
@@ -279,5 +280,64 @@ def test_promotion_to_a_local_reference_tag_pins_what_its_trigger_writes(
         state = view(client, namespace, DC, "api")
         assert state.images == {"app": local} and state.complete, state
         assert state.revision == 2  # one rollout: the trigger did not start a second one
+    finally:
+        client.delete(NAMESPACES, cd)
+
+
+def annotated_web(stream_tag: str) -> dict:
+    """A Deployment as `oc set triggers deploy/web --from-image=api:latest -c app` leaves it."""
+    body = deployment_body("web", " ")
+    entry = {"from": {"kind": "ImageStreamTag", "name": stream_tag},
+             "fieldPath": 'spec.template.spec.containers[?(@.name=="app")].image'}  # fmt: skip
+    body["metadata"]["annotations"] = {"image.openshift.io/triggers": json.dumps([entry])}
+    return body
+
+
+def trigger_entries(client: Client, namespace: str) -> list[dict]:
+    dep = client.get(DEPLOYMENTS, "web", namespace=namespace)
+    return json.loads(dep["metadata"]["annotations"]["image.openshift.io/triggers"])
+
+
+def test_an_image_set_directly_pauses_a_deployments_image_trigger(sandbox, namespace, client, tmp_path: Path):
+    """OCM pkg/image/trigger/annotations/ rewrites an annotated Deployment's container to its tag's image
+    while the entry is not paused: an image set directly must pause it, or the platform undoes it."""
+    stream = {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
+              "spec": {"tags": [{"name": "latest", "from": {"kind": "DockerImage", "name": OLD}}]}}  # fmt: skip
+    client.create(IMAGE_STREAMS, stream, namespace=namespace)
+    create_group(client, namespace, [annotated_web("api:latest")])
+    result = rollguard(
+        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"deploy/web={NEW}",
+        report=tmp_path / "report.json",
+    )  # fmt: skip
+    assert result.code == 0, result.stdout + result.stderr
+    assert view(client, namespace, DEPLOYMENT, "web").images == {"app": NEW}
+    (entry,) = trigger_entries(client, namespace)
+    assert entry["paused"] is True and entry["from"]["name"] == "api:latest"
+
+
+def test_promotion_pins_a_deployments_image_trigger_to_the_tag(sandbox, namespace, client, tmp_path: Path):
+    """`--promote-from` finds the stream an annotated Deployment follows and points its trigger at the
+    promoted tag (resumed), with the container on the reference the trigger writes."""
+    cd = f"{namespace[:50]}-cd"
+    client.create(NAMESPACES, {"metadata": {"name": cd}})
+    try:
+        build = {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
+                 "spec": {"tags": [{"name": "abc123", "from": {"kind": "DockerImage", "name": NEW}}]}}  # fmt: skip
+        client.create(IMAGE_STREAMS, build, namespace=cd)
+        target = {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
+                  "spec": {"tags": [{"name": "latest", "from": {"kind": "DockerImage", "name": OLD}}]}}  # fmt: skip
+        client.create(IMAGE_STREAMS, target, namespace=namespace)
+        create_group(client, namespace, [annotated_web("api:latest")])
+        wait_until(client, IMAGE_STREAMS, cd, "api", lambda s: bool((s.get("status") or {}).get("tags")))
+        result = rollguard(
+            sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--promote-from", cd, "--tag", "abc123",
+            report=tmp_path / "report.json",
+        )  # fmt: skip
+        assert result.code == 0, result.stdout + result.stderr
+        (entry,) = trigger_entries(client, namespace)
+        assert entry["from"]["name"] == "api:abc123" and not entry.get("paused")
+        digest = client.get(IMAGE_STREAMS, "api", namespace=cd)["status"]["tags"][0]["items"][0]["image"]
+        state = view(client, namespace, DEPLOYMENT, "web")
+        assert state.images["app"].endswith(digest) and state.complete
     finally:
         client.delete(NAMESPACES, cd)
