@@ -25,8 +25,9 @@ from rollguard.tui.errors import describe_error
 from rollguard.tui.keys import APP_BINDINGS
 from rollguard.tui.liveness import Link, Liveness, backoff, link_after
 from rollguard.tui.messages import Connected, InventoryLoaded, LivenessChanged, PermissionsLoaded, Problem
-from rollguard.tui.screens.confirm import ConfirmScreen
+from rollguard.tui.screens.confirm import ConfirmScreen, DialogState
 from rollguard.tui.screens.help import HelpScreen
+from rollguard.tui.screens.quit import QuitScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.views import Inventory, ResultView, Target
 
@@ -73,6 +74,7 @@ class RollguardApp(App[int]):
         self._dirty = threading.Event()
         self._retry = threading.Event()
         self.liveness = Liveness()
+        self.detached = False  # quit while a repair ran: the process must not wait for its thread
 
     @property
     def read_only(self) -> bool:
@@ -294,6 +296,31 @@ class RollguardApp(App[int]):
             result.summary, title=f"{result.status}", severity="information" if result.ok else "error"
         )
         self.refresh_now()
+
+    def running_action(self) -> ConfirmScreen | None:
+        """The confirmation dialog whose repair is running now, if any."""
+        return next(
+            (s for s in self.screen_stack if isinstance(s, ConfirmScreen) and s.state is DialogState.RUNNING),
+            None,
+        )
+
+    async def action_quit(self) -> None:
+        """Quit; while a repair runs, ask first: wait for it, or detach."""
+        running = self.running_action()
+        if running is None:
+            self.exit()
+            return
+        what = f"{running.action} of {running.target.label}"
+        command = running.plan.command if running.plan else "rollguard revert"
+        if any(isinstance(s, QuitScreen) for s in self.screen_stack):
+            return
+
+        def chosen(choice: str | None) -> None:
+            if choice == "detach":
+                self.detached = True
+                self.exit()
+
+        self.push_screen(QuitScreen(what.capitalize(), command), chosen)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import threading
 
 from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
 from rollguard.structs import Status
@@ -16,6 +17,7 @@ from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.group import GroupScreen
 from rollguard.tui.screens.help import SECTIONS, HelpScreen, _key, key_rows
+from rollguard.tui.screens.quit import QuitScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import ResultView
@@ -231,6 +233,7 @@ def test_help_lists_exactly_the_bound_keys():
     owners = {
         "Workloads": (WorkloadsScreen, WorkloadTable), "Workload detail": (DetailScreen,),
         "Group": (GroupScreen,), "YAML": (YamlScreen,), "Confirmation dialog": (ConfirmScreen,),
+        "Quit while a repair runs": (QuitScreen,),
         "Everywhere": (RollguardApp,), "Help": (HelpScreen,),
     }  # fmt: skip
     for section, bindings in [*SECTIONS, ("Help", HelpScreen.BINDINGS)]:
@@ -238,6 +241,8 @@ def test_help_lists_exactly_the_bound_keys():
         for b in bindings:
             name = "action_" + b.action.split("(")[0]
             candidates = classes or (WorkloadTable,)
+            if b.action.startswith("app."):
+                name, candidates = "action_" + b.action[4:], (RollguardApp,)
             if section.startswith("Namespace"):
                 from rollguard.tui.screens.pick import Picker
 
@@ -281,3 +286,36 @@ async def test_the_revision_cursor_follows_the_revision_not_the_row(fake):
         assert [r.number for r in screen.detail.revisions][:1] == [3]
         assert screen.chosen_revision() == 1
         assert screen.action_label("revert", "revision").endswith("to revision 1")
+
+
+
+async def test_quitting_while_a_repair_runs_asks_wait_or_detach(fake):
+    app = make_app(fake)
+    release = threading.Event()
+
+    def execute(plan, out, cancel):
+        out("dc/dc1: redeploying")
+        release.wait(30)
+        return ResultView(Status.SUCCEEDED, 0, "done")
+
+    app.backend.execute = execute
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(app, pilot)
+            await pilot.press("down", "r")
+            await settle(app, pilot)
+            await pilot.press("y")
+            await pilot.pause(0.2)
+            assert app.running_action() is not None
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, QuitScreen) and app.is_running
+            assert app.screen.focused.id == "wait"
+            await pilot.press("enter")  # a reflex Enter waits: nothing is left behind
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmScreen) and app.is_running and not app.detached
+            await pilot.press("q", "d")
+            await pilot.pause()
+            assert app.detached
+    finally:
+        release.set()

@@ -91,6 +91,8 @@ class ConfirmScreen(Dialog):
     BINDINGS = [
         Binding("y", "confirm", "Confirm (one workload)"),
         Binding("escape,n", "cancel", "Cancel / close"),
+        # a modal screen hides the app's own `q`: quitting here asks first while the repair runs
+        Binding("q", "app.quit", "Quit (asks wait or detach while it runs)"),
     ]
 
     def __init__(self, action: str, target: Target) -> None:

@@ -17,6 +17,7 @@ from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.group import GroupScreen
 from rollguard.tui.screens.pick import Picker
+from rollguard.tui.screens.quit import QuitScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.widgets.nav import NAV_BINDINGS
@@ -60,6 +61,7 @@ SECTIONS: list[tuple[str, Sequence[BindingType]]] = [
     ("YAML", YamlScreen.BINDINGS),
     ("Confirmation dialog", ConfirmScreen.BINDINGS),
     ("Namespace and context pickers (type to filter)", Picker.BINDINGS),
+    ("Quit while a repair runs", QuitScreen.BINDINGS),
     ("Everywhere", APP_BINDINGS),
 ]
 
