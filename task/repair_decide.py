@@ -36,6 +36,7 @@ from rollguard.rollout_decide import (
 )
 from rollguard.state import Group, group_for
 from rollguard.structs import Obj, VerifiedState, WorkloadRef
+from rollguard.templates import template_changes
 
 ACTIONS = ("resume", "revert", "redeploy")
 
@@ -468,6 +469,14 @@ def decide_repair(read: RepairRead) -> RepairPlan:
             wp.baseline = dataclasses.replace(baseline, triggers=kind.triggers(manual))
         body = plan.body(wp.key, obj)
         notes += kind.trigger_changes(obj, body, reasons=reasons)  # every side effect on its triggers
+        if action == "revert":  # what comes back besides images (env, resources, labels a manifest set)
+            before_t, after_t = obj["spec"].get("template") or {}, body["spec"].get("template") or {}
+            others = [c for c in template_changes(before_t, after_t, limit=6) if "->" not in c]
+            if others:
+                notes.append("template: " + "; ".join(others))
+            put_back = [f for f in merge.changed_fields(obj, body) if f not in ("spec.template", "spec.triggers")]
+            if put_back:
+                notes.append("restores " + ", ".join(put_back))
         changed = not _same(body, obj) or action == "redeploy"
         start = kind.start_request(obj, body, revisions) if changed else None
         notes += [start] if start else []  # a rollout its triggers would not start: asked for

@@ -222,9 +222,14 @@ def test_revert_after_a_killed_manifest_run_deletes_the_workload_it_created(sand
     proc.wait(timeout=10)
     assert client.get(DEPLOYMENTS, "extra", namespace=namespace)
     expire_lease(client, namespace)
+    preview = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, "--dry-run")
+    assert preview.code == 0, preview.stdout + preview.stderr
+    assert "deployment/extra: revert: delete it" in preview.stdout, preview.stdout
+    assert "template: containers[app].env changed" in preview.stdout or "env changed" in preview.stdout, preview.stdout
+    assert "restores metadata.labels" in preview.stdout, preview.stdout
     result = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "rev.json")
     assert result.code == 0, result.stdout + result.stderr
-    assert "deployment/extra: revert: delete it" in result.stdout or "deleting it" in result.stdout, result.stdout
+    assert "deployment/extra: deleting it" in result.stdout, result.stdout
     assert not [d for d in client.list(DEPLOYMENTS, namespace=namespace)["items"] if d["metadata"]["name"] == "extra"]
     for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
         state = view(client, namespace, kind, name)
