@@ -9,7 +9,7 @@ import threading
 import yaml
 
 from rollguard.client import Client
-from rollguard.resources import Resource
+from rollguard.resources import DEPLOYMENT_CONFIGS, Resource
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.widgets.workload_table import WorkloadTable
@@ -209,3 +209,24 @@ async def test_api_server_gone_under_a_running_tui(sandbox, namespace, client, t
             assert not app.screen.query_one("#banner").display
     finally:
         outage.cut()
+
+
+async def test_d_then_enter_changes_nothing_on_the_cluster(sandbox, namespace, client):
+    """Issue 19's reproduction on a real API server: `d` then Enter redeployed (latestVersion 2 -> 3).
+    Now `d` describes, and a reflex Enter in a redeploy's dialog cancels it."""
+    create_group(client, namespace, [dc_body("dc1", OLD)])
+    before = client.get(DEPLOYMENT_CONFIGS, "dc1", namespace=namespace)
+    app = make_app(client, namespace=namespace, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.permissions_known and len(app.inventory.rows) == 1, timeout=30,
+                    what="the workload")  # fmt: skip
+        await pilot.press("down", "d", "enter")
+        await until(pilot, lambda: type(app.screen).__name__ == "DetailScreen", timeout=30, what="detail")
+        await pilot.press("escape", "r")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.state == "ready",
+                    timeout=30, what="the redeploy plan")  # fmt: skip
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, WorkloadsScreen), timeout=30, what="cancelled")
+    after = client.get(DEPLOYMENT_CONFIGS, "dc1", namespace=namespace)
+    assert after["status"]["latestVersion"] == before["status"]["latestVersion"]
+    assert after["metadata"]["generation"] == before["metadata"]["generation"]
