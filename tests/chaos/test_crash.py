@@ -22,10 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 from rollguard.client import Client
+from rollguard.errors import NotFound
 from rollguard.lock import read_lease
-from rollguard.resources import LEASES
+from rollguard.resources import DEPLOYMENTS, LEASES
 from tests.chaos import harness as h
 from tests.chaos.ledger import Entry
 from tests.chaos.proxy import FaultProxy, Record
@@ -233,3 +235,105 @@ def test_sigkill_during_the_repair_after_every_mutating_call(client, sandbox, pr
             failures.append(f"{detail}\n{exc}")
     print(f"repair crash matrix: {len(repair_steps)} cases, {len(repair_steps) - len(failures)} passed")
     assert not failures, "\n\n".join(failures)
+
+
+# -- runs with -f: whole manifests, one of them bringing a new workload -----------------------------
+
+MANIFEST_ENV = [{"name": "RELEASE", "value": "r2"}]
+MANIFEST_FOLLOW_UPS = ("rollout-f", "rollout-f-crash")
+
+
+def release_manifests(path: Path, image: str, *, crash_second: str | None = None) -> Path:
+    """The group's three workloads with ``image`` and a new env var, plus a Deployment ``extra`` the
+    group does not have yet (the run creates it), as one multi-document file."""
+    from tests.support import dc_body, deployment_body
+
+    docs = [dc_body("dc1", image), dc_body("dc2", crash_second or image), deployment_body("web", image),
+            deployment_body("extra", image)]  # fmt: skip
+    for doc in docs:
+        doc["spec"]["template"]["spec"]["containers"][0]["env"] = MANIFEST_ENV
+    path.write_text(yaml.safe_dump_all(docs))
+    return path
+
+
+def extra_state(client: Client, ns: str) -> str:
+    """``absent``, or the image the created Deployment ``extra`` runs (complete and with the env)."""
+    from tests.support import view
+
+    try:
+        obj = client.get(DEPLOYMENTS, "extra", namespace=ns)
+    except NotFound:
+        return "absent"
+    state = view(client, ns, h.DEPLOYMENT, "extra")
+    assert state.complete and not state.paused, f"extra: {state}"
+    assert obj["spec"]["template"]["spec"]["containers"][0].get("env") == MANIFEST_ENV
+    return state.images["app"]
+
+
+def manifest_case(client, sandbox, proxy, kubeconfig: Path, step: Step, follow_up: str, tmp: Path) -> tuple[str, int]:
+    proxy.reset()
+    with h.scratch_namespace(client, f"crash-f-{step.k}-{follow_up}") as ns:
+        h.make_group(client, ns)
+        first = release_manifests(tmp / f"{step.k}-{follow_up}-first.yaml", h.NEW)
+        killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(first))
+        proxy.after_mutation(step.k, h.killer(killed))
+        result = h.finish(killed)
+        assert result.code == -signal.SIGKILL, f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
+        seen = label(proxy.mutating()[step.k - 1])
+        after_kill = h.journal(client, ns)
+        side = expected_side(after_kill)
+        created_before = any(d["metadata"]["name"] == "extra" for d in client.list(DEPLOYMENTS, namespace=ns)["items"])
+        h.expire_lease(client, ns)
+        report = tmp / f"f-{step.k}-{follow_up}.json"
+        if follow_up == "rollout-f":
+            second, want_code, side = release_manifests(tmp / f"{step.k}-second.yaml", h.NEWER), 0, h.NEWER
+        else:
+            second = release_manifests(tmp / f"{step.k}-second.yaml", h.NEWER, crash_second=h.NEWER_CRASH)
+            want_code = 1
+        again = h.finish(h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(second), report=report),
+                         report)  # fmt: skip
+        assert again.code == want_code, (
+            f"k={step.k} {follow_up}: exit {again.code}, wanted {want_code}\n{again.stdout[-1500:]}{again.stderr[-800:]}"
+        )
+        verdict = h.assert_consistent(client, sandbox.kubeconfig, ns, (side,))
+        extra = extra_state(client, ns)
+        # The new workload follows the group: on the new side when it rolled out, gone when the group went
+        # back to a state it was not part of (old), on the killed run's side when that run had succeeded.
+        assert extra == ("absent" if side == h.OLD else side), (
+            f"k={step.k} {follow_up}: extra is {extra}, the group on {side}"
+        )
+        state = after_kill["run"]["state"] if after_kill else "no journal"
+        account = (
+            f"k={step.k} after {seen}: journal {state!r}, extra {'created' if created_before else 'not created'}; "
+            f"{follow_up} exit {again.code}; group on {verdict.side.rsplit(':', 1)[-1]}, extra {extra.rsplit(':', 1)[-1]}"
+        )
+        return account, verdict.checks + 2
+
+
+@pytest.mark.chaos
+@pytest.mark.parametrize("follow_up", MANIFEST_FOLLOW_UPS)
+def test_sigkill_during_a_manifest_run_after_every_mutating_call(client, sandbox, proxy, tmp_path, ledger_entry, follow_up):
+    """``rollout -f`` (env and images of three workloads, a fourth created) killed after each of its
+    mutating calls, then a run with -f again: all-new with the created workload on the new side, or,
+    when that run crashes, all back on the last verified state and the workload the killed run created
+    deleted (its journal said it created it)."""
+    kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
+    proxy.reset()
+    with h.scratch_namespace(client, "crash-f-count") as ns:
+        h.make_group(client, ns)
+        first = release_manifests(tmp_path / "count.yaml", h.NEW)
+        counted = h.finish(h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(first)))
+        assert counted.code == 0, counted.stdout + counted.stderr
+        steps = [Step(i + 1, label(r)) for i, r in enumerate(proxy.mutating())]
+    assert any(s.label == "POST deployments" for s in steps), [s.label for s in steps]  # the create
+    failures = []
+    for step in steps:
+        try:
+            account, states = manifest_case(client, sandbox, proxy, kubeconfig, step, follow_up, tmp_path)
+            ledger_entry.case(f"-f k={step.k} {follow_up}", faults={"SIGKILL": 1}, states=states, detail=account)
+        except AssertionError as exc:
+            detail = f"-f k={step.k} after {step.label}: {str(exc).splitlines()[0] if str(exc) else exc!r}"
+            ledger_entry.case(f"-f k={step.k} {follow_up}", passed=False, faults={"SIGKILL": 1}, detail=detail)
+            failures.append(f"{detail}\n{exc}")
+    print(f"crash matrix -f ({follow_up}): {len(steps)} cases, {len(steps) - len(failures)} passed")
+    assert not failures, f"{len(failures)} of {len(steps)} cases failed:\n" + "\n\n".join(failures)
