@@ -16,8 +16,12 @@ body, records an accepted bump as the annotation `REQUEST` in the same write (so
 lands leaves it), and the DC controller applies it to the status at once and removes the annotation
 (`pending`). Differences left: the reply to the client's write still shows the old latestVersion, and a
 bump that changes nothing else does not raise `metadata.generation` (a CRD raises it for spec changes
-only). The `/status` subresource's own checks (decrement, jump, ValidateDeploymentConfigStatusUpdate in
-pkg/apps/apis/apps/validation/validation.go) are not emulated: only the controller writes status here.
+only).
+
+The `/status` subresource takes any status, within ValidateDeploymentConfigStatusUpdate
+(openshift-apiserver pkg/apps/apis/apps/validation/validation.go): no negative counts, and neither
+latestVersion nor observedGeneration decremented (a jump is allowed there: the DC controller catches up
+with an RC newer than its status that way). `status_errors` holds those rules for the webhook.
 """
 
 from __future__ import annotations
@@ -61,3 +65,29 @@ def pending(dc: JSON) -> tuple[bool, int | None]:
     except ValueError:
         return True, None
     return True, wanted if wanted == version(dc) + 1 else None
+
+
+_COUNTS = ("latestVersion", "observedGeneration", "replicas", "readyReplicas", "availableReplicas",
+           "unavailableReplicas")  # fmt: skip
+
+
+def status_errors(new: JSON, old: JSON | None) -> list[str]:
+    """What a `/status` update of a DC breaks, as the API words it (ValidateDeploymentConfigStatusUpdate)."""
+    status = new.get("status") or {}
+    errors = [
+        f"status.{name}: Invalid value: {status[name]}: must be greater than or equal to 0"
+        for name in _COUNTS
+        if isinstance(status.get(name), int) and status[name] < 0
+    ]
+    before = (old or {}).get("status") or {}
+    for name, what in (("latestVersion", "latestVersion"), ("observedGeneration", "observedGeneration")):
+        value, was = status.get(name) or 0, before.get(name) or 0
+        if isinstance(value, int) and isinstance(was, int) and value < was:
+            errors.append(f"status.{name}: Invalid value: {value}: {what} cannot be decremented")
+    return errors
+
+
+def invalid_message(name: str, errors: list[str]) -> str:
+    """The 422's message: one error as it is, several in brackets (apimachinery NewInvalid)."""
+    detail = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+    return f'DeploymentConfig.apps.openshift.io "{name}" is invalid: {detail}'

@@ -37,6 +37,16 @@ def review(request: JSON, lookup: StreamLookup | None = None) -> JSON:
     old = request.get("oldObject")
     kind = (request.get("kind") or {}).get("kind")
     marks: list[JSON] = []
+    if kind == "DeploymentConfig" and request.get("subResource") == "status":
+        errors = latestversion.status_errors(obj, old)
+        if not errors:
+            return {"uid": uid, "allowed": True}
+        message = latestversion.invalid_message(obj.get("metadata", {}).get("name", ""), errors)
+        return {
+            "uid": uid,
+            "allowed": False,
+            "status": {"code": 422, "reason": "Invalid", "message": message},
+        }
     if kind == "DeploymentConfig":
         if request.get("namespace") and not obj.get("metadata", {}).get("namespace"):
             # a create's object may not carry the namespace of its URL yet: defaults need it
@@ -167,7 +177,7 @@ class Webhook:
     def register(self, kube: Kube) -> None:
         """Create or replace the MutatingWebhookConfiguration that points at this server."""
 
-        def hook(name: str, group: str, resource: str) -> JSON:
+        def hook(name: str, group: str, *resources: str) -> JSON:
             return {
                 "name": name,
                 "clientConfig": {"url": f"https://127.0.0.1:{self.port}/mutate", "caBundle": self.ca_bundle},
@@ -175,7 +185,7 @@ class Webhook:
                     {
                         "apiGroups": [group],
                         "apiVersions": ["v1"],
-                        "resources": [resource],
+                        "resources": list(resources),
                         "operations": ["CREATE", "UPDATE"],
                         "scope": "Namespaced",
                     }
@@ -192,7 +202,12 @@ class Webhook:
             "kind": "MutatingWebhookConfiguration",
             "metadata": {"name": CONFIG_NAME},
             "webhooks": [
-                hook("deploymentconfigs.apps.openshift.io", "apps.openshift.io", "deploymentconfigs"),
+                hook(
+                    "deploymentconfigs.apps.openshift.io",
+                    "apps.openshift.io",
+                    "deploymentconfigs",
+                    "deploymentconfigs/status",  # only validated (latestversion.status_errors)
+                ),
                 hook("imagestreams.image.openshift.io", "image.openshift.io", "imagestreams"),
             ],
         }

@@ -123,10 +123,16 @@ def test_an_image_trigger_alone_rolls_out_a_changed_image(
 
     # one write: a new image, and the trigger manual so that its tag does not take the container back
     # (what rollguard writes); the trigger being there at all is what rolls it out
-    dc = kube.get(f"{dcs}/web")
-    dc["spec"]["template"]["spec"]["containers"][0]["image"] = f"{APP}:v2"
-    dc["spec"]["triggers"][0]["imageChangeParams"].pop("automatic", None)
-    kube.request("PUT", f"{dcs}/web", dc)
+    for _ in range(10):  # read again on a conflict: the controller writes the status meanwhile
+        dc = kube.get(f"{dcs}/web")
+        dc["spec"]["template"]["spec"]["containers"][0]["image"] = f"{APP}:v2"
+        dc["spec"]["triggers"][0]["imageChangeParams"].pop("automatic", None)
+        try:
+            kube.request("PUT", f"{dcs}/web", dc)
+            break
+        except ApiError as e:
+            if e.status != 409:
+                raise
     rc = wait_rc(kube, namespace, "web-2", "Complete")
     assert rc["spec"]["template"]["spec"]["containers"][0]["image"] == f"{APP}:v2"
     dc = wait_for(kube, dcs, "web", lambda d: settled(d) and d["status"]["latestVersion"] == 2)
@@ -139,3 +145,33 @@ def test_an_image_trigger_alone_rolls_out_a_changed_image(
         kube, dcs, "web", lambda d: d["status"].get("observedGeneration") == changed["metadata"]["generation"]
     )
     assert dc["status"]["latestVersion"] == 2 and "web-3" not in rc_replicas(kube, namespace)
+
+
+def test_status_subresource_refuses_a_decrement_and_takes_a_jump(kube: Kube, namespace: str) -> None:
+    """openshift-apiserver pkg/apps/apis/apps/validation/validation.go (ValidateDeploymentConfigStatus,
+    ValidateDeploymentConfigStatusUpdate), the /status subresource's update validation: no negative
+    counts, latestVersion and observedGeneration never decremented (422); a jump is allowed there (the
+    controller catches up that way) and the controller rolls the version out."""
+    dcs = DCS.format(ns=namespace)
+    create_dc(kube, namespace, dc_body("web", f"{APP}:v1", triggers=[]))
+    dc = wait_for(kube, dcs, "web", settled)
+    _put(kube, namespace, dc, 1)
+    wait_rc(kube, namespace, "web-1", "Complete")
+    dc = wait_for(kube, dcs, "web", lambda d: _unmarked(d) and d["status"]["latestVersion"] == 1)
+    status = f"{dcs}/web/status"
+    for change, words in (
+        ({"latestVersion": 0}, "status.latestVersion: Invalid value: 0: latestVersion cannot be decremented"),
+        ({"observedGeneration": 0}, "observedGeneration cannot be decremented"),
+        ({"replicas": -1}, "status.replicas: Invalid value: -1: must be greater than or equal to 0"),
+    ):
+        with pytest.raises(ApiError) as refused:
+            kube.request("PUT", status, {**dc, "status": {**dc["status"], **change}})
+        assert refused.value.status == 422
+        message = str((refused.value.body or {}).get("message"))
+        assert (
+            'DeploymentConfig.apps.openshift.io "web" is invalid: ' in message and words in message
+        )
+    fresh = kube.get(f"{dcs}/web")
+    kube.request("PUT", status, {**fresh, "status": {**fresh["status"], "latestVersion": 3}})
+    rc = wait_rc(kube, namespace, "web-3", "Complete")
+    assert rc["metadata"]["annotations"]["openshift.io/deployment-config.latest-version"] == "3"
