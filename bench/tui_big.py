@@ -20,7 +20,7 @@ from typing import Any  # noqa: E402
 from bench.counted import peak_rss_kib  # noqa: E402
 
 SIZE = (160, 50)
-BUDGET = 540.0  # seconds for all of it: bench.big gives the process 600
+BUDGET = float(__import__("os").environ.get("ROLLGUARD_TUI_BIG_BUDGET", "540"))  # bench.big gives the process 600
 CHANGED = ("big-001", "svc-001")  # a Deployment (odd index) of the big cluster
 
 
