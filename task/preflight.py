@@ -207,20 +207,38 @@ def dry_run(client: Api, plan: Plan) -> dict[str, Obj | ApiError]:
         if not wp.needs_change:
             continue
         body = wp.write_body(wp.snapshot.raw, images=wp.preview_images())
-        try:
-            if wp.create:
-                answers[wp.key] = client.create(
-                    wp.kind.resource, body, namespace=plan.namespace, dry_run=True
-                )
-            else:
-                answers[wp.key] = client.replace(
-                    wp.kind.resource, body, namespace=plan.namespace, dry_run=True
-                )
-        except ApiError as exc:
-            if not exc.status or exc.status >= 500 or exc.status == 429:
-                raise  # the server failed, it did not judge: a preflight failure, as any read's
-            answers[wp.key] = exc
+        for attempt in range(3):
+            try:
+                if wp.create:
+                    answers[wp.key] = client.create(
+                        wp.kind.resource, body, namespace=plan.namespace, dry_run=True
+                    )
+                else:
+                    answers[wp.key] = client.replace(
+                        wp.kind.resource, body, namespace=plan.namespace, dry_run=True
+                    )
+                break
+            except Conflict as exc:
+                # A workload still rolling out has its status written by its controller all the time:
+                # a conflict with an unchanged spec is not a change the run would overwrite.
+                fresh = None if wp.create or attempt == 2 else _fresh(client, wp, plan.namespace)
+                if fresh is None or fresh.get("spec") != wp.snapshot.raw.get("spec"):
+                    answers[wp.key] = exc
+                    break
+                body["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"]
+            except ApiError as exc:
+                if not exc.status or exc.status >= 500 or exc.status == 429:
+                    raise  # the server failed, it did not judge: a preflight failure, as any read's
+                answers[wp.key] = exc
+                break
     return answers
+
+
+def _fresh(client: Api, wp: WorkloadPlan, namespace: str) -> Obj | None:
+    try:
+        return client.get(wp.kind.resource, wp.snapshot.ref.name, namespace=namespace)
+    except NotFound:
+        return None
 
 
 def plan_rollout(

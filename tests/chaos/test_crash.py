@@ -174,10 +174,10 @@ def test_sigkill_after_first_workload_write(client, sandbox, proxy, tmp_path, le
     """The slice of `make test`: killed right after its first workload write (reference section 1's
     half-done group), then a new rollout whose second workload crashes: back to the last verified state.
 
-    No count run here: the 3rd mutating call (after lease and journal) must be that write, as
-    `crash_case` checks against the label.
+    No count run here: the mutating call after the lease, one claim per workload and the journal must
+    be that write, as `crash_case` checks against the label.
     """
-    first = Step(3, "PUT deployments/web")
+    first = Step(1 + len(h.GROUP) + 1 + 1, "PUT deployments/web")
     run_matrix(client, sandbox, proxy, tmp_path, ledger_entry, [first], "rollout-crash")
 
 
