@@ -23,6 +23,10 @@ from rollguard.resources import PODS
 from rollguard.structs import Obj, Phase, Progress, WorkloadRef
 from rollguard.watcher import NamespaceCache
 
+# How long a platform-declared failure waits for the pod that says how it failed (see
+# Kind.evidence_pending); past it the failure is reported with what is known.
+EVIDENCE_GRACE = 5.0
+
 
 @dataclass
 class Watched:
@@ -39,11 +43,11 @@ class Watched:
     stall_reason: str = ""
     moved_at: float = 0.0  # time.monotonic() of the last progress seen (0: of the write)
     last_progress: str = ""  # the progress message last seen: a new one is progress
+    evidence_until: float = 0.0  # time.monotonic() until which a failure waits for its evidence
 
     def next_deadline(self) -> float:
-        if self.stall_seconds is None:
-            return self.deadline
-        return min(self.deadline, self.moved_at + self.stall_seconds)
+        own = self.deadline if self.stall_seconds is None else min(self.deadline, self.moved_at + self.stall_seconds)
+        return min(own, self.evidence_until) if self.evidence_until else own
 
 
 def deleted_message(key: str) -> str:
@@ -124,15 +128,13 @@ def wait_for(
             revisions = owners[kind.revisions].candidates(obj) if obj is not None else []
             if not item.moved_at:
                 item.moved_at = now
-            progress = judge(
-                item,
-                obj,
-                revisions,
-                [p for r in revisions for p in pod_owners.children(r)],
-                now=now,
-                fail_fast=fail_fast,
-                crash_restarts=crash_restarts,
-            )
+            pods = [p for r in revisions for p in pod_owners.children(r)]
+            progress = judge(item, obj, revisions, pods, now=now, fail_fast=fail_fast, crash_restarts=crash_restarts)
+            if progress.phase is Phase.FAILED and obj is not None and kind.evidence_pending(obj, revisions, pods):
+                item.evidence_until = item.evidence_until or now + EVIDENCE_GRACE
+                if now < item.evidence_until:
+                    pending.append(item)  # failed, by the platform's word; how, its pod says shortly
+                    continue
             if not progress.done and progress.message != item.last_progress:
                 item.last_progress, item.moved_at = progress.message, now  # it moved: the clock restarts
             line = f"{item.ref.key}: {progress.phase.value}: {progress.message}"

@@ -277,6 +277,11 @@ class Kind:
         """When its current rollout started (its deadline counts from there), if known."""
         raise NotImplementedError
 
+    def evidence_pending(self, obj: Obj, revisions: list[Obj], pods: list[Obj]) -> bool:
+        """Whether a failure the platform declared still waits for the pod that says how (e.g. a DC's
+        deployer pod whose exit has not reached our watch yet: its own stream may lag the RC's)."""
+        return False
+
     def explain(self, obj: Obj, revisions: list[Obj], pods: list[Obj], progress: Progress) -> Progress:
         """``progress`` with what the revisions' other pods tell (all pods the revisions own).
 

@@ -265,6 +265,17 @@ class DeploymentConfigKind(Kind):
                 )
         return progress
 
+    def evidence_pending(self, obj: Obj, revisions: list[Obj], pods: list[Obj]) -> bool:
+        # The deployer controller fails an RC only after its deployer pod failed, but the pod's watch
+        # event may arrive after the RC's: until it does, the error could not say how it failed.
+        latest = self._latest(obj, revisions)
+        if latest is None:
+            return False
+        notes = latest.get("metadata", {}).get("annotations") or {}
+        name = notes.get(DEPLOYER_POD_ANNOTATION) or f"{latest['metadata']['name']}-deploy"
+        pod = next((p for p in pods if p.get("metadata", {}).get("name") == name), None)
+        return pod is not None and (pod.get("status") or {}).get("phase") not in ("Failed", "Succeeded")
+
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         latest = self._latest(obj, revisions)
         if latest is not None and rc_template(latest) == obj.get("spec", {}).get("template"):

@@ -25,6 +25,7 @@ from tests.support import (
     dc_body,
     deployment_body,
     journal_reaches,
+    rolled_out,
     rollguard,
     start_rollguard,
     view,
@@ -124,6 +125,7 @@ def test_promote_pins_digest_and_trigger_to_the_tag(sandbox, namespace, client, 
         wait_until(client, DEPLOYMENT_CONFIGS, namespace, "dc1",
                    lambda o: "@sha256:" in o["spec"]["template"]["spec"]["containers"][0]["image"],
                    what="image trigger to fill the image")
+        rolled_out(client, DC, namespace, "dc1")  # a run refuses a DC that never completed a rollout
         before = view(client, namespace, DC, "dc1")
         result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
                            "--promote-from", cd, "--tag", "abc123", report=tmp_path / "r.json")

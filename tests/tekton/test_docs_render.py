@@ -61,7 +61,7 @@ def argv_of(use: Obj, tmp_path: Path) -> list[str]:
 
 
 def test_the_tekton_guides_taskruns(tmp_path: Path) -> None:
-    uses = [u for block in yaml_blocks(TEKTON_DOC) for u in uses_of_the_task(block)]
+    uses = [u for block in yaml_blocks(TEKTON_DOC) for u in uses_of_the_task(block) if "kind" in u]
     assert [u["kind"] for u in uses] == ["TaskRun", "TaskRun"], "the green and the failing TaskRun"
     for i in range(len(uses)):
         (tmp_path / str(i)).mkdir()
@@ -80,6 +80,17 @@ def test_the_tekton_guides_taskruns(tmp_path: Path) -> None:
         "--image", "dc/worker/main=registry.example.com/myproj/worker@sha256:9ab0...",
     ]  # fmt: skip
     parse_image_target(broken[broken.index("--image") + 1])  # the failing example's image is a valid pin
+
+
+def test_the_tekton_guides_manifest_pipeline(tmp_path: Path) -> None:
+    """The guide's render-then-roll-out Pipeline: the rendered manifests reach `-f` from the source workspace."""
+    uses = [u for block in yaml_blocks(TEKTON_DOC) for u in uses_of_the_task(block) if "kind" not in u]
+    (rollout,) = [u for u in uses if any(p["name"] == "manifests" for p in u["params"])]
+    argv = argv_of(rollout, tmp_path)
+    assert argv[: len(COMMON)] == COMMON
+    given = argv[argv.index("-f") + 1]
+    assert given.endswith("/rendered") and "source" in given, argv
+    assert "--skip-other-kinds" in argv and "--image" not in argv
 
 
 def test_the_ods_yaml_example(tmp_path: Path) -> None:
