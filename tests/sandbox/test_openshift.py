@@ -242,7 +242,10 @@ def test_template_change_rolls_out_next_version(kube: Kube, namespace: str) -> N
         kube,
         DCS.format(ns=namespace),
         "web",
-        lambda d: d["status"].get("updatedReplicas") == 2 and d["status"]["replicas"] == 2,
+        # the DC controller may write the scaled counts before it sees the RC Complete, as on OpenShift
+        lambda d: d["status"].get("updatedReplicas") == 2 and d["status"]["replicas"] == 2
+        and any(c["type"] == "Progressing" and c.get("reason") == "NewReplicationControllerAvailable"
+                for c in d["status"].get("conditions", [])),
     )
     assert dc["status"]["latestVersion"] == 2 and settled(dc)
     assert condition(dc, "Progressing")["message"] == 'replication controller "web-2" successfully rolled out'

@@ -114,7 +114,9 @@ def test_one_list_per_kind_and_namespace(sandbox, namespace, extra_namespace, cl
     assert per_ns.code == 0 and per_ns.report["workloads"] == 8, per_ns.stdout + per_ns.stderr
     assert per_ns.report["api_requests"] == {"list": 7 * 2}  # never per workload
     everything = drift_check(sandbox, "--all-namespaces", "-l", "app=shop-api", tmp_path=tmp_path)
-    assert everything.code == 0, everything.stdout + everything.stderr
+    # cluster-wide: other tests' namespaces (some still being deleted) may hold findings; ours hold none
+    assert everything.code in (0, 1), everything.stdout + everything.stderr
+    assert not [f for f in everything.report["failing"] if f["namespace"] in (namespace, extra_namespace)]
     assert {namespace, extra_namespace} <= set(everything.report["namespaces"])
     # the workloads, journals and leases cluster-wide by label, then per namespace matched the RCs by DC
     # name, the ReplicaSets and the pods by the workloads' selectors: in proportion to the match
