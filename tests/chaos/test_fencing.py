@@ -143,7 +143,12 @@ def test_frozen_past_its_lease_during_its_revert(client, sandbox, proxy, tmp_pat
         a.send_signal(signal.SIGCONT)
     assert not proxy.hook_errors, proxy.hook_errors
     assert_superseded(result, holder)
-    assert after == [], after
+    # The group's revert writes go out at once: one already past its check when SIGSTOP froze the
+    # process is sent on waking, and its resourceVersion precondition (the server-side fence) refuses
+    # it. Nothing may land: every request after the loss is such a refused workload write, at most one
+    # per workload.
+    landed = [w for w in after if not (w.endswith("-> 409") and w.startswith("PUT "))]
+    assert landed == [] and len(after) <= 3, after
     done = h.finish(b, tmp_path / "b.json", timeout=120)
     assert done.code == 0, done.stdout[-2000:] + done.stderr
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (B_IMAGE,))

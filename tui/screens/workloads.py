@@ -78,6 +78,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.query_one(WorkloadTable).focus()
         self.query_one("#banner", Static).display = False
         self.set_interval(1.0, self._tick)
+        self.redraw()  # an inventory that arrived before the table was mounted
 
     def on_resize(self, _event: object) -> None:
         """80 columns first: drop columns by priority and use the short finding words."""
@@ -106,11 +107,15 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
 
     def inventory_cleared(self) -> None:
         """Another context or namespace: no rows until it answers (never the old cluster's)."""
+        if not self.query(WorkloadTable):
+            return
         self.table.show([])
         self.update_status()
         self.update_reason()
 
     def redraw(self) -> None:
+        if not self.query(WorkloadTable):
+            return  # not composed yet (a first partial inventory can come that early): on_mount draws it
         inventory = self.app.inventory
         if inventory is None:
             self.update_status()
