@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import queue
 import signal
 import sys
 import threading
@@ -233,7 +234,13 @@ def install_sigterm(
     of its grace period, so the revert may wait only `term_grace()` seconds from then: at that point,
     or on a second SIGTERM or Ctrl-C, ``abort`` is set and the run ends with exit 3 and a journal saying
     what is left, instead of being killed without a report. ``on_signal`` hears the first signal's name.
+
+    The handler itself only queues the signal: Python runs it in the main thread between any two
+    bytecodes, possibly while that thread holds a lock (a queue's, an Event's, stderr's), and setting an
+    Event, waking the cache or printing from there would take that lock again and hang the process for
+    good. A relay thread does the work; `queue.SimpleQueue.put` is reentrant, so safe in a handler.
     """
+    signals: queue.SimpleQueue[int] = queue.SimpleQueue()
 
     def stop_waiting(why: str) -> None:
         if abort is not None and not abort.is_set():
@@ -242,11 +249,8 @@ def install_sigterm(
             if wake is not None:
                 wake()
 
-    def handler(signum: int, frame: Any) -> None:
+    def first(signum: int) -> None:
         name = SIGNAL_NAMES.get(signum, f"signal {signum}")
-        if cancel.is_set():
-            stop_waiting(f"second {name.split()[0]} received")
-            return
         if on_signal is not None:
             on_signal(name)
         again = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
@@ -263,6 +267,19 @@ def install_sigterm(
             timer.start()
         if wake is not None:
             wake()
+
+    def relay() -> None:
+        while True:
+            signum = signals.get()
+            if cancel.is_set():
+                stop_waiting(f"second {SIGNAL_NAMES.get(signum, 'signal').split()[0]} received")
+            else:
+                first(signum)
+
+    threading.Thread(target=relay, name="signal-relay", daemon=True).start()
+
+    def handler(signum: int, frame: Any) -> None:
+        signals.put(signum)
 
     for signum in SIGNAL_NAMES:
         signal.signal(signum, handler)
