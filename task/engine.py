@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from rollguard import audit
@@ -26,9 +27,15 @@ from rollguard.lock import LEASE_SECONDS
 from rollguard.manifests import ManifestSet
 from rollguard.merge import combined_restore
 from rollguard.preflight import Plan, WorkloadPlan, plan_rollout
-from rollguard.promote import copy_tag, resolved_reference
+from rollguard.promote import (
+    copy_tag,
+    previous_tag,
+    resolved_reference,
+    restore_tags,
+    without_promotion_effects,
+)
 from rollguard.resources import IMAGE_STREAMS
-from rollguard.structs import ImageTarget, RunState, Status, WorkloadPhase
+from rollguard.structs import ImageTarget, Obj, RunState, Status, WorkloadPhase
 from rollguard.watch import Watched
 from rollguard.watcher import NamespaceCache
 
@@ -113,6 +120,8 @@ class Rollout(GroupRun):
         self.journal.open_run(
             run_id=self.run_id, command=self.command, actor=actor(), state=RunState.APPLYING
         )
+        if not plan.carried_forward:
+            self.journal.tags = {}  # a finished run's tags are the verified state: nothing to restore
         earlier = self.journal.workloads if plan.carried_forward else {}
         self.journal.workloads = {
             wp.key: WorkloadEntry(
@@ -174,6 +183,14 @@ class Rollout(GroupRun):
         """Copy each promoted tag into the group's ImageStreams, then pin containers to the digests."""
         promotions = {(p.stream, p.tag): p for wp in plan.workloads for p in wp.promoted.values()}
         resolved: dict[tuple[str, str], str] = {}
+        # Where each target tag was, journaled before it moves, so a revert (this run's, or the next
+        # run's or `rollguard revert`'s after this one was killed) puts it back with the workloads; a
+        # run carrying a dead one forward keeps the older record, which is the verified one.
+        for stream, tag in sorted(promotions):
+            self.journal.tags.setdefault(
+                f"{stream}:{tag}", previous_tag(cache.get(IMAGE_STREAMS, stream), tag)
+            )
+        self.save()
         for (stream, tag), promo in sorted(promotions.items()):
             copy_tag(self.client, namespace=self.namespace, promo=promo)
             self.say(
@@ -197,6 +214,25 @@ class Rollout(GroupRun):
             for container, promo in wp.promoted.items():
                 wp.target_images[container] = resolved[(promo.stream, promo.tag)]
             self.journal.workloads[wp.key].target_images = dict(wp.target_images)
+
+    def record_success(self, templates: dict[str, Obj], *, verified: Collection[str] | None = None) -> None:
+        self.journal.tags = {}  # the promoted tags are now the verified state
+        super().record_success(templates, verified=verified)
+
+    def as_if_untriggered(self, plan: WorkloadPlan, live: Obj) -> Obj:
+        refs = {c: plan.target_images[c] for c in plan.promoted if c in plan.target_images}
+        return without_promotion_effects(live, plan.snapshot.raw, refs) if refs else live
+
+    def revert(self, plan: Plan, timeout: int) -> bool:
+        """The target tags go back first: a workload restored while its tag still points at the promoted
+        image would be rewritten to it at once by its automatic trigger."""
+        errors = restore_tags(self.client, namespace=self.namespace, tags=self.journal.tags)
+        for line in errors:
+            self.fail(line)
+        if not errors and self.journal.tags:
+            self.say(f"imagestreams: tags {', '.join(sorted(self.journal.tags))} restored")
+            self.journal.tags = {}
+        return super().revert(plan, timeout) and not errors
 
     def _apply(self, plan: Plan) -> list[Watched]:
         """Write every workload's one change at once, so a group of N costs one round trip, not N.

@@ -433,7 +433,7 @@ class GroupRun:
         kind, name = plan.kind, plan.snapshot.ref.name
         current = self.live(plan)
         same = kind.comparable_spec
-        if guard_spec and same(current) != same(plan.snapshot.raw):
+        if guard_spec and same(self.as_if_untriggered(plan, current)) != same(plan.snapshot.raw):
             # The cache already holds someone else's edit: writing on top of it would pass the
             # resourceVersion precondition and silently undo that edit.
             raise RolloutFailed(
@@ -457,13 +457,18 @@ class GroupRun:
                 if same(make_body(fresh)) == same(fresh):
                     # Our change is in already: a retried PUT whose first answer was lost had landed.
                     return self._wrote(plan, fresh)
-                if guard_spec and same(fresh) != same(plan.snapshot.raw):
+                if guard_spec and same(self.as_if_untriggered(plan, fresh)) != same(plan.snapshot.raw):
                     raise RolloutFailed(
                         f"{plan.key} was changed by someone else since preflight; not overwriting it",
                         workload=plan.key,
                     ) from None
                 current = fresh
         raise RolloutFailed(f"{plan.key}: too many write conflicts", workload=plan.key)
+
+    def as_if_untriggered(self, plan: WorkloadPlan, live: Obj) -> Obj:
+        """``live`` without the changes this run itself caused through the platform (a promotion's
+        triggers), for the "changed by someone else" guard; a run that causes none returns it as is."""
+        return live
 
     def create(self, plan: WorkloadPlan, body: Obj) -> Obj:
         """POST a workload the run brings (given by manifest, absent in preflight); the journal already

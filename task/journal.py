@@ -117,6 +117,9 @@ class Journal:
     workloads: dict[str, WorkloadEntry] = field(default_factory=dict)
     last_success: Obj = field(default_factory=dict)  # {run_id, finished, templates: {key: template}}
     history: list[Obj] = field(default_factory=list)
+    # "stream:tag" -> what the group's ImageStream tag held before a promotion copied over it
+    # ({"spec": spec tag item or None, "image": status image or ""}): a revert restores it
+    tags: dict[str, Obj] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.state = RunState(self.state)  # the word itself is accepted too; a typo is not
@@ -144,6 +147,7 @@ class Journal:
             "workloads": {k: w.to_json() for k, w in sorted(self.workloads.items())},
             "last_success": _dedup(self.last_success, self.workloads),
             "history": self.history[-HISTORY_LIMIT:],
+            **({"tags": self.tags} if self.tags else {}),
         }
 
     @classmethod
@@ -164,6 +168,7 @@ class Journal:
             workloads=workloads,
             last_success=_undedup(dict(data.get("last_success", {})), workloads),
             history=list(data.get("history", [])),
+            tags=dict(data.get("tags") or {}),  # absent in journals written before promotions kept it
         )
 
     def open_run(self, *, run_id: str, command: str, actor: str, state: RunState) -> None:

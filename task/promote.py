@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 
 from rollguard.client import Api
-from rollguard.errors import Conflict, RolloutFailed
+from rollguard.errors import ApiError, Conflict, RolloutFailed
 from rollguard.kinds.triggers import tag_reference
 from rollguard.resources import IMAGE_STREAMS
 from rollguard.rollout_decide import Promotion
@@ -57,3 +57,91 @@ def resolved_reference(stream: Obj | None, promo: Promotion) -> str:
     """The reference the group's stream now gives the promoted tag, once it has resolved: what its image
     triggers write (so pinning to it fires none), `referencePolicy: Local` included."""
     return tag_reference(stream, promo.tag, image=promo.source_image)
+
+
+def previous_tag(stream: Obj | None, tag: str) -> Obj:
+    """What ``tag`` of the group's ``stream`` holds before a promotion copies over it (pure), for the
+    journal: its spec tag item (None when the tag is only in status, e.g. pushed by a build) and the image
+    its status points at ("" when none)."""
+    spec = next((t for t in (stream or {}).get("spec", {}).get("tags") or [] if t.get("name") == tag), None)
+    status: Obj = next((t for t in (stream or {}).get("status", {}).get("tags") or [] if t.get("tag") == tag), {})
+    items = status.get("items") or []
+    return {"spec": copy.deepcopy(spec), "image": str(items[0].get("image", "")) if items else ""}
+
+
+def with_tag_restored(stream: Obj, tag: str, previous: Obj) -> Obj:
+    """``stream`` with ``tag`` back where ``previous`` (a `previous_tag`) says it was (pure).
+
+    A tag that had a spec item gets it back; one that was only in status is pointed at the image it
+    held (as `oc tag stream@image stream:tag` would); one that did not exist is removed.
+    """
+    new = copy.deepcopy(stream)
+    tags = [t for t in new.setdefault("spec", {}).get("tags") or [] if t.get("name") != tag]
+    name = new.get("metadata", {}).get("name", "")
+    if previous.get("spec"):
+        tags.append(copy.deepcopy(previous["spec"]))
+    elif previous.get("image"):
+        tags.append(
+            {
+                "name": tag,
+                "from": {"kind": "ImageStreamImage", "name": f"{name}@{previous['image']}"},
+                "referencePolicy": {"type": "Source"},
+            }
+        )
+    new["spec"]["tags"] = tags
+    return new
+
+
+def restore_tags(client: Api, *, namespace: str, tags: dict[str, Obj]) -> list[str]:
+    """Put every journaled tag (``"stream:tag"`` -> `previous_tag`) back; the errors, one line each."""
+    errors = []
+    for key, previous in sorted(tags.items()):
+        name, _, tag = key.rpartition(":")
+        for _ in range(5):
+            try:
+                stream = client.get(IMAGE_STREAMS, name, namespace=namespace)
+                client.replace(IMAGE_STREAMS, with_tag_restored(stream, tag, previous), namespace=namespace)
+                break
+            except Conflict:
+                continue
+            except ApiError as exc:
+                errors.append(f"imagestream {name}: could not restore tag {tag}: {exc}")
+                break
+        else:
+            errors.append(f"imagestream {name}: could not restore tag {tag}: too many write conflicts")
+    return errors
+
+
+def without_promotion_effects(live: Obj, snapshot: Obj, refs: dict[str, str]) -> Obj:
+    """``live`` with what the platform's image triggers wrote for a promotion put back as in ``snapshot``
+    (pure): a container of ``refs`` (container -> the promoted tag's resolved reference) that runs that
+    reference, and a DC trigger of it whose ``lastTriggeredImage`` is it.
+
+    The tag copy moves the tag the group's automatic triggers follow, so the trigger controller may
+    rewrite a workload before rollguard's own write (openshift-controller-manager pkg/image/trigger/
+    deploymentconfigs/deploymentconfigs.go, UpdateDeploymentConfigImages; library-go pkg/image/trigger
+    for annotated kinds): that is the promotion itself, not someone else's edit. Anything else that
+    differs still does.
+    """
+    out = copy.deepcopy(live)
+    old_spec = (snapshot.get("spec") or {}).get("template", {}).get("spec") or {}
+    new_spec = (out.get("spec") or {}).get("template", {}).get("spec") or {}
+    for key in ("initContainers", "containers"):
+        before = {c.get("name"): c.get("image") for c in old_spec.get(key) or []}
+        for c in new_spec.get(key) or []:
+            name = c.get("name")
+            if name in refs and name in before and c.get("image") == refs[name]:
+                c["image"] = before[name]
+    old_triggers = (snapshot.get("spec") or {}).get("triggers") or []
+    for i, t in enumerate((out.get("spec") or {}).get("triggers") or []):
+        params = t.get("imageChangeParams") if isinstance(t, dict) else None
+        if not params or i >= len(old_triggers):
+            continue
+        ours = {refs[c] for c in params.get("containerNames") or [] if c in refs}
+        if params.get("lastTriggeredImage") in ours:
+            was = (old_triggers[i].get("imageChangeParams") or {}).get("lastTriggeredImage")
+            if was:
+                params["lastTriggeredImage"] = was
+            else:
+                params.pop("lastTriggeredImage", None)
+    return out

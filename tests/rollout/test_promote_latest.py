@@ -1,0 +1,124 @@
+"""Promoting the very tag a group's automatic triggers follow (`--promote-from CD --tag latest`, the
+classic OpenShift setup; issue 13 point 8), on the live sandbox.
+
+The tag copy makes OpenShift's trigger controller rewrite every DC following the tag (openshift-
+controller-manager pkg/image/trigger/deploymentconfigs/deploymentconfigs.go, UpdateDeploymentConfigImages:
+an automatic trigger whose tag resolves to a reference other than its lastTriggeredImage rewrites the
+named containers, paused or not; emulated by sandbox/openshift/triggers.py update_images). rollguard
+takes that rewrite as its own promotion, not as someone else's edit, and its revert puts the target
+tags back before the workloads, so the restored automatic triggers find nothing to undo.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from rollguard.client import Client
+from rollguard.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, NAMESPACES
+from tests.support import DC, SELECTOR, create_group, dc_body, rollguard, view, wait_until
+
+OLD = "registry.local/shop/api:v1"
+NEW = "registry.local/shop/api:v2"
+CRASH = "registry.local/shop/api:v2-crash"
+NAMES = ("api", "worker")
+
+
+@pytest.fixture
+def client(sandbox) -> Client:
+    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
+
+
+def _stream(tag_image: str) -> dict:
+    return {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
+            "spec": {"tags": [{"name": "latest", "from": {"kind": "DockerImage", "name": tag_image}}]}}  # fmt: skip
+
+
+def _latest(client: Client, namespace: str) -> tuple[dict, str]:
+    """The target stream's spec tag `latest` and the image its status points at."""
+    stream = client.get(IMAGE_STREAMS, "api", namespace=namespace)
+    spec = next(t for t in stream["spec"]["tags"] if t["name"] == "latest")
+    status = next(t for t in stream["status"]["tags"] if t["tag"] == "latest")
+    return spec, status["items"][0]["dockerImageReference"]
+
+
+def _classic_group(client: Client, namespace: str, promoted: str) -> str:
+    """Two DCs with automatic triggers on `api:latest` (OLD), and a CD namespace whose `api:latest` is
+    ``promoted``; returns the CD namespace."""
+    cd = f"{namespace[:50]}-cd"
+    client.create(NAMESPACES, {"metadata": {"name": cd}})
+    client.create(IMAGE_STREAMS, _stream(promoted), namespace=cd)
+    client.create(IMAGE_STREAMS, _stream(OLD), namespace=namespace)
+    triggers = [
+        {"type": "ConfigChange"},
+        {"type": "ImageChange", "imageChangeParams": {
+            "automatic": True, "containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": "api:latest"},
+        }},
+    ]  # fmt: skip
+    create_group(client, namespace, [dc_body(n, " ", triggers=triggers, timeout=20) for n in NAMES])
+    wait_until(client, IMAGE_STREAMS, cd, "api", lambda s: bool((s.get("status") or {}).get("tags")))
+    return cd
+
+
+def _automatic(client: Client, namespace: str, name: str) -> bool:
+    dc = client.get(DEPLOYMENT_CONFIGS, name, namespace=namespace)
+    return all(
+        t["imageChangeParams"].get("automatic") is True for t in dc["spec"]["triggers"] if t["type"] == "ImageChange"
+    )
+
+
+def test_promoting_latest_ends_all_new_with_the_tag_moved(sandbox, namespace, client, tmp_path: Path):
+    """Success: every DC on the promoted image, one rollout each, the tag moved, triggers automatic."""
+    cd = _classic_group(client, namespace, NEW)
+    try:
+        result = rollguard(
+            sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--promote-from", cd, "--tag", "latest",
+            report=tmp_path / "report.json",
+        )  # fmt: skip
+        assert result.code == 0, result.stdout + result.stderr
+        _, ref = _latest(client, namespace)
+        assert ref.startswith("registry.local/shop/api@sha256:") or "@sha256:" in ref, ref
+        for name in NAMES:
+            state = view(client, namespace, DC, name)
+            assert state.images == {"app": ref} and state.complete and not state.paused, state
+            assert state.revision == 2, state  # the trigger's rollout is the run's: no second one
+            assert _automatic(client, namespace, name)
+    finally:
+        client.delete(NAMESPACES, cd)
+
+
+def test_promoting_a_crashing_latest_fails_fast_and_restores_the_tag(sandbox, namespace, client, tmp_path: Path):
+    """A crash image promoted to `latest`: fail fast, every DC back on its old image with its trigger
+    still automatic, the tag back where it was, and the group STAYS old (the trigger controller finds
+    nothing to undo)."""
+    cd = _classic_group(client, namespace, CRASH)
+    try:
+        spec_before, ref_before = _latest(client, namespace)
+        before = {n: view(client, namespace, DC, n).images for n in NAMES}
+        result = rollguard(
+            sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--promote-from", cd, "--tag", "latest",
+            "--timeout", "120", report=tmp_path / "report.json",
+        )  # fmt: skip
+        assert result.code == 1, result.stdout + result.stderr  # reverted, not inconsistent (3)
+        assert "changed by someone else" not in result.stdout + result.stderr
+        assert "crash" in result.report["error"].lower() or "restart" in result.report["error"].lower(), result.report
+        spec_after, ref_after = _latest(client, namespace)
+        assert spec_after["from"] == spec_before["from"] and ref_after == ref_before
+        generations = {}
+        for name in NAMES:
+            state = view(client, namespace, DC, name)
+            assert state.images == before[name] and state.complete and not state.paused, state
+            assert _automatic(client, namespace, name)
+            generations[name] = client.get(DEPLOYMENT_CONFIGS, name, namespace=namespace)["metadata"]["generation"]
+        # stays old: the emulated trigger controller resyncs every few seconds; no DC may change again
+        deadline = time.monotonic() + 8
+        while time.monotonic() < deadline:
+            for name in NAMES:
+                dc = client.get(DEPLOYMENT_CONFIGS, name, namespace=namespace)
+                assert dc["metadata"]["generation"] == generations[name], dc["spec"]["template"]
+            time.sleep(0.5)
+        assert {n: view(client, namespace, DC, n).images for n in NAMES} == before
+    finally:
+        client.delete(NAMESPACES, cd)
