@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from rollguard.client import Client
     from rollguard.kubeconfig import Connection
+    from rollguard.report import Outcome
 
 
 NAMESPACE_HELP = (
@@ -195,6 +196,20 @@ def write_or_warn(write: Callable[[], None], what: str) -> None:
         write()
     except OSError as exc:
         print(f"rollguard: could not write the {what}: {exc}", file=sys.stderr, flush=True)
+
+
+def finish(outcome: Outcome, *, report: str | None, report_ok: bool, dry_run: bool) -> None:
+    """The end every changing command shares: a refusal on stderr, else the summary line (a dry run
+    has printed its own), then the report unless its path was refused in preflight."""
+    from rollguard.report import write_report
+    from rollguard.structs import Status
+
+    if outcome.status is Status.REFUSED:
+        print(f"rollguard: refused: {outcome.error}", file=sys.stderr)
+    elif not dry_run:
+        printer(outcome.summary())
+    if report and report_ok:
+        write_or_warn(lambda: write_report(outcome, report), "report")
 
 
 _PRINTING = threading.Lock()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import threading
 from typing import Any
 
@@ -12,12 +11,12 @@ from rollguard.commands.common import (
     NAMESPACE_RULE,
     check_report_path,
     cluster_args,
+    finish,
     install_sigterm,
     lease_arg,
     lease_seconds,
     printer,
     session,
-    write_or_warn,
 )
 from rollguard.errors import ApiError, RefusedError
 
@@ -52,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from rollguard.inputs import parse_duration
     from rollguard.repair import Repair
     from rollguard.repair_plan import plan_repair
-    from rollguard.report import Outcome, write_report
+    from rollguard.report import Outcome
     from rollguard.structs import Status
 
     action = args.action
@@ -98,10 +97,5 @@ def run(args: argparse.Namespace) -> int:
             error=str(exc),
         )
     outcome.namespace_from = namespace_from
-    if outcome.status is Status.REFUSED:
-        print(f"rollguard: refused: {outcome.error}", file=sys.stderr)
-    elif not args.dry_run:
-        printer(outcome.summary())
-    if args.report and report_ok:
-        write_or_warn(lambda: write_report(outcome, args.report), "report")
+    finish(outcome, report=args.report, report_ok=report_ok, dry_run=args.dry_run)
     return outcome.exit_code

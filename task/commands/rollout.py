@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +12,7 @@ from rollguard.commands.common import (
     check_report_path,
     check_results_dir,
     cluster_args,
+    finish,
     install_sigterm,
     lease_arg,
     lease_seconds,
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         parse_selector,
     )
     from rollguard.manifests import parse, read_sources
-    from rollguard.report import Outcome, default_results_dir, write_report, write_results
+    from rollguard.report import Outcome, default_results_dir, write_results
     from rollguard.structs import Status
 
     outcome: Outcome
@@ -216,12 +216,7 @@ def run(args: argparse.Namespace) -> int:
             error=str(exc),
         )
     outcome.namespace_from = namespace_from
-    if outcome.status is Status.REFUSED:
-        print(f"rollguard: refused: {outcome.error}", file=sys.stderr)
-    elif not args.dry_run:
-        printer(outcome.summary())
-    if args.report and report_ok:
-        write_or_warn(lambda: write_report(outcome, args.report), "report")
+    finish(outcome, report=args.report, report_ok=report_ok, dry_run=args.dry_run)
     if results and results_ok:
         write_or_warn(lambda: write_results(outcome, results), "Tekton results")
     return outcome.exit_code
