@@ -65,8 +65,12 @@ def previous_tag(stream: Obj | None, tag: str) -> Obj:
     its status points at ("" when none)."""
     spec = next((t for t in (stream or {}).get("spec", {}).get("tags") or [] if t.get("name") == tag), None)
     status: Obj = next((t for t in (stream or {}).get("status", {}).get("tags") or [] if t.get("tag") == tag), {})
-    items = status.get("items") or []
-    return {"spec": copy.deepcopy(spec), "image": str(items[0].get("image", "")) if items else ""}
+    item = (status.get("items") or [{}])[0]
+    return {
+        "spec": copy.deepcopy(spec),
+        "image": str(item.get("image", "")),
+        "reference": str(item.get("dockerImageReference", "")),
+    }
 
 
 def with_tag_restored(stream: Obj, tag: str, previous: Obj) -> Obj:
@@ -89,6 +93,20 @@ def with_tag_restored(stream: Obj, tag: str, previous: Obj) -> Obj:
             }
         )
     new["spec"]["tags"] = tags
+    return new
+
+
+def as_restored(stream: Obj | None, tag: str, previous: Obj) -> Obj | None:
+    """``stream`` as it reads once ``tag`` is restored (pure): for judging, before the restore, which
+    triggers a revert's restored workloads would fire."""
+    if stream is None:
+        return None
+    new = with_tag_restored(stream, tag, previous)
+    tags = [t for t in new.setdefault("status", {}).get("tags") or [] if t.get("tag") != tag]
+    if previous.get("image"):
+        item = {"image": previous["image"], "dockerImageReference": previous.get("reference", "")}
+        tags.append({"tag": tag, "items": [item]})
+    new["status"]["tags"] = tags
     return new
 
 

@@ -22,7 +22,8 @@ from rollguard.errors import ApiError, RolloutFailed
 from rollguard.group import GroupRun, actor
 from rollguard.journal import Journal, WorkloadEntry
 from rollguard.lock import LEASE_SECONDS
-from rollguard.preflight import Plan
+from rollguard.preflight import Plan, WorkloadPlan
+from rollguard.promote import restore_tags, without_promotion_effects
 from rollguard.repair_plan import Change, RepairPlan
 from rollguard.structs import Obj, Phase, RunState, WorkloadPhase
 from rollguard.watch import Watched
@@ -65,6 +66,7 @@ class Repair(GroupRun):
         self.success_state = RunState.REPAIRED
         self.plan = plan
         self.prior: dict[str, object] = {}
+        self.tags_restored = False
 
     def prepare(self) -> Plan:
         return self.plan.workloads  # planned already: the CLI and the TUI show the plan first
@@ -90,7 +92,21 @@ class Repair(GroupRun):
             self.journal.workloads[wp.key] = entry
 
     def change(self, plan: Plan, cache: NamespaceCache) -> list[Watched]:
-        """One write per workload, in order, each journaled and recorded as an Event."""
+        """One write per workload, in order, each journaled and recorded as an Event.
+
+        A revert of a group whose unfinished rollout promoted tags puts those tags back first (they are
+        journaled before the copy): otherwise the workloads' automatic triggers would follow them again.
+        """
+        if self.command == "revert" and self.grouped and self.journal.tags:
+            errors = restore_tags(self.client, namespace=self.namespace, tags=self.journal.tags)
+            for line in errors:
+                self.fail(line)
+            if errors:
+                raise RolloutFailed(errors[0], workload="imagestreams")
+            self.say(f"imagestreams: tags {', '.join(sorted(self.journal.tags))} restored")
+            self.journal.tags = {}
+            self._try_save()
+            self.tags_restored = True
         watched: list[Watched] = []
         for change, wp in zip(self.plan.changes, plan.workloads, strict=True):
             self.check_cancel()
@@ -120,6 +136,14 @@ class Repair(GroupRun):
             watched.append(self.watched(wp, written, self.timeout))
             self.say(f"{wp.key}: {'; '.join(change.diff()[1:]) or self.command}")
         return watched
+
+    def as_if_untriggered(self, plan: WorkloadPlan, live: Obj) -> Obj:
+        """After the tags went back, the triggers following them may rewrite a workload to the very
+        images this revert restores: that is the revert's own doing, not someone else's edit."""
+        if not self.tags_restored:
+            return live
+        change = next((c for c in self.plan.changes if c.key == plan.key), None)
+        return without_promotion_effects(live, plan.snapshot.raw, dict(change.images_after)) if change else live
 
     def _audit(self, change: Change, written: dict[str, object]) -> None:
         target = f" to revision {change.target_revision}" if change.target_revision is not None else ""

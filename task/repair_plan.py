@@ -21,6 +21,7 @@ from rollguard.kinds import Kind, kind_of, triggers
 from rollguard.kinds.triggers import StreamKey
 from rollguard.lock import LeaseView, read_lease
 from rollguard.preflight import Found, list_group, namespace_exists, with_revisions
+from rollguard.promote import as_restored
 from rollguard.repair_decide import (
     ACTIONS,
     REDEPLOYED_AT,
@@ -130,7 +131,17 @@ def read_repair(client: Api, request: RepairRequest, *, now: dt.datetime | None 
         if request.action == "revert":
             states += [s for s in (f.kind.revision_state(r) for r in f.revisions) if s is not None]
         keys |= _stream_keys(f.kind, f.obj, states, namespace)
-    return dataclasses.replace(read, found=found, streams=read_streams(client, keys))
+    streams = read_streams(client, keys)
+    if request.action == "revert" and journal is not None and journal.tags:
+        # the revert puts back the tags an unfinished promotion moved before it writes the workloads:
+        # judge the restored triggers against the tags as they will be
+        found_streams = dict(streams.found)
+        for key, previous in journal.tags.items():
+            name, _, tag = key.rpartition(":")
+            if (namespace, name) in found_streams:
+                found_streams[(namespace, name)] = as_restored(found_streams[(namespace, name)], tag, previous)
+        streams = dataclasses.replace(streams, found=found_streams)
+    return dataclasses.replace(read, found=found, streams=streams)
 
 
 def plan_repair(

@@ -11,6 +11,7 @@ tags back before the workloads, so the restored automatic triggers find nothing 
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 
@@ -18,7 +19,18 @@ import pytest
 
 from rollguard.client import Client
 from rollguard.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, NAMESPACES
-from tests.support import DC, SELECTOR, create_group, dc_body, rollguard, view, wait_until
+from tests.chaos.harness import expire_lease
+from tests.support import (
+    DC,
+    SELECTOR,
+    create_group,
+    dc_body,
+    journal,
+    rollguard,
+    start_rollguard,
+    view,
+    wait_until,
+)
 
 OLD = "registry.local/shop/api:v1"
 NEW = "registry.local/shop/api:v2"
@@ -65,7 +77,9 @@ def _classic_group(client: Client, namespace: str, promoted: str) -> str:
 def _automatic(client: Client, namespace: str, name: str) -> bool:
     dc = client.get(DEPLOYMENT_CONFIGS, name, namespace=namespace)
     return all(
-        t["imageChangeParams"].get("automatic") is True for t in dc["spec"]["triggers"] if t["type"] == "ImageChange"
+        t["imageChangeParams"].get("automatic") is True
+        for t in dc["spec"]["triggers"]
+        if t["type"] == "ImageChange"
     )
 
 
@@ -89,7 +103,9 @@ def test_promoting_latest_ends_all_new_with_the_tag_moved(sandbox, namespace, cl
         client.delete(NAMESPACES, cd)
 
 
-def test_promoting_a_crashing_latest_fails_fast_and_restores_the_tag(sandbox, namespace, client, tmp_path: Path):
+def test_promoting_a_crashing_latest_fails_fast_and_restores_the_tag(
+    sandbox, namespace, client, tmp_path: Path
+):
     """A crash image promoted to `latest`: fail fast, every DC back on its old image with its trigger
     still automatic, the tag back where it was, and the group STAYS old (the trigger controller finds
     nothing to undo)."""
@@ -103,7 +119,9 @@ def test_promoting_a_crashing_latest_fails_fast_and_restores_the_tag(sandbox, na
         )  # fmt: skip
         assert result.code == 1, result.stdout + result.stderr  # reverted, not inconsistent (3)
         assert "changed by someone else" not in result.stdout + result.stderr
-        assert "crash" in result.report["error"].lower() or "restart" in result.report["error"].lower(), result.report
+        assert "crash" in result.report["error"].lower() or "restart" in result.report["error"].lower(), (
+            result.report
+        )
         spec_after, ref_after = _latest(client, namespace)
         assert spec_after["from"] == spec_before["from"] and ref_after == ref_before
         generations = {}
@@ -111,7 +129,9 @@ def test_promoting_a_crashing_latest_fails_fast_and_restores_the_tag(sandbox, na
             state = view(client, namespace, DC, name)
             assert state.images == before[name] and state.complete and not state.paused, state
             assert _automatic(client, namespace, name)
-            generations[name] = client.get(DEPLOYMENT_CONFIGS, name, namespace=namespace)["metadata"]["generation"]
+            generations[name] = client.get(DEPLOYMENT_CONFIGS, name, namespace=namespace)["metadata"][
+                "generation"
+            ]
         # stays old: the emulated trigger controller resyncs every few seconds; no DC may change again
         deadline = time.monotonic() + 8
         while time.monotonic() < deadline:
@@ -122,3 +142,48 @@ def test_promoting_a_crashing_latest_fails_fast_and_restores_the_tag(sandbox, na
         assert {n: view(client, namespace, DC, n).images for n in NAMES} == before
     finally:
         client.delete(NAMESPACES, cd)
+
+
+def test_a_killed_promotion_is_finished_by_revert_with_the_tag_restored(
+    sandbox, namespace, client, tmp_path: Path
+):
+    """SIGKILL once the tag has moved (the journal holds where it was): `rollguard revert -l` puts the tag
+    back and every DC on its old image, its trigger still automatic (judged against the tag as restored)."""
+    cd = _classic_group(client, namespace, CRASH)
+    try:
+        spec_before, ref_before = _latest(client, namespace)
+        before = {n: view(client, namespace, DC, n).images for n in NAMES}
+        proc = start_rollguard(
+            sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--promote-from", cd, "--tag", "latest",
+            "--no-fail-fast", "--timeout", "300",
+        )  # fmt: skip
+        try:
+            wait_until(
+                client,
+                IMAGE_STREAMS,
+                namespace,
+                "api",
+                lambda s: _latest_from(s)["kind"] == "ImageStreamImage",
+            )
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.communicate(timeout=30)
+        assert (journal(client, namespace) or {}).get("tags", {}).get("api:latest", {}).get(
+            "spec"
+        ) == spec_before
+        expire_lease(client, namespace)
+        result = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, "--timeout", "120")
+        assert result.code == 0, result.stdout + result.stderr
+        spec_after, ref_after = _latest(client, namespace)
+        assert spec_after["from"] == spec_before["from"] and ref_after == ref_before
+        for name in NAMES:
+            state = view(client, namespace, DC, name)
+            assert state.images == before[name] and state.complete and not state.paused, state
+            assert _automatic(client, namespace, name)  # judged against the restored tag: nothing fires
+        assert "tags" not in (journal(client, namespace) or {})
+    finally:
+        client.delete(NAMESPACES, cd)
+
+
+def _latest_from(stream: dict) -> dict:
+    return next(t for t in stream["spec"]["tags"] if t["name"] == "latest")["from"]

@@ -18,7 +18,7 @@ def test_a_spec_tag_is_kept_and_put_back_as_it_was():
     spec = {"name": "latest", "from": {"kind": "DockerImage", "name": "registry.local/shop/api:v1"}}
     before = stream([spec], [{"tag": "latest", "items": [{"image": "sha256:old"}]}])
     prev = previous_tag(before, "latest")
-    assert prev == {"spec": spec, "image": "sha256:old"}
+    assert prev == {"spec": spec, "image": "sha256:old", "reference": ""}
     moved = stream([{"name": "latest", "from": {"kind": "ImageStreamImage", "name": "api@sha256:new"}}], [])
     assert with_tag_restored(moved, "latest", prev)["spec"]["tags"] == [spec]
 
