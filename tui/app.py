@@ -19,13 +19,23 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from rollguard.errors import ServerError, TooManyRequests, Unreachable
+from rollguard.errors import EXIT_INCONSISTENT, ServerError, TooManyRequests, Unreachable
+from rollguard.structs import Status
 from rollguard.tui.backend import Backend
 from rollguard.tui.errors import describe_error
 from rollguard.tui.keys import APP_BINDINGS
 from rollguard.tui.liveness import Link, Liveness, backoff, link_after
-from rollguard.tui.messages import Connected, InventoryLoaded, LivenessChanged, PermissionsLoaded, Problem
-from rollguard.tui.screens.confirm import ConfirmScreen, DialogState
+from rollguard.tui.messages import (
+    ActionFinished,
+    Connected,
+    InventoryLoaded,
+    LivenessChanged,
+    PermissionsLoaded,
+    Problem,
+    ProgressLine,
+)
+from rollguard.tui.repairs import Repair
+from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.help import HelpScreen
 from rollguard.tui.screens.quit import QuitScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
@@ -74,6 +84,7 @@ class RollguardApp(App[int]):
         self._dirty = threading.Event()
         self._retry = threading.Event()
         self.liveness = Liveness()
+        self.repairs: list[Repair] = []  # confirmed from this TUI, running or ended (`b` reopens them)
         self.detached = False  # quit while a repair ran: the process must not wait for its thread
 
     @property
@@ -285,9 +296,9 @@ class RollguardApp(App[int]):
     def may(self, action: str, namespace: str) -> bool:
         return not self.read_only and action in self.allowed.get(namespace, frozenset())
 
-    def open_action(self, action: str, target: Target) -> None:
+    def open_action(self, action: str, target: Target, *, group: str = "") -> None:
         """Confirm, then run, an action: the dialog shows the plan, the progress and the result."""
-        self.push_screen(ConfirmScreen(action, target), self._action_done)
+        self.push_screen(ConfirmScreen(action, target, group=group), self._action_done)
 
     def _action_done(self, result: ResultView | None) -> None:
         if result is None:
@@ -297,12 +308,77 @@ class RollguardApp(App[int]):
         )
         self.refresh_now()
 
-    def running_action(self) -> ConfirmScreen | None:
-        """The confirmation dialog whose repair is running now, if any."""
-        return next(
-            (s for s in self.screen_stack if isinstance(s, ConfirmScreen) and s.state is DialogState.RUNNING),
-            None,
+    # -- repairs in the background --------------------------------------------------------------------
+
+    def start_repair(self, repair: Repair) -> None:
+        """A confirmed repair: the app owns it, so its dialog can go to the background and come back."""
+        self.repairs.append(repair)
+        self._run_repair(repair)
+        self._repairs_changed()
+
+    @work(thread=True, exit_on_error=False, group="action")
+    def _run_repair(self, repair: Repair) -> None:
+        def line(text: str) -> None:  # from this thread; post_message is thread-safe
+            self.post_message(ProgressLine(repair, text))
+
+        try:
+            result = self.backend.execute(repair.plan, line, repair.cancel_event)
+        except Exception as exc:
+            # Nothing tells how far the action got: the status of a run that could not say what it left.
+            result = ResultView(Status.INCONSISTENT, EXIT_INCONSISTENT, describe_error(exc))
+        self.post_message(ActionFinished(repair, result))
+
+    def _dialogs_of(self, repair: Repair) -> list[ConfirmScreen]:
+        return [s for s in self.screen_stack if isinstance(s, ConfirmScreen) and s.repair is repair]
+
+    @on(ProgressLine)
+    def _repair_progress(self, message: ProgressLine) -> None:
+        message.repair.lines.append(message.line)
+        for dialog in self._dialogs_of(message.repair):
+            dialog.repair_progress(message.line)
+
+    @on(ActionFinished)
+    def _repair_finished(self, message: ActionFinished) -> None:
+        repair, result = message.repair, message.result
+        repair.result = result
+        dialogs = self._dialogs_of(repair)
+        for dialog in dialogs:
+            dialog.repair_finished(result)
+        if not dialogs:  # it ended in the background: say so, and keep it for `b`
+            repair.seen = False
+            self.notify(
+                f"{repair.what}: {result.summary} (b shows it)",
+                title=f"{result.status}",
+                severity="information" if result.ok else "error",
+            )
+            self.refresh_now()
+        self._repairs_changed()
+
+    def _repairs_changed(self) -> None:
+        for screen in self._screens():
+            if hasattr(screen, "repairs_changed"):
+                screen.repairs_changed()
+
+    def running_repairs(self) -> list[Repair]:
+        return [r for r in self.repairs if r.running]
+
+    def reopen_repair(self) -> bool:
+        """`b`: the dialog of the newest running repair, else of one that ended unseen, else the last one."""
+        candidates = self.running_repairs() or [r for r in self.repairs if not r.seen] or self.repairs[-1:]
+        if not candidates:
+            return False
+        repair = candidates[-1]
+        repair.seen = True
+        self.push_screen(
+            ConfirmScreen(repair.plan.action, repair.plan.target, group=repair.group, repair=repair),
+            self._action_done,
         )
+        return True
+
+    def running_action(self) -> Repair | None:
+        """The newest repair running now (in its dialog or in the background), if any."""
+        running = self.running_repairs()
+        return running[-1] if running else None
 
     async def action_quit(self) -> None:
         """Quit; while a repair runs, ask first: wait for it, or detach."""
@@ -310,8 +386,8 @@ class RollguardApp(App[int]):
         if running is None:
             self.exit()
             return
-        what = f"{running.action} of {running.target.label}"
-        command = running.plan.command if running.plan else "rollguard revert"
+        what = running.what
+        command = running.plan.command or "rollguard revert"
         if any(isinstance(s, QuitScreen) for s in self.screen_stack):
             return
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from rollguard.tui.liveness import Liveness
+from rollguard.tui.repairs import Repair
 from rollguard.tui.views import DetailView, Inventory, PlanView, ResultView
 
 
@@ -58,16 +59,20 @@ class PlanLoaded(Message):
 
 
 class ProgressLine(Message):
-    """One line of an action's live progress."""
+    """One line of a repair's live progress (posted to the app, which owns the repair)."""
 
-    def __init__(self, line: str) -> None:
+    def __init__(self, repair: Repair, line: str) -> None:
         super().__init__()
+        self.repair = repair
         self.line = line
 
 
 class ActionFinished(Message):
-    def __init__(self, result: ResultView) -> None:
+    """A repair ended (posted to the app; its dialog, open or reopened later, shows the result)."""
+
+    def __init__(self, repair: Repair, result: ResultView) -> None:
         super().__init__()
+        self.repair = repair
         self.result = result
 
 

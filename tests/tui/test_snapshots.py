@@ -7,13 +7,16 @@ look at the result (e.g. `rsvg-convert x.svg -o x.png`) before committing.
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
 
+from rollguard.structs import Status
 from rollguard.tui.liveness import Link, Liveness
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
+from rollguard.tui.views import ResultView
 from rollguard.tui.widgets.badges import SHORT
 from rollguard.tui.widgets.workload_table import WorkloadTable
 from tests.tui.conftest import SIZE, make_app, settle
@@ -85,7 +88,42 @@ async def test_80x24_group_revert_dialog(fake, svg):
         for widget in (dialog.query_one("#confirm"), dialog.query_one("#cancel"), dialog.query_one("#typed")):
             region = widget.region
             assert region.height > 0 and region.bottom <= 24 and region.right <= 80, widget
+        changes = dialog.query_one("#changes")
+        assert changes.max_scroll_x == 0, "the changes table scrolls sideways: a column is cut"
+        assert "Rev" in [str(c.label) for c in changes.columns.values()]
         assert app.export_screenshot() == svg
+
+
+async def test_80x24_repair_running(fake, svg):
+    """A long progress line wraps in the running dialog; its Background button stays in view."""
+    app = make_app(fake)
+    release = threading.Event()
+
+    def execute(plan, out, cancel):
+        out("dc/dc1: rolled out revision 3; waiting for 2 of 2 pods ready (deadline 600s, progressDeadline)")
+        release.wait(30)
+        return ResultView(Status.SUCCEEDED, 0, "done")
+
+    app.backend.execute = execute
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(app, pilot)
+            await pilot.press("down", "r")
+            await settle(app, pilot)
+            await pilot.press("y")
+            await pilot.pause(0.3)
+            dialog = app.screen
+            assert isinstance(dialog, ConfirmScreen) and dialog.state == "running"
+            dialog.repair.started += 3600  # the elapsed time shows 0:00 in a fixed picture
+            dialog.update_elapsed()
+            progress = dialog.query_one("#progress")
+            assert len(progress.lines) >= 2 and progress.max_scroll_x == 0  # wrapped, nothing cut
+            region = dialog.query_one("#cancel").region
+            assert region.height > 0 and region.bottom <= 24
+            await pilot.pause()
+            assert app.export_screenshot() == svg
+    finally:
+        release.set()
 
 
 async def test_disconnected_banner(fake, svg):

@@ -99,7 +99,7 @@ class ActionsMixin:
             return
         sel = self.selection(scope)
         assert sel is not None
-        self.app.open_action(action, sel.target)
+        self.app.open_action(action, sel.target, group=sel.rows[0].group_key)
 
     def action_resume(self, scope: str = "selection") -> None:
         self.confirm_action("resume", scope)

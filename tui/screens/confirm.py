@@ -4,7 +4,7 @@ command line, the live progress and the result, in one dialog."""
 from __future__ import annotations
 
 import enum
-import threading
+import time
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -14,10 +14,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Input, Label, RichLog, Static
 
-from rollguard.errors import EXIT_INCONSISTENT
-from rollguard.structs import Status
 from rollguard.tui.errors import describe_error
-from rollguard.tui.messages import ActionFinished, PlanLoaded, ProgressLine
+from rollguard.tui.messages import PlanLoaded
+from rollguard.tui.repairs import Repair, elapsed
 from rollguard.tui.screens.base import TITLES, Dialog
 from rollguard.tui.views import Change, PlanView, ResultView, Target, short_image
 
@@ -25,9 +24,13 @@ if TYPE_CHECKING:
     from rollguard.tui.app import RollguardApp
 
 COLUMNS = ("Workload", "Image before", "Image after", "Paused", "Revision")
+# below NARROW columns the headers are short and a "(runs …)" note takes its own line, so that the
+# table fits the dialog and never scrolls sideways (the Revision column was cut at 80 columns)
+NARROW = 100
+NARROW_COLUMNS = ("Workload", "Before", "After", "Paused", "Rev")
 
 
-def _images(change: Change) -> tuple[Text, Text]:
+def _images(change: Change, *, narrow: bool = False) -> tuple[Text, Text]:
     containers = sorted(set(change.images_before) | set(change.images_after))
     before, after = Text(), Text()
     for i, c in enumerate(containers):
@@ -37,15 +40,17 @@ def _images(change: Change) -> tuple[Text, Text]:
             before.append("\n")
             after.append("\n")
         before.append(prefix + short_image(old))
+        after.append(prefix + short_image(new), style="bold yellow" if old != new else "")
         running = change.running.get(c)
         if running and running != old:
-            before.append(f" (runs {short_image(running)})", style="dim")
-        after.append(prefix + short_image(new), style="bold yellow" if old != new else "")
+            before.append(f"{chr(10) if narrow else ' '}(runs {short_image(running)})", style="dim")
+            if narrow:
+                after.append("\n")  # the next container's images stay side by side
     return before, after
 
 
-def change_cells(change: Change) -> tuple[Text | str, ...]:
-    before, after = _images(change)
+def change_cells(change: Change, *, narrow: bool = False) -> tuple[Text | str, ...]:
+    before, after = _images(change, narrow=narrow)
     yes_no = {True: "yes", False: "no"}
     paused = Text(f"{yes_no[change.paused_before]} → {yes_no[change.paused_after]}")
     if change.paused_before != change.paused_after:
@@ -85,24 +90,27 @@ class ConfirmScreen(Dialog):
 
     Nothing that a reflex can press confirms: focus starts on Cancel (Enter cancels), a workload's
     action needs `y`, a group's needs its name typed (`y` then only types into that box).
+    A confirmed repair belongs to the app (`rollguard.tui.repairs.Repair`): esc while it runs sends
+    the dialog to the background, and `b` on the workloads screen reopens it (``repair=``).
     """
 
     app: RollguardApp
     BINDINGS = [
         Binding("y", "confirm", "Confirm (one workload)"),
-        Binding("escape,n", "cancel", "Cancel / close"),
+        Binding("escape,n", "cancel", "Cancel / close (while it runs: to the background)"),
         # a modal screen hides the app's own `q`: quitting here asks first while the repair runs
         Binding("q", "app.quit", "Quit (asks wait or detach while it runs)"),
     ]
 
-    def __init__(self, action: str, target: Target) -> None:
+    def __init__(self, action: str, target: Target, *, group: str = "", repair: Repair | None = None) -> None:
         super().__init__()
         self.action = action
         self.target = target
+        self.group = group
+        self.repair = repair
         self.state = DialogState.PLANNING
-        self.plan: PlanView | None = None
+        self.plan: PlanView | None = repair.plan if repair else None
         self.result: ResultView | None = None
-        self.cancel_event = threading.Event()
         # a group action is confirmed by typing the group's name, not by one key
         self.typed_name = target.selector or (target.label if len(target.refs) > 1 else "")
 
@@ -117,7 +125,9 @@ class ConfirmScreen(Dialog):
             yield Static(id="command")
             with VerticalScroll(id="notes-box"):
                 yield Static(id="notes")
-            yield RichLog(id="progress", wrap=True, markup=False, max_lines=500)
+            # min_width 1: RichLog wraps at 78 columns at least by default, which cut progress lines
+            # in an 80-column terminal's dialog
+            yield RichLog(id="progress", wrap=True, markup=False, max_lines=500, min_width=1)
             yield Static(id="result")
             with Horizontal(classes="buttons"):
                 if self.typed_name:
@@ -126,8 +136,12 @@ class ConfirmScreen(Dialog):
                 yield Button(label, id="confirm", variant="error", disabled=True)
                 yield Button("Cancel (esc)", id="cancel")
 
-    def on_mount(self) -> None:
-        self.query_one("#changes", DataTable).add_columns(*COLUMNS)
+    @property
+    def narrow(self) -> bool:
+        return self.app.size.width < NARROW
+
+    def on_mount(self) -> None:  # Dialog.on_mount runs too (Textual calls each class's handler)
+        self.query_one("#changes", DataTable).add_columns(*(NARROW_COLUMNS if self.narrow else COLUMNS))
         self.query_one("#progress", RichLog).display = False
         self.query_one("#changes", DataTable).display = False
         if self.typed_name:
@@ -135,7 +149,18 @@ class ConfirmScreen(Dialog):
             typed.display = False
             typed.cursor_blink = not self.app.static
         self.query_one("#cancel", Button).focus()
-        self._plan()
+        if self.repair is None:
+            self._plan()
+            return
+        # reopened from the background: the same plan, the progress so far, the result if it ended
+        assert self.plan is not None
+        self._plan_loaded(PlanLoaded(self.plan))
+        self._show_running()
+        log = self.query_one("#progress", RichLog)
+        for line in self.repair.lines:
+            log.write(line)
+        if self.repair.result is not None:
+            self.repair_finished(self.repair.result)
 
     @work(thread=True, exit_on_error=False, group="plan")
     def _plan(self) -> None:
@@ -151,8 +176,8 @@ class ConfirmScreen(Dialog):
         table = self.query_one("#changes", DataTable)
         table.clear()
         for change in plan.changes:
-            cells = change_cells(change)
-            height = max(len(change.images_before), len(change.images_after), 1)
+            cells = change_cells(change, narrow=self.narrow)
+            height = max(str(cell).count("\n") + 1 for cell in cells)
             table.add_row(*cells, height=height)
         table.display = bool(plan.changes)
         notes = [f"• {n}" for n in plan.notes] + [f"• {n}" for n in folded_notes(plan.changes)]
@@ -160,6 +185,8 @@ class ConfirmScreen(Dialog):
         self.query_one("#notes-box").display = bool(notes)
         if plan.command:
             self.query_one("#command", Static).update(Text.assemble(("$ ", "dim"), (plan.command, "bold")))
+        if self.repair is not None:
+            return  # reopened: it was confirmed already
         summary = self.query_one("#summary", Static)
         if plan.refusal:
             self.state = DialogState.REFUSED
@@ -198,8 +225,6 @@ class ConfirmScreen(Dialog):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "confirm":
             return self.state is DialogState.READY and not self.typed_name  # a group's needs its name typed
-        if action == "cancel":
-            return self.state is not DialogState.RUNNING
         return True
 
     @on(Button.Pressed, "#confirm")
@@ -211,40 +236,40 @@ class ConfirmScreen(Dialog):
         self.action_cancel()
 
     def action_confirm(self) -> None:
-        if self.state is not DialogState.READY or not self.name_typed:
+        if self.state is not DialogState.READY or not self.name_typed or self.plan is None:
             return
+        self.repair = Repair(plan=self.plan, group=self.group)
+        self._show_running()
+        self.app.start_repair(self.repair)
+
+    def _show_running(self) -> None:
         self.state = DialogState.RUNNING
         if self.typed_name:
             self.query_one("#typed", Input).display = False
         self.query_one("#confirm", Button).display = False
-        self.query_one("#cancel", Button).display = False
-        self.query_one("#summary", Static).update(Text("Running… (progress below)", style="bold"))
+        cancel = self.query_one("#cancel", Button)
+        cancel.label = "Background (esc)"  # the repair goes on; `b` reopens this
+        cancel.refresh(layout=True)  # Button.label does not re-measure the button: the label was cut
+        cancel.focus()
+        self.update_elapsed()
         self.query_one("#progress", RichLog).display = True
         self.query_one("#notes-box").display = False  # room for the progress; the plan stays above
+        self.set_interval(1.0, self.update_elapsed)
         self.refresh_bindings()
-        self._execute()
 
-    @work(thread=True, exit_on_error=False, group="action")
-    def _execute(self) -> None:
-        try:
-            assert self.plan is not None
-            result = self.app.backend.execute(self.plan, self._progress_line, self.cancel_event)
-        except Exception as exc:
-            # Nothing tells how far the action got: the status of a run that could not say what it left.
-            result = ResultView(Status.INCONSISTENT, EXIT_INCONSISTENT, describe_error(exc))
-        self.post_message(ActionFinished(result))
+    def update_elapsed(self) -> None:
+        if self.state is DialogState.RUNNING and self.repair is not None:
+            took = elapsed(time.monotonic() - self.repair.started)
+            self.query_one("#summary", Static).update(
+                Text(f"Running… {took} (progress below; esc: to the background, b reopens)", style="bold")
+            )
 
-    def _progress_line(self, line: str) -> None:
-        """From the worker's thread: one line of progress for the log (post_message is thread-safe)."""
-        self.post_message(ProgressLine(line))
+    def repair_progress(self, line: str) -> None:
+        """The app forwards each progress line of this dialog's repair."""
+        self.query_one("#progress", RichLog).write(line)
 
-    @on(ProgressLine)
-    def _progress(self, message: ProgressLine) -> None:
-        self.query_one("#progress", RichLog).write(message.line)
-
-    @on(ActionFinished)
-    def _finished(self, message: ActionFinished) -> None:
-        result = self.result = message.result
+    def repair_finished(self, result: ResultView) -> None:
+        self.result = result
         self.state = DialogState.DONE
         style = "bold green" if result.ok else "bold red"
         text = Text.assemble((f"{result.status} (exit {result.exit_code}): ", style), result.summary)
@@ -253,6 +278,7 @@ class ConfirmScreen(Dialog):
         self.query_one("#summary", Static).update(text)
         cancel = self.query_one("#cancel", Button)
         cancel.label = "Close (esc)"
+        cancel.refresh(layout=True)
         cancel.display = True
         cancel.focus()
         self.refresh_bindings()
@@ -260,7 +286,8 @@ class ConfirmScreen(Dialog):
     def action_cancel(self) -> None:
         if self.state is DialogState.RUNNING:
             self.app.notify(
-                "the operation is still running; its result will be shown here", severity="warning"
+                f"{self.repair.what if self.repair else 'the repair'} goes on in the background; b reopens it",
             )
+            self.dismiss(None)
             return
         self.dismiss(self.result)

@@ -43,8 +43,7 @@ class QuitScreen(Dialog):
                 yield Button("Detach (d)", id="detach", variant="warning")
                 yield Button("Wait (w)", id="wait")
 
-    def on_mount(self) -> None:
-        super().on_mount()
+    def on_mount(self) -> None:  # Dialog.on_mount runs too (Textual calls each class's handler)
         self.query_one("#wait", Button).focus()
 
     @on(Button.Pressed, "#wait")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from rich.markup import escape
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -13,6 +14,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from rollguard.tui.liveness import banner, header
+from rollguard.tui.repairs import badges_by_group
+from rollguard.tui.repairs import header_text as repairs_header
 from rollguard.tui.screens.base import (
     ACTION_BINDINGS,
     TITLES,
@@ -50,6 +53,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         Binding("n", "namespace", "Namespace", show=False),
         Binding("c", "context", "Context", show=False),
         Binding("ctrl+r", "reload", "Reload", show=False),
+        Binding("b", "repairs", "Repair in background"),
         *ACTION_BINDINGS,
     ]
 
@@ -86,9 +90,15 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.redraw()
 
     def _tick(self) -> None:
-        """Once a second while not live: the age of what is shown keeps counting."""
-        if not self.app.liveness.live and self.app.live_enabled:
+        """Once a second while not live or while a repair runs: ages and elapsed times keep counting."""
+        if self.app.running_repairs():
+            self.redraw()  # the badge's elapsed time (only the changed cells are repainted)
+        elif not self.app.liveness.live and self.app.live_enabled:
             self.update_status()
+
+    def repairs_changed(self) -> None:
+        self.redraw()
+        self.refresh_bindings()
 
     @property
     def table(self) -> WorkloadTable:
@@ -129,6 +139,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             show_namespace=self.app.backend.all_namespaces,
             folded=frozenset(self.folded),
             short=self.size.width < WIDE,
+            repairs=badges_by_group(self.app.repairs, time.monotonic()),
         )
         started = time.perf_counter()
         self.table.show(lines)
@@ -159,6 +170,9 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             parts.append(f"filter “{self.text_filter}”")
         if self.app.read_only:
             parts.insert(1, "[reverse] read-only [/]")
+        running = repairs_header(self.app.repairs, now)
+        if running:  # after context and liveness: an 80-column header keeps it in view
+            parts.insert(2 if self.app.live_enabled else 1, f"[b reverse magenta]{escape(running)}[/]")
         self.query_one("#status", Static).update(" · ".join(parts))
         text = banner(self.app.liveness, now) if self.app.live_enabled else ""
         box = self.query_one("#banner", Static)
@@ -221,6 +235,8 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             return line is not None and line.row is not None
         if action == "clear_filter":
             return bool(self.text_filter) or any(box.display for box in self.query(Input))
+        if action == "repairs":
+            return bool(self.app.repairs)
         return super().check_action(action, parameters)
 
     def palette_commands(self) -> list[PaletteEntry]:
@@ -331,6 +347,11 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
     def action_reverse_sort(self) -> None:
         self.reverse = not self.reverse
         self.redraw()
+
+    def action_repairs(self) -> None:
+        """`b`: reopen the dialog of the repair running in the background (or the one that ended)."""
+        if not self.app.reopen_repair():
+            self.app.notify("no repair was started from here", severity="warning")
 
     def action_reload(self) -> None:
         self.app.refresh_now()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,10 +64,13 @@ def group_label(
     *,
     folded: bool = False,
     short: bool = False,
+    repair: str = "",
 ) -> Text:
     label = Text("▸ " if folded else "▾ ", style="bold")
     label.append(selector or "(no rollout group)", style="bold")
     label.append(f" ({count})", style="dim")
+    if repair:  # a repair from this TUI runs on the group: always in view, in the first column
+        label.append(f" {repair}", style="bold reverse magenta")
     if show_ns:
         label.append(f"  {namespace}", style="dim")
     if group is not None and not group.journal and selector and not short:
@@ -96,6 +99,7 @@ def build_lines(
     show_namespace: bool,
     folded: frozenset[str] = frozenset(),
     short: bool = False,
+    repairs: Mapping[str, str] | None = None,
 ) -> list[Line]:
     """The table's content, in order (pure: tested without a screen); a folded group shows its header only."""
     rows = [r for r in inventory.rows if not text_filter or matches(r, text_filter)]
@@ -119,7 +123,7 @@ def build_lines(
                 cells=(
                     group_label(
                         group, first.group, first.namespace, show_namespace, len(members), folded=key in folded,
-                        short=short,
+                        short=short, repair=(repairs or {}).get(key, ""),
                     ),
                     badges((Finding(c) for c in union), short=short),
                     "",
