@@ -78,6 +78,8 @@ class RollguardApp(App[int]):
         self.inventory: Inventory | None = None
         self.allowed: dict[str, frozenset[str]] = {}
         self.permissions_known = False
+        self._reviewing: set[str] = set()  # namespaces whose access reviews a worker is asking now
+        self._generation = 0  # bumped by each load: reviews of an older connection are dropped
         self.timings: dict[str, float] = {}
         self._dialogs = 0
         self._paused = threading.Event()
@@ -107,6 +109,8 @@ class RollguardApp(App[int]):
         """
         self.permissions_known = False
         self.allowed = {}
+        self._reviewing = set()
+        self._generation += 1
         if context is not None or namespace is not None or all_namespaces:
             self.inventory = None
             self._set_liveness(Liveness(Link.CONNECTING))
@@ -142,12 +146,15 @@ class RollguardApp(App[int]):
                 if worker.is_cancelled:
                     return
                 self.post_message(InventoryLoaded(inventory, live=False, arrived=backend.timings["listed"]))
-                self.post_message(PermissionsLoaded(backend.allowed(inventory)))
                 if not self.live_enabled or worker.is_cancelled:
+                    self.post_message(PermissionsLoaded(self._eager_permissions(inventory)))
                     return
+                # Watches first, access reviews after: with -A the reviews are asked lazily (`may`),
+                # one namespace at a time as its rows are acted on, never 22 per namespace up front.
                 backend.start_live()
                 failures = 0
                 self.post_message(LivenessChanged(Liveness(Link.LIVE, contact=time.monotonic())))
+                self.post_message(PermissionsLoaded(self._eager_permissions(inventory)))
                 self._follow(worker)
                 return
             except Exception as exc:  # the API, anything: a notification, not a traceback
@@ -217,9 +224,35 @@ class RollguardApp(App[int]):
         try:
             inventory = self.backend.read()
             self.post_message(InventoryLoaded(inventory, live=False, arrived=time.perf_counter()))
-            self.post_message(PermissionsLoaded(self.backend.allowed(inventory)))
+            self.post_message(PermissionsLoaded(self._eager_permissions(inventory)))
         except Exception as exc:
             self.post_message(Problem(describe_error(exc)))
+
+    def _eager_permissions(self, inventory: Inventory) -> dict[str, frozenset[str]]:
+        """One namespace: its permissions now (a few reviews). All namespaces: none yet; `may` asks
+        for a namespace's when a screen first offers an action there (100 namespaces would be 2,200
+        reviews before anything else)."""
+        if self.backend.all_namespaces and not self.read_only:
+            return {}
+        return self.backend.allowed(inventory)
+
+    def _review(self, namespace: str) -> None:
+        if namespace in self._reviewing:
+            return
+        self._reviewing.add(namespace)
+        self._review_worker(namespace, self._generation)
+
+    @work(thread=True, group="permissions", exit_on_error=False)
+    def _review_worker(self, namespace: str, generation: int) -> None:
+        inventory = self.inventory
+        kinds = {row.kind for row in inventory.rows if row.namespace == namespace} if inventory else set()
+        try:
+            allowed = self.backend.permissions(namespace, kinds)
+        except Exception as exc:  # unanswerable: offer nothing there, say why
+            self.post_message(Problem(describe_error(exc)))
+            allowed = frozenset()
+        if generation == self._generation:
+            self.post_message(PermissionsLoaded({namespace: allowed}))
 
     @on(Connected)
     def _connected(self, message: Connected) -> None:
@@ -261,7 +294,7 @@ class RollguardApp(App[int]):
 
     @on(PermissionsLoaded)
     def _permissions_loaded(self, message: PermissionsLoaded) -> None:
-        self.allowed = message.allowed
+        self.allowed = {**self.allowed, **message.allowed}  # lazy reviews add namespaces one by one
         self.permissions_known = True
         for screen in self._screens():
             if hasattr(screen, "bindings_changed"):
@@ -294,7 +327,14 @@ class RollguardApp(App[int]):
     # -- actions ------------------------------------------------------------------------------------------
 
     def may(self, action: str, namespace: str) -> bool:
-        return not self.read_only and action in self.allowed.get(namespace, frozenset())
+        """Whether ``action`` is offered in ``namespace``; a namespace not reviewed yet (-A) is asked
+        for in a worker now and offers nothing until its answer arrives (the bindings refresh then)."""
+        if self.read_only:
+            return False
+        if namespace not in self.allowed and self.permissions_known:
+            self._review(namespace)
+            return False
+        return action in self.allowed.get(namespace, frozenset())
 
     def open_action(self, action: str, target: Target, *, group: str = "") -> None:
         """Confirm, then run, an action: the dialog shows the plan, the progress and the result."""

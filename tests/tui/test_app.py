@@ -269,3 +269,30 @@ async def test_a_refused_plan_is_shown_not_confirmable(fake):
         assert dialog.state == "refused" and fake.requests["update"] == 0
         await pilot.press("escape")
         assert isinstance(app.screen, WorkloadsScreen)
+
+
+async def test_all_namespaces_reviews_access_only_where_an_action_is_offered():
+    """-A asks no SelfSubjectAccessReview up front (22 per namespace would be 2,200 on a 100-namespace
+    cluster): the namespace of the cursor's row is reviewed when the screen first offers its actions, the
+    others only when the cursor reaches them; the offered keys are those of a namespace-scoped read."""
+    asked: set[str] = set()
+
+    def allow(verb: str, plural: str, namespace: str) -> bool:
+        asked.add(namespace)
+        return True
+
+    cluster = cluster_of(reference_case() + neighbours() + neighbours("shop-prod"), allow=allow)
+    app = make_app(cluster, namespace=None, all_namespaces=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await until(pilot, lambda: bool(app.allowed), what="the cursor's namespace reviewed")
+        await settle(app, pilot)
+        first = table(app).lines[0].key.split(":")[1].split("/")[0]
+        assert set(app.allowed) == {first} and asked == {first}
+        assert footer_keys(app) & ACTION_KEYS  # the cursor's row offers its actions once reviewed
+        others = {ns for ns in ("shop-dev", "shop-prod") if ns != first}
+        for _ in table(app).lines:  # walk to the other namespace's rows
+            await pilot.press("down")
+            await settle(app, pilot)
+        assert asked == {first, *others} and set(app.allowed) == {first, *others}
+    cluster.close()
