@@ -336,9 +336,9 @@ class RollguardApp(App[int]):
             return False
         return action in self.allowed.get(namespace, frozenset())
 
-    def open_action(self, action: str, target: Target, *, group: str = "") -> None:
+    def open_action(self, action: str, target: Target, *, group: str = "", warning: str = "") -> None:
         """Confirm, then run, an action: the dialog shows the plan, the progress and the result."""
-        self.push_screen(ConfirmScreen(action, target, group=group), self._action_done)
+        self.push_screen(ConfirmScreen(action, target, group=group, warning=warning), self._action_done)
 
     def _action_done(self, result: ResultView | None) -> None:
         if result is None:

@@ -289,7 +289,9 @@ class Backend:
             if (e.get("involvedObject") or {}).get("name") in names
         ]
         group = self.inventory.groups.get(row.group_key) if self.inventory else None
-        return data.build_detail(row, ws, obj, events, group)
+        ns_state = self._states.get(row.namespace)
+        home = next((g for g in ns_state.groups if ws and g.name == ws.group), None) if ns_state else None
+        return data.build_detail(row, ws, obj, events, group, home.journal if home else None)
 
     def yaml(self, row: WorkloadRow) -> str:
         """The workload as the API holds it now (one GET: the cache keeps reduced objects only)."""

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from rollguard import state
-from rollguard.journal import JOURNAL_LABEL
+from rollguard.journal import JOURNAL_LABEL, Journal
 from rollguard.kinds import kind_of
 from rollguard.repair_plan import Change as RepairChange
 from rollguard.repair_plan import RepairPlan, permissions
@@ -30,6 +30,7 @@ from rollguard.resources import (
     Resource,
 )
 from rollguard.structs import Obj, RunState
+from rollguard.tui.revisions import revision_marks
 from rollguard.tui.views import (
     UNGROUPED,
     Change,
@@ -202,8 +203,10 @@ def build_detail(
     obj: Obj | None,
     events: Iterable[Obj],
     group: GroupView | None,
+    journal: Journal | None = None,
 ) -> DetailView:
     """The detail screen's content for one workload."""
+    marks = revision_marks(((r.number, r.status) for r in (ws.revisions if ws else ())), journal, row.ref)
     revisions = tuple(
         RevisionView(
             name=r.name,
@@ -213,6 +216,7 @@ def build_detail(
             created=parse_time(r.created),
             replicas=f"{r.ready}/{r.replicas}",
             active=r.replicas > 0,
+            mark=marks.get(r.number, ""),
         )
         for r in (ws.revisions if ws else ())
     )

@@ -139,6 +139,7 @@ class RevisionView:
     created: dt.datetime | None
     replicas: str  # ready/desired
     active: bool = False
+    mark: str = ""  # what the journal says: verified by run X, failed in run X, made by hand (revisions.py)
 
 
 @dataclass(frozen=True)

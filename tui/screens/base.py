@@ -99,7 +99,13 @@ class ActionsMixin:
             return
         sel = self.selection(scope)
         assert sel is not None
-        self.app.open_action(action, sel.target, group=sel.rows[0].group_key)
+        self.app.open_action(
+            action, sel.target, group=sel.rows[0].group_key, warning=self.action_warning(action, scope)
+        )
+
+    def action_warning(self, action: str, scope: str) -> str:
+        """A caution the confirm dialog shows above the plan ("" for none); the detail screen's rollback."""
+        return ""
 
     def action_resume(self, scope: str = "selection") -> None:
         self.confirm_action("resume", scope)

@@ -102,8 +102,11 @@ class ConfirmScreen(Dialog):
         Binding("q", "app.quit", "Quit (asks wait or detach while it runs)"),
     ]
 
-    def __init__(self, action: str, target: Target, *, group: str = "", repair: Repair | None = None) -> None:
+    def __init__(
+        self, action: str, target: Target, *, group: str = "", repair: Repair | None = None, warning: str = ""
+    ) -> None:
         super().__init__()
+        self.warning = warning  # e.g. a rollback to a never-verified revision: shown above the plan
         self.action = action
         self.target = target
         self.group = group
@@ -120,6 +123,8 @@ class ConfirmScreen(Dialog):
             title += f" to revision {self.target.to_revision}"
         with Vertical(classes="dialog confirm"):
             yield Label(title, classes="dialog-title")
+            if self.warning:
+                yield Static(Text(f"⚠ {self.warning}", style="bold yellow"), id="warning")
             yield Static("Reading what would change (dry run)…", id="summary")
             yield DataTable(id="changes", cursor_type="none", show_cursor=False)
             yield Static(id="command")

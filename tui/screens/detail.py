@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Label, Static
 
 from rollguard.tui.errors import describe_error
 from rollguard.tui.messages import DetailLoaded, Problem
+from rollguard.tui.revisions import rollback_warning
 from rollguard.tui.screens.base import (
     ACTION_BINDINGS,
     ActionsMixin,
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 ROLLING = ("New", "Pending", "Running")
 TABLES = {
     "conditions": ("Type", "Status", "Reason", "Message"),
-    "revisions": ("Revision", "Phase", "Ready", "Images", "Age"),
+    "revisions": ("Revision", "Phase", "Journal", "Ready", "Images", "Age"),
     "pods": ("Pod", "Status", "Ready", "Restarts", "Revision", "Node"),
     "events": ("Last seen", "Type", "Reason", "Object", "Message"),
 }
@@ -136,6 +137,7 @@ class DetailScreen(ActionsMixin, Screen[None]):
                 (
                     Text(f"{r.name}{' ●' if r.active else ''}", style="bold" if r.active else ""),
                     r.phase,
+                    Text(r.mark, style="bold red" if r.mark.startswith(("failed", "cancelled")) else ""),
                     r.replicas,
                     images_text(r.images),
                     age(r.created, now),
@@ -196,6 +198,16 @@ class DetailScreen(ActionsMixin, Screen[None]):
             rows = inventory.group_rows(self.row.group_key) if inventory else [self.row]
             return group_selection(rows)
         return workload_selection(self.row)
+
+    def action_warning(self, action: str, scope: str) -> str:
+        """Before a rollback to a failed or never-verified revision, the confirm dialog warns."""
+        if scope != "revision" or self.detail is None:
+            return ""
+        table = self.query_one("#revisions", DataTable)
+        if not 0 <= table.cursor_row < len(self.detail.revisions):
+            return ""
+        chosen = self.detail.revisions[table.cursor_row]
+        return rollback_warning(chosen.number, chosen.phase, chosen.mark)
 
     def offers(self, action: str, scope: str) -> bool:
         if scope == "revision" and self.detail is not None:

@@ -1,0 +1,103 @@
+"""Issue 19 point 6: the revision history marks what the journal knows, and a rollback to a revision no
+run verified is confirmed under a warning. Marks are pure (`rollguard.tui.revisions`); the Pilot test
+reads them off the detail screen of the fake cluster's reference case."""
+
+from __future__ import annotations
+
+import copy
+
+from rollguard.journal import Journal, WorkloadEntry
+from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
+from rollguard.structs import VerifiedState, WorkloadPhase
+from rollguard.tui.revisions import revision_marks, rollback_warning
+from rollguard.tui.screens.confirm import ConfirmScreen
+from rollguard.tui.screens.detail import DetailScreen
+from tests.tui.conftest import SIZE, make_app, settle
+
+
+def _journal(*, verified: int, after: int, phase: WorkloadPhase) -> Journal:
+    entry = WorkloadEntry(
+        kind="Deployment",
+        name="api",
+        verified=VerifiedState(template={}, triggers=None, revision=verified, images={}, paused=False),
+        phase=phase,
+        revision_after=after,
+    )
+    return Journal(
+        namespace="ns",
+        selector="app=a",
+        run_id="run-2",
+        workloads={"deployment/api": entry},
+        last_success={"run_id": "run-1", "templates": {"deployment/api": {}}},
+    )
+
+
+def test_marks_from_the_journal() -> None:
+    journal = _journal(verified=3, after=4, phase=WorkloadPhase.FAILED)
+    revisions = [(6, "Complete"), (5, "Complete"), (4, "Failed"), (3, "Complete"), (2, "Complete")]
+    assert revision_marks(revisions, journal, "deployment/api") == {
+        6: "made by hand",
+        5: "made by hand",
+        4: "failed, failed in run run-2",
+        3: "verified by run run-1",
+        2: "",  # older than the journal remembers: no guess
+    }
+    ok = _journal(verified=3, after=4, phase=WorkloadPhase.COMPLETE)
+    assert revision_marks([(4, "Complete")], ok, "deployment/api") == {4: "verified by run run-2"}
+    assert revision_marks([(1, "Cancelled")], None, "deployment/api") == {1: "cancelled"}
+
+
+def test_rollback_warning() -> None:
+    assert rollback_warning(3, "Complete", "verified by run run-1") == ""
+    assert "never verified" in rollback_warning(5, "Complete", "made by hand")
+    assert "made by hand" in rollback_warning(5, "Complete", "made by hand")
+    assert "never verified" in rollback_warning(2, "Complete", "")
+    assert "failed" in rollback_warning(4, "Failed", "failed")
+    assert "cancelled" in rollback_warning(4, "Cancelled", "cancelled")
+
+
+async def test_a_revision_made_by_hand_is_marked_and_its_rollback_warned(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "down", "d")  # dc2: revisions dc2-2 (Failed), dc2-1
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, DetailScreen)
+        marks = {r.number: r.mark for r in screen.detail.revisions}
+        # a DC rollout from another shell: revision 3, which no rollguard run made
+        rc = copy.deepcopy(fake.get(REPLICATION_CONTROLLERS, "dc2-2", namespace="shop-dev"))
+        rc["metadata"]["name"] = "dc2-3"
+        rc["metadata"]["annotations"]["openshift.io/deployment-config.latest-version"] = "3"
+        rc["metadata"]["annotations"]["openshift.io/deployment.phase"] = "Complete"
+        rc["metadata"]["creationTimestamp"] = "2030-01-01T00:00:00Z"
+        rc["metadata"]["uid"] = "uid-dc2-3"
+        fake.apply(rc)
+        dc = fake.get(DEPLOYMENT_CONFIGS, "dc2", namespace="shop-dev")
+        dc["status"]["latestVersion"] = 3
+        fake.apply(dc)
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        marks = {r.number: r.mark for r in screen.detail.revisions}
+        assert marks[3] == "made by hand", marks
+        assert marks[2].startswith("failed"), marks
+        assert marks[1].startswith("verified"), marks
+        screen.query_one("#revisions").move_cursor(row=1)  # revision 2: failed
+        await pilot.pause()
+        assert screen.chosen_revision() == 2
+        assert "failed" in screen.action_warning("revert", "revision")
+        screen.query_one("#revisions").move_cursor(row=2)  # revision 1: verified, no warning
+        await pilot.pause()
+        assert screen.action_warning("revert", "revision") == ""
+        screen.query_one("#revisions").move_cursor(row=0)  # revision 3: by hand (the current one)
+        await pilot.pause()
+        assert screen.chosen_revision() == 3
+        warning = screen.action_warning("revert", "revision")
+        assert "revision 3 was never verified" in warning and "made by hand" in warning, warning
+        screen.query_one("#revisions").move_cursor(row=1)
+        await pilot.pause()
+        await pilot.press("t")  # the dialog itself carries the warning above the plan
+        await settle(app, pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen) and dialog.target.to_revision == 2
+        assert "revision 2 failed" in str(dialog.query_one("#warning").render())

@@ -1,0 +1,68 @@
+"""What the journal says about each revision of a workload (issue 19 point 6), and the rollback warning.
+
+Like the OpenShift console's revision history, but with what only rollguard knows: which revision a
+run verified, which one a run rolled out and saw fail, and which came after every revision the journal
+knows of, i.e. was made by hand (`oc rollout latest`, an edit, another tool). A revision older than all
+the journal remembers gets no mark: the journal keeps the last verified state, not all history, so
+"never verified" there would be a guess. The kind's own word (Failed, Cancelled from the RC's
+openshift.io/deployment.phase and .cancelled, the Deployment's progress) comes first.
+Pure: the detail screen shows `revision_marks`; the confirm dialog shows `rollback_warning`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rollguard.journal import Journal
+from rollguard.structs import WorkloadPhase
+
+VERIFIED_PHASES = (
+    WorkloadPhase.COMPLETE,
+    WorkloadPhase.RESUMED,
+    WorkloadPhase.REDEPLOYED,
+    WorkloadPhase.UNCHANGED,
+)
+BAD_STATUS = {"Failed": "failed", "Cancelled": "cancelled"}
+
+
+def revision_marks(revisions: Iterable[tuple[int, str]], journal: Journal | None, key: str) -> dict[int, str]:
+    """Revision number -> its mark, from (number, status word) pairs and the group's journal.
+
+    ``key`` is the workload's journal key (``dc/NAME``, ``deployment/NAME``).
+    """
+    entry = journal.workloads.get(key) if journal is not None else None
+    known: dict[int, str] = {}
+    if journal is not None and entry is not None:
+        success = journal.last_success
+        if entry.verified.revision:
+            in_success = key in (success.get("templates") or {})
+            run = success.get("run_id") if in_success else ""
+            known[entry.verified.revision] = f"verified by run {run}" if run else "verified"
+        if entry.revision_after:
+            run = journal.run_id or "?"
+            if entry.phase in VERIFIED_PHASES:
+                known[entry.revision_after] = f"verified by run {run}"
+            elif entry.phase is WorkloadPhase.FAILED:
+                known[entry.revision_after] = f"failed in run {run}"
+            else:
+                known.setdefault(entry.revision_after, f"rolled out by run {run}, not verified")
+    newest_known = max(known, default=0)
+    marks: dict[int, str] = {}
+    for number, status in revisions:
+        words = [BAD_STATUS[status]] if status in BAD_STATUS else []
+        if number in known:
+            words.append(known[number])
+        elif entry is not None and number > newest_known:
+            words.append("made by hand")
+        marks[number] = ", ".join(words)
+    return marks
+
+
+def rollback_warning(number: int, status: str, mark: str) -> str:
+    """The confirm dialog's warning before rolling back to ``number`` ("" when it was verified)."""
+    if status in BAD_STATUS or mark.startswith(tuple(BAD_STATUS.values())) or "failed in run" in mark:
+        return f"revision {number} {status.lower() if status in BAD_STATUS else 'failed'}: rolling back to it brings back a rollout that did not complete"
+    if "verified by run" in mark or mark == "verified":
+        return ""
+    how = f" ({mark})" if mark else ""
+    return f"revision {number} was never verified by a rollguard run the journal remembers{how}"
