@@ -199,7 +199,10 @@ class Backend:
     ) -> Inventory:
         if self._problems:
             inventory = dataclasses.replace(inventory, errors=tuple(dict.fromkeys(self._problems)))
-        self._objects, self._states, self.inventory = objects, states, inventory
+        # Only the workloads are looked up again (detail); the read's revisions and pods are dropped here,
+        # before the live caches list theirs, so the two copies are not held at once.
+        workloads = {res: objects.get(res, []) for res in (DEPLOYMENT_CONFIGS, DEPLOYMENTS)}
+        self._objects, self._states, self.inventory = workloads, states, inventory
         self.timings["assessed"] = time.perf_counter()
         self.timings.setdefault("first_assess_s", self.timings["assessed"] - self.timings["listed"])
         return inventory
