@@ -30,6 +30,7 @@ from rollguard.repair_plan import ACTIONS, plan_repair
 from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, EVENTS, NAMESPACES, Resource
 from rollguard.structs import Obj, Status
 from rollguard.tui import data
+from rollguard.tui.diff import TemplateDiff, template_diff
 from rollguard.tui.views import (
     DetailView,
     Inventory,
@@ -195,7 +196,10 @@ class Backend:
         return self._done(objects, states, inventory)
 
     def _done(
-        self, objects: dict[Resource, list[Obj]], states: dict[str, state.NamespaceState], inventory: Inventory
+        self,
+        objects: dict[Resource, list[Obj]],
+        states: dict[str, state.NamespaceState],
+        inventory: Inventory,
     ) -> Inventory:
         if self._problems:
             inventory = dataclasses.replace(inventory, errors=tuple(dict.fromkeys(self._problems)))
@@ -300,6 +304,27 @@ class Backend:
         """The workload as the API holds it now (one GET: the cache keeps reduced objects only)."""
         res = kind_of(row.kind).resource
         return data.as_yaml(self.api.get(res, row.name, namespace=row.namespace))
+
+    def template_diff(self, row: WorkloadRow, *, revision: int | None = None) -> TemplateDiff:
+        """The live template (one GET) against revision `revision` or, without one, the journal's verified one."""
+        kind = kind_of(row.kind)
+        live = self.api.get(kind.resource, row.name, namespace=row.namespace)
+        after = (live.get("spec") or {}).get("template")
+        ws = data.find_state(self._states, row)
+        if revision is not None:
+            names = [r.name for r in (ws.revisions if ws else ()) if r.number == revision]
+            rev = self.api.get(kind.revisions, names[0], namespace=row.namespace) if names else {}
+            before = kind.revision_template(rev) if rev else None
+            left = f"revision {revision}" if names else f"revision {revision} (not found)"
+        else:
+            before, left = None, "no verified template (rollguard has not run on this group)"
+            groups = self._states[row.namespace].groups if row.namespace in self._states else ()
+            for group in groups:
+                if ws is not None and group.name == ws.group:
+                    for entry in group.journal.workloads.values():
+                        if entry.kind == row.kind and entry.name == row.name:
+                            before, left = entry.verified.template, f"verified by run {group.run_id}"
+        return template_diff(before=before, after=after, left=left, right="live")
 
     # -- permissions and actions ---------------------------------------------------------------------
 

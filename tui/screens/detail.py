@@ -22,6 +22,7 @@ from rollguard.tui.screens.base import (
     group_selection,
     workload_selection,
 )
+from rollguard.tui.screens.diff import DiffScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import DetailView, GroupView, Inventory, WorkloadRow, age, images_text
 from rollguard.tui.widgets.badges import badges
@@ -49,6 +50,8 @@ class DetailScreen(ActionsMixin, Screen[None]):
         Binding("escape,backspace", "back", "Back"),
         Binding("t", "revert('revision')", "Revert to this revision"),
         Binding("y", "yaml", "YAML"),
+        Binding("equals_sign", "diff('verified')", "Diff vs verified"),
+        Binding("D", "diff('revision')", "Diff vs revision"),
         Binding("ctrl+r", "reload", "Reload", show=False),
         *ACTION_BINDINGS,
     ]
@@ -226,6 +229,13 @@ class DetailScreen(ActionsMixin, Screen[None]):
 
     def action_reload(self) -> None:
         self.app.refresh_now()  # a fresh list; the new inventory reloads this page
+
+    def action_diff(self, against: str) -> None:
+        revision = self.chosen_revision() if against == "revision" else None
+        if against == "revision" and revision is None:
+            self.app.notify("no revision chosen", severity="warning")
+            return
+        self.app.push_screen(DiffScreen(self.row, revision=revision))
 
     def action_yaml(self) -> None:
         self.app.push_screen(YamlScreen(self.row))

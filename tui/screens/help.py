@@ -15,6 +15,7 @@ from rollguard.tui.keys import APP_BINDINGS
 from rollguard.tui.screens.base import Dialog
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
+from rollguard.tui.screens.diff import DiffScreen
 from rollguard.tui.screens.group import GroupScreen
 from rollguard.tui.screens.pick import Picker
 from rollguard.tui.screens.quit import QuitScreen
@@ -59,6 +60,7 @@ SECTIONS: list[tuple[str, Sequence[BindingType]]] = [
     ("Workload detail", DetailScreen.BINDINGS),
     ("Group", GroupScreen.BINDINGS),
     ("YAML", YamlScreen.BINDINGS),
+    ("Template diff", DiffScreen.BINDINGS),
     ("Confirmation dialog", ConfirmScreen.BINDINGS),
     ("Namespace and context pickers (type to filter)", Picker.BINDINGS),
     ("Quit while a repair runs", QuitScreen.BINDINGS),
