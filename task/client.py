@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rollguard import k8s
 from rollguard.errors import ApiError, Gone, Unreachable, error_for_status, is_retryable
-from rollguard.resources import Resource
+from rollguard.resources import PODS, Resource
 
 if TYPE_CHECKING:
     from rollguard.kubeconfig import Connection
@@ -68,11 +68,21 @@ class Api(Protocol):
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj: ...
 
     def list(
-        self, res: Resource, *, namespace: str | None = None, selector: str | None = None, reduce: Reducer | None = None
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        selector: str | None = None,
+        reduce: Reducer | None = None,
     ) -> Obj: ...
 
     def pages(
-        self, res: Resource, *, namespace: str | None = None, selector: str | None = None, reduce: Reducer | None = None
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        selector: str | None = None,
+        reduce: Reducer | None = None,
     ) -> Iterator[Page]: ...
 
     def create(
@@ -123,12 +133,22 @@ class _Guarded:
         return self._inner.get(res, name, namespace=namespace)
 
     def list(
-        self, res: Resource, *, namespace: str | None = None, selector: str | None = None, reduce: Reducer | None = None
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        selector: str | None = None,
+        reduce: Reducer | None = None,
     ) -> Obj:
         return self._inner.list(res, namespace=namespace, selector=selector, reduce=reduce)
 
     def pages(
-        self, res: Resource, *, namespace: str | None = None, selector: str | None = None, reduce: Reducer | None = None
+        self,
+        res: Resource,
+        *,
+        namespace: str | None = None,
+        selector: str | None = None,
+        reduce: Reducer | None = None,
     ) -> Iterator[Page]:
         return self._inner.pages(res, namespace=namespace, selector=selector, reduce=reduce)
 
@@ -136,7 +156,9 @@ class _Guarded:
         self._guard()
         return self._inner.create(res, body, namespace=namespace, dry_run=dry_run)
 
-    def replace(self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False) -> Obj:
+    def replace(
+        self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False
+    ) -> Obj:
         self._guard()
         return self._inner.replace(res, body, namespace=namespace, dry_run=dry_run)
 
@@ -160,7 +182,10 @@ class _Guarded:
         selector: str | None = None,
     ) -> Iterator[Obj]:
         return self._inner.watch(
-            res, namespace=namespace, resource_version=resource_version, timeout_seconds=timeout_seconds,
+            res,
+            namespace=namespace,
+            resource_version=resource_version,
+            timeout_seconds=timeout_seconds,
             selector=selector,
         )
 
@@ -366,6 +391,42 @@ class Client:
         finally:
             resp.release_conn()
 
+    def pod_log(
+        self,
+        pod: str,
+        *,
+        namespace: str,
+        container: str,
+        follow: bool = False,
+        previous: bool = False,
+        tail_lines: int | None = None,
+    ) -> Iterator[str]:
+        """Yields the lines of a container's log (`GET pods/P/log`, which the API server proxies to the
+        node's kubelet); with ``follow`` the stream stays open until the container ends or it is cut."""
+        resp = self._send(
+            "GET",
+            PODS.path(namespace=namespace, name=pod) + "/log",
+            query=pod_log_query(container=container, follow=follow, previous=previous, tail_lines=tail_lines),
+            verb="log",
+            stream=True,
+            timeout=3600.0 if follow else 30.0,
+        )
+        try:
+            buf = b""
+            for chunk in resp.stream(4096, decode_content=True):
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    yield line.decode("utf-8", "replace")
+            if buf:
+                yield buf.decode("utf-8", "replace")
+        except ApiError:
+            raise
+        except Exception as exc:  # urllib3 protocol errors when the stream is cut
+            raise Unreachable(f"log of pod {namespace}/{pod} was cut: {exc}") from exc
+        finally:
+            resp.release_conn()
+
     # -- plumbing ------------------------------------------------------------------------------------
 
     def _call(
@@ -515,3 +576,17 @@ def _api_error(exc: Any, method: str, path: str) -> ApiError:
 def _short(exc: BaseException) -> str:
     text = str(exc)
     return text if len(text) < 160 else text[:157] + "..."
+
+
+def pod_log_query(
+    *, container: str, follow: bool = False, previous: bool = False, tail_lines: int | None = None
+) -> list[tuple[str, str]]:
+    """The query of `GET pods/P/log` (PodLogOptions), request building kept apart from the transport."""
+    query = [("container", container)]
+    if follow:
+        query.append(("follow", "true"))
+    if previous:
+        query.append(("previous", "true"))
+    if tail_lines is not None:
+        query.append(("tailLines", str(tail_lines)))
+    return query
