@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -149,17 +150,28 @@ def steps(client, proxy, sandbox, tmp_path, steps_cache) -> list[Step]:
 
 def run_matrix(client, sandbox, proxy, tmp_path, entry: Entry, steps: list[Step], follow_up: str) -> None:
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
+    run_cases(
+        entry, steps, follow_up,
+        lambda step: crash_case(client, sandbox, proxy, kubeconfig, step, follow_up, tmp_path),
+    )
+
+
+def run_cases(
+    entry: Entry, steps: list[Step], follow_up: str, case: Callable[[Step], tuple[str, int]], *, prefix: str = ""
+) -> None:
+    """One SIGKILL case per step, each recorded in the ledger; the test fails after all ran, naming each
+    failed case (so one failure does not hide the rest of the matrix)."""
     failures = []
     for step in steps:
+        name = f"{prefix}k={step.k} {follow_up}"
         try:
-            account, states = crash_case(client, sandbox, proxy, kubeconfig, step, follow_up, tmp_path)
-            entry.case(f"k={step.k} {follow_up}", faults={"SIGKILL": 1}, states=states, detail=account)
+            account, states = case(step)
+            entry.case(name, faults={"SIGKILL": 1}, states=states, detail=account)
         except AssertionError as exc:
-            detail = f"k={step.k} after {step.label}: {str(exc).splitlines()[0] if str(exc) else exc!r}"
-            entry.case(f"k={step.k} {follow_up}", passed=False, faults={"SIGKILL": 1}, detail=detail)
+            detail = f"{prefix}k={step.k} after {step.label}: {str(exc).splitlines()[0] if str(exc) else exc!r}"
+            entry.case(name, passed=False, faults={"SIGKILL": 1}, detail=detail)
             failures.append(f"{detail}\n{exc}")
-    passed = sum(c.passed for c in entry.cases)
-    print(f"crash matrix ({follow_up}): {len(steps)} cases, {passed} passed")
+    print(f"crash matrix {prefix}({follow_up}): {len(steps)} cases, {len(steps) - len(failures)} passed")
     assert not failures, f"{len(failures)} of {len(steps)} cases failed:\n" + "\n\n".join(failures)
 
 
@@ -326,14 +338,8 @@ def test_sigkill_during_a_manifest_run_after_every_mutating_call(client, sandbox
         assert counted.code == 0, counted.stdout + counted.stderr
         steps = [Step(i + 1, label(r)) for i, r in enumerate(proxy.mutating())]
     assert any(s.label == "POST deployments" for s in steps), [s.label for s in steps]  # the create
-    failures = []
-    for step in steps:
-        try:
-            account, states = manifest_case(client, sandbox, proxy, kubeconfig, step, follow_up, tmp_path)
-            ledger_entry.case(f"-f k={step.k} {follow_up}", faults={"SIGKILL": 1}, states=states, detail=account)
-        except AssertionError as exc:
-            detail = f"-f k={step.k} after {step.label}: {str(exc).splitlines()[0] if str(exc) else exc!r}"
-            ledger_entry.case(f"-f k={step.k} {follow_up}", passed=False, faults={"SIGKILL": 1}, detail=detail)
-            failures.append(f"{detail}\n{exc}")
-    print(f"crash matrix -f ({follow_up}): {len(steps)} cases, {len(steps) - len(failures)} passed")
-    assert not failures, f"{len(failures)} of {len(steps)} cases failed:\n" + "\n\n".join(failures)
+    run_cases(
+        ledger_entry, steps, follow_up,
+        lambda step: manifest_case(client, sandbox, proxy, kubeconfig, step, follow_up, tmp_path),
+        prefix="-f ",
+    )
