@@ -199,6 +199,12 @@ def read_manifests(
     )
 
 
+# As many tries as the run's own write of a workload (GroupRun.write): a workload rolling out has its
+# status written by its controller all the time, and its conflicts must not refuse a run its write would
+# go through (found by make chaos: three 409s in a row refused a run the conflicts plan must survive).
+DRY_RUN_ATTEMPTS = 8
+
+
 def dry_run(client: Api, plan: Plan) -> dict[str, Obj | ApiError]:
     """Every write the run will make, sent as a server-side dry run (``dryRun=All``, nothing stored):
     the server's answer (the object as it would be stored) or its refusal, per workload key."""
@@ -207,7 +213,7 @@ def dry_run(client: Api, plan: Plan) -> dict[str, Obj | ApiError]:
         if not wp.needs_change:
             continue
         body = wp.write_body(wp.snapshot.raw, images=wp.preview_images())
-        for attempt in range(3):
+        for attempt in range(DRY_RUN_ATTEMPTS):
             try:
                 if wp.create:
                     answers[wp.key] = client.create(
@@ -221,7 +227,7 @@ def dry_run(client: Api, plan: Plan) -> dict[str, Obj | ApiError]:
             except Conflict as exc:
                 # A workload still rolling out has its status written by its controller all the time:
                 # a conflict with an unchanged spec is not a change the run would overwrite.
-                fresh = None if wp.create or attempt == 2 else _fresh(client, wp, plan.namespace)
+                fresh = None if wp.create or attempt == DRY_RUN_ATTEMPTS - 1 else _fresh(client, wp, plan.namespace)
                 if fresh is None or fresh.get("spec") != wp.snapshot.raw.get("spec"):
                     answers[wp.key] = exc
                     break
