@@ -32,10 +32,11 @@ class TemplateDiff:
     left: str  # what the live template is compared against, e.g. "verified by run r1"
     right: str
     lines: tuple[DiffLine, ...]
+    missing: bool = False  # nothing to compare against (no journal, revision gone): not "the same"
 
     @property
     def same(self) -> bool:
-        return not self.lines
+        return not self.lines and not self.missing
 
 
 def clean(template: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -77,6 +78,8 @@ def template_diff(
     context: int = 3,
 ) -> TemplateDiff:
     """`before` (the verified template or a revision's) against `after` (the live one), unified."""
+    if before is None:
+        return TemplateDiff(left=left, right=right, lines=(), missing=True)
     lines = difflib.unified_diff(
         as_yaml(before), as_yaml(after), fromfile=left, tofile=right, n=context, lineterm=""
     )

@@ -23,7 +23,7 @@ async def test_diff_against_no_journal_and_against_revision_1(sandbox, namespace
         await pilot.press("equals_sign")
         await until(pilot, lambda: isinstance(app.screen, DiffScreen) and app.screen.diff is not None,
                     timeout=30, what="the diff")  # fmt: skip
-        assert app.screen.diff.left.startswith("no verified template")
+        assert app.screen.diff.missing and app.screen.diff.left.startswith("no verified template")
         await pilot.press("escape")
         await until(pilot, lambda: type(app.screen).__name__ == "DetailScreen", timeout=30, what="detail")
         await until(pilot, lambda: app.screen.chosen_revision() is not None, timeout=30, what="revisions")

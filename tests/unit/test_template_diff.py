@@ -31,3 +31,8 @@ def test_clean_drops_empty_metadata_and_keeps_the_input() -> None:
     original = {"metadata": {"labels": {"deployment": "web-2"}}, "spec": {}}
     assert clean(original) == {"spec": {}}
     assert original["metadata"]["labels"] == {"deployment": "web-2"}
+
+
+def test_nothing_to_compare_with_is_not_the_same() -> None:
+    diff = template_diff(before=None, after=template("i:1"), left="no verified template", right="live")
+    assert diff.missing and not diff.same and not diff.lines

@@ -28,6 +28,8 @@ STYLES = {"add": "green", "remove": "red", "hunk": "cyan", "header": "bold", "":
 
 
 def diff_text(diff: TemplateDiff) -> Text:
+    if diff.missing:
+        return Text(f"nothing to compare the live template with: {diff.left}", style="yellow")
     if diff.same:
         return Text(f"no difference: the live template equals {diff.left}", style="green")
     text = Text(no_wrap=True, overflow="ellipsis")  # wrapping would strip the indentation YAML needs
