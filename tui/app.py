@@ -326,15 +326,19 @@ class RollguardApp(App[int]):
 
     # -- actions ------------------------------------------------------------------------------------------
 
-    def may(self, action: str, namespace: str) -> bool:
-        """Whether ``action`` is offered in ``namespace``; a namespace not reviewed yet (-A) is asked
-        for in a worker now and offers nothing until its answer arrives (the bindings refresh then)."""
+    def may(self, action: str, namespace: str, kinds: Iterable[str] = ()) -> bool:
+        """Whether ``action`` is offered in ``namespace`` on workloads of ``kinds`` (per kind and verb);
+        a namespace not reviewed yet (-A) is asked for in a worker now and offers nothing until its
+        answer arrives (the bindings refresh then)."""
         if self.read_only:
             return False
         if namespace not in self.allowed and self.permissions_known:
             self._review(namespace)
             return False
-        return action in self.allowed.get(namespace, frozenset())
+        if action in self.allowed.get(namespace, frozenset()):
+            return True
+        by_kind = [self.backend.by_kind.get((namespace, kind)) for kind in set(kinds)]
+        return bool(by_kind) and all(allowed is not None and action in allowed for allowed in by_kind)
 
     def open_action(self, action: str, target: Target, *, group: str = "", warning: str = "") -> None:
         """Confirm, then run, an action: the dialog shows the plan, the progress and the result."""

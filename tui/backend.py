@@ -99,6 +99,7 @@ class Backend:
         self._caches: dict[str, NamespaceCache] = {}
         self._changes: queue.Queue[tuple[str, str]] = queue.Queue()
         self._access: dict[tuple[str, str, str], bool] = {}
+        self.by_kind: dict[tuple[str, str], frozenset[str]] = {}  # (namespace, kind) -> actions allowed
         self._objects: dict[Resource, list[Obj]] = {}
         self._problems: list[str] = []
         self.timings: dict[str, float] = {}
@@ -121,6 +122,7 @@ class Backend:
             self.context = context
         self.client = self._factory(self.options.kubeconfig, self.context)
         self._access.clear()
+        self.by_kind.clear()
         if self.context is None:  # show which context "the current one" is
             self.context_name = kubeconfig_contexts(self.options.kubeconfig)[1]
         else:
@@ -340,15 +342,27 @@ class Backend:
         return self._access[key]
 
     def permissions(self, namespace: str, kinds: Iterable[str]) -> frozenset[str]:
-        """The actions the user may perform on workloads of ``kinds`` in ``namespace``."""
+        """The actions the user may perform on workloads of all ``kinds`` in ``namespace``.
+
+        Reviewed per kind and verb (patch deployments is not update deploymentconfigs): each kind's
+        answer is kept in `by_kind`, so that a user who may patch Deployments only gets actions on them.
+        """
         if self.options.read_only:
             return frozenset()
-        allowed = set()
-        for action in ACTIONS:
-            needs = data.needs(action, namespace, set(kinds))
-            if all(self._may(verb, res, ns) for verb, res, ns in needs):
-                allowed.add(action)
-        return frozenset(allowed)
+        per_kind = []
+        for kind in sorted(set(kinds)):
+            allowed = frozenset(
+                action
+                for action in ACTIONS
+                if all(self._may(verb, res, ns) for verb, res, ns in data.needs(action, namespace, {kind}))
+            )
+            self.by_kind[(namespace, kind)] = allowed
+            per_kind.append(allowed)
+        return frozenset.intersection(*per_kind) if per_kind else frozenset()
+
+    def why_not(self, action: str, namespace: str, kinds: Iterable[str]) -> str:
+        """What the user lacks for ``action`` (from the reviews already answered; no API call)."""
+        return data.missing_text(data.needs(action, namespace, set(kinds)), self._access)
 
     def allowed(self, inventory: Inventory) -> dict[str, frozenset[str]]:
         """`permissions` for every namespace in view, a few namespaces at a time."""

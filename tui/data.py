@@ -307,6 +307,12 @@ def needs(action: str, namespace: str, kinds: Iterable[str]) -> list[tuple[str, 
     return permissions(action, namespace, set(kinds))
 
 
+def missing_text(needs: Iterable[tuple[str, Resource, str]], access: Mapping[tuple[str, str, str], bool]) -> str:
+    """``update on deploymentconfigs.apps.openshift.io in NS``: the reviews answered no ("" if none)."""
+    missing = [f"{verb} on {res.label} in {ns}" for verb, res, ns in needs if access.get((verb, res.label, ns)) is False]
+    return ", ".join(dict.fromkeys(missing))
+
+
 def _change_view(change: RepairChange) -> Change:
     notes = list(change.notes)
     said = any("trigger" in note for note in notes)  # the repair already explains its trigger change

@@ -72,7 +72,7 @@ class ActionsMixin:
 
     def offers(self, action: str, scope: str) -> bool:
         sel = self.selection(scope)
-        if sel is None or not self.app.may(action, sel.target.namespace):
+        if sel is None or not self.app.may(action, sel.target.namespace, {r.kind for r in sel.rows}):
             return False
         if scope == "group" and not sel.is_group:
             return False
@@ -95,13 +95,26 @@ class ActionsMixin:
     def confirm_action(self, action: str, scope: str) -> None:
         """Open the confirmation of ``action`` on the selection (named so as not to shadow Widget.run_action)."""
         if not self.offers(action, scope):
-            self.app.notify(f"{TITLES[action]} is not available here", severity="warning")
+            self.app.notify(self.why_not(action, scope), severity="warning")
             return
         sel = self.selection(scope)
         assert sel is not None
         self.app.open_action(
             action, sel.target, group=sel.rows[0].group_key, warning=self.action_warning(action, scope)
         )
+
+    def why_not(self, action: str, scope: str) -> str:
+        """Why ``action`` is not offered: the permissions missing, else that it does not apply."""
+        sel = self.selection(scope)
+        if sel is None:
+            return f"{TITLES[action]}: nothing selected"
+        if self.app.read_only:
+            return f"{TITLES[action]}: read-only (started with --read-only)"
+        kinds = {r.kind for r in sel.rows}
+        missing = self.app.backend.why_not(action, sel.target.namespace, kinds)
+        if missing and not self.app.may(action, sel.target.namespace, kinds):
+            return f"{action[0]}: {action} needs {missing}"
+        return f"{TITLES[action]} is not available here"
 
     def action_warning(self, action: str, scope: str) -> str:
         """A caution the confirm dialog shows above the plan ("" for none); the detail screen's rollback."""
