@@ -190,7 +190,8 @@ class Rollout(GroupRun):
             self.journal.tags.setdefault(
                 f"{stream}:{tag}", previous_tag(cache.get(IMAGE_STREAMS, stream), tag)
             )
-        self.save()
+        if promotions:  # no tag moves, no journal write ahead of the workloads' own
+            self.save()
         for (stream, tag), promo in sorted(promotions.items()):
             copy_tag(self.client, namespace=self.namespace, promo=promo)
             self.say(

@@ -10,7 +10,7 @@ import copy
 
 from rollguard.client import Api
 from rollguard.errors import ApiError, Conflict, RolloutFailed
-from rollguard.kinds.triggers import tag_reference
+from rollguard.kinds.triggers import tag_reference, untrigger_promotion
 from rollguard.resources import IMAGE_STREAMS
 from rollguard.rollout_decide import Promotion
 from rollguard.structs import Obj
@@ -150,16 +150,5 @@ def without_promotion_effects(live: Obj, snapshot: Obj, refs: dict[str, str]) ->
             name = c.get("name")
             if name in refs and name in before and c.get("image") == refs[name]:
                 c["image"] = before[name]
-    old_triggers = (snapshot.get("spec") or {}).get("triggers") or []
-    for i, t in enumerate((out.get("spec") or {}).get("triggers") or []):
-        params = t.get("imageChangeParams") if isinstance(t, dict) else None
-        if not params or i >= len(old_triggers):
-            continue
-        ours = {refs[c] for c in params.get("containerNames") or [] if c in refs}
-        if params.get("lastTriggeredImage") in ours:
-            was = (old_triggers[i].get("imageChangeParams") or {}).get("lastTriggeredImage")
-            if was:
-                params["lastTriggeredImage"] = was
-            else:
-                params.pop("lastTriggeredImage", None)
+    untrigger_promotion(out, snapshot, refs)
     return out

@@ -16,9 +16,8 @@ from typing import Any
 
 import yaml
 
-NOISE_LABELS = ("pod-template-hash", "deployment", "deploymentconfig")
-NOISE_ANNOTATIONS = ("openshift.io/deployment-config.name", "openshift.io/deployment.name",
-                     "openshift.io/deployment-config.latest-version")  # fmt: skip
+from rollguard.kinds import TEMPLATE_NOISE_ANNOTATIONS as NOISE_ANNOTATIONS
+from rollguard.kinds import TEMPLATE_NOISE_LABELS as NOISE_LABELS
 
 
 @dataclass(frozen=True)

@@ -183,6 +183,9 @@ class Kind:
     resource: Resource
     revisions: Resource
     aliases: tuple[str, ...]
+    # Keys the kind's controllers write into a revision's pod template (a diff of templates drops them)
+    template_noise_labels: tuple[str, ...] = ()
+    template_noise_annotations: tuple[str, ...] = ()
     # Its API may be missing from a cluster (DCs without OpenShift): a 404 on listing means "none here".
     optional_api: bool = False
     revision_label: str | None = None  # a label its revision objects carry its name in, if any

@@ -65,6 +65,7 @@ class DeploymentKind(Kind):
     resource = DEPLOYMENTS
     revisions = REPLICA_SETS
     aliases = ("deploy", "deploys", "deployment", "deployments")
+    template_noise_labels = (HASH_LABEL,)
     annotations = (RS_REVISION_ANNOTATION, trig.TRIGGERS_ANNOTATION)
     revision_annotations = (RS_REVISION_ANNOTATION,)
 

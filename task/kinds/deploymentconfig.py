@@ -139,6 +139,12 @@ class DeploymentConfigKind(Kind):
     resource = DEPLOYMENT_CONFIGS
     revisions = REPLICATION_CONTROLLERS
     aliases = ("dc", "dcs", "deploymentconfig", "deploymentconfigs")
+    template_noise_labels = ("deployment", "deploymentconfig")
+    template_noise_annotations = (
+        "openshift.io/deployment-config.name",
+        "openshift.io/deployment.name",
+        "openshift.io/deployment-config.latest-version",
+    )
     optional_api = True
     revision_label = DC_NAME_LABEL
     # (the encoded config too; rollguard.reduce compacts it to the template and triggers)

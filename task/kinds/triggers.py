@@ -373,3 +373,21 @@ def changes(
 
 def copied(triggers: list[Obj] | None) -> list[Obj] | None:
     return copy.deepcopy(triggers) if triggers is not None else None
+
+
+def untrigger_promotion(out: Obj, snapshot: Obj, refs: dict[str, str]) -> None:
+    """In place: each DC ImageChange trigger of ``out`` whose ``lastTriggeredImage`` is the promoted
+    reference of one of its containers (``refs``: container -> reference) gets back the value it had in
+    ``snapshot`` (none there: none). What the trigger controller records for a promotion is not an edit."""
+    old_triggers = (snapshot.get("spec") or {}).get("triggers") or []
+    for i, t in enumerate((out.get("spec") or {}).get("triggers") or []):
+        params = t.get("imageChangeParams") if isinstance(t, dict) else None
+        if not params or i >= len(old_triggers):
+            continue
+        ours = {refs[c] for c in params.get("containerNames") or [] if c in refs}
+        if params.get("lastTriggeredImage") in ours:
+            was = (old_triggers[i].get("imageChangeParams") or {}).get("lastTriggeredImage")
+            if was:
+                params["lastTriggeredImage"] = was
+            else:
+                params.pop("lastTriggeredImage", None)
