@@ -28,7 +28,7 @@ from typing import Any
 from rollguard.client import Client
 from rollguard.errors import Conflict, NotFound
 from rollguard.kinds import KINDS, images_of
-from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, NAMESPACES, Resource
+from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, NAMESPACES, PODS, Resource
 from rollguard.structs import DC, DEPLOYMENT, Obj, Phase, WorkloadRef
 from rollguard.watch import Watched, wait_for
 from rollguard.watcher import NamespaceCache
@@ -72,7 +72,8 @@ def resource_of(kind: str) -> Resource:
 def group_cache(client: Client, namespace: str, kinds: set[str]) -> NamespaceCache:
     """A started live cache of the workloads and revisions of ``kinds`` in ``namespace``."""
     resources = [r for k in sorted(kinds) for r in (KINDS[k].resource, KINDS[k].revisions)]
-    cache = NamespaceCache(client, namespace, resources)
+    # and pods: readiness reads a revision's pods (a DC's deployer pod, crash evidence), as the run's own
+    cache = NamespaceCache(client, namespace, [*resources, PODS])
     cache.start()
     return cache
 
