@@ -26,6 +26,7 @@ from rollguard.journal import group_name
 from rollguard.kinds import Kind, images_of, triggers
 from rollguard.kinds.triggers import Streams
 from rollguard.lock import LeaseView, held
+from rollguard.report import WorkloadResult
 from rollguard.rollout_decide import (
     Found,
     GroupListing,
@@ -35,7 +36,7 @@ from rollguard.rollout_decide import (
     namespace_refusal,
 )
 from rollguard.state import Group, group_for
-from rollguard.structs import Obj, VerifiedState, WorkloadRef
+from rollguard.structs import Obj, VerifiedState, WorkloadOutcome, WorkloadRef
 from rollguard.templates import template_changes
 
 ACTIONS = ("resume", "revert", "redeploy")
@@ -194,6 +195,28 @@ class RepairPlan:
         for change in self.changes:
             lines += change.diff()
         return lines
+
+    def planned_results(self) -> list[WorkloadResult]:
+        """``--dry-run``'s report: per workload what it runs now and what the repair would set."""
+        return [
+            WorkloadResult(
+                kind=c.ref.kind,
+                name=c.ref.name,
+                revision_before=c.revision_before,
+                revision_after=c.revision_before,  # nothing was rolled out
+                images_before=dict(c.images_before),
+                images_after={} if c.delete else dict(c.images_after),
+                outcome=WorkloadOutcome.PLANNED if c.changed else WorkloadOutcome.UNCHANGED,
+                paused=c.paused_after,
+                paused_before=c.paused_before,
+                notes=[
+                    *(["would be deleted"] if c.delete else []),
+                    *([f"to revision {c.target_revision}"] if c.target_revision is not None else []),
+                    *c.notes,
+                ],
+            )
+            for c in self.changes
+        ]
 
     def body(self, key: str, obj: Obj) -> Obj:
         """The repaired version of the workload ``obj`` (the current one, so retries after a conflict work)."""

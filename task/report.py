@@ -1,7 +1,8 @@
 """The run's outcome as data, its JSON report and its Tekton results.
 
 ``status`` is a `Status` and each workload's ``outcome`` a `WorkloadOutcome`: StrEnums, so the JSON and
-the Tekton results carry exactly the words pipelines test (``succeeded|reverted|refused|inconsistent|superseded``).
+the Tekton results carry exactly the words pipelines test (``succeeded|reverted|refused|inconsistent|superseded``,
+and ``dry-run`` for a ``--dry-run``, exit 0 like a success but never called one: nothing was done).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ EXIT_BY_STATUS = {
     Status.REFUSED: EXIT_REFUSED,
     Status.INCONSISTENT: EXIT_INCONSISTENT,
     Status.SUPERSEDED: EXIT_INCONSISTENT,
+    Status.DRY_RUN: EXIT_OK,
 }
 TEKTON_RESULTS = "/tekton/results"
 SUMMARY_LIMIT = 400

@@ -3,7 +3,9 @@
 The preflight has run in full (reads, permissions, and every write sent as a server-side dry run), so
 the "after" side is the object as the server would store it, its defaults applied: the diff shows only
 what really changes (images, env, resources, labels, annotations, replicas, triggers ...), and a
-workload to create shows whole. Nothing is locked, journalled or written.
+workload to create shows whole. Nothing is locked, journalled or written. `planned_results` is the
+same plan as the report's workloads (outcome ``planned`` or ``unchanged``), for a report whose status
+``dry-run`` says that nothing was rolled out.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ import difflib
 
 import yaml
 
+from rollguard.kinds import images_of
+from rollguard.report import WorkloadResult
 from rollguard.rollout_decide import Plan, WorkloadPlan
-from rollguard.structs import Obj
+from rollguard.structs import Obj, WorkloadOutcome
 
 CONTEXT = 2  # unchanged lines shown around each change
 
@@ -60,3 +64,26 @@ def plan_diff(plan: Plan) -> list[str]:
         lines += workload_diff(wp, namespace=plan.namespace)
     lines += [f"{name}: skipped (--skip-other-kinds)" for name in plan.skipped]
     return lines
+
+
+def planned_result(plan: WorkloadPlan) -> WorkloadResult:
+    """One workload of the plan as the report's entry: what it runs now and what the write would set."""
+    after = plan.server_view if plan.server_view is not None else plan.write_body(plan.snapshot.raw)
+    change = plan.needs_change
+    notes = list(plan.notes) + (["would be created"] if plan.create else [])
+    return WorkloadResult(
+        kind=plan.snapshot.ref.kind,
+        name=plan.snapshot.ref.name,
+        revision_before=0 if plan.create else plan.snapshot.revision,
+        revision_after=0 if plan.create else plan.snapshot.revision,  # nothing was rolled out
+        images_before={} if plan.create else dict(plan.snapshot.images),
+        images_after=images_of((after.get("spec") or {}).get("template") or {}) if change else dict(plan.snapshot.images),
+        outcome=WorkloadOutcome.PLANNED if change else WorkloadOutcome.UNCHANGED,
+        paused=bool((after.get("spec") or {}).get("paused")) if change else plan.snapshot.paused,
+        paused_before=plan.snapshot.paused,
+        notes=notes,
+    )
+
+
+def planned_results(plan: Plan) -> list[WorkloadResult]:
+    return [planned_result(wp) for wp in plan.workloads]

@@ -150,6 +150,7 @@ class WorkloadOutcome(enum.StrEnum):
     INCONSISTENT = "inconsistent"
     EDITED = "edited"  # changed by someone else after the run's write: left as they set it
     DELETED = "deleted"  # deleted by someone else while the run was on it
+    PLANNED = "planned"  # --dry-run: the run would change it (``images_after`` and ``notes`` say how)
 
 
 class WorkloadPhase(enum.StrEnum):
@@ -209,8 +210,9 @@ _OUTCOMES = {
 class Status(enum.StrEnum):
     """How a command ended: the report's ``status`` and the Tekton result ``status``.
 
-    One word per exit code, except exit 3, which has two: the group is not where this run can vouch
-    for. Pipelines test these words: never rename them.
+    One word per exit code, except exit 3, which has two (the group is not where this run can vouch
+    for), and exit 0, which has two: ``dry-run`` says that the preflight passed and nothing was done,
+    so a dry run's report never claims a rollout. Pipelines test these words: never rename them.
     """
 
     SUCCEEDED = "succeeded"  # exit 0
@@ -218,6 +220,7 @@ class Status(enum.StrEnum):
     REFUSED = "refused"  # exit 2: nothing was changed
     INCONSISTENT = "inconsistent"  # exit 3
     SUPERSEDED = "superseded"  # exit 3: the run lost its group's lock to another run and stopped writing
+    DRY_RUN = "dry-run"  # exit 0: --dry-run; the preflight passed and nothing was changed
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,8 @@ def add(sub: Any, action: str, *, help: str, description: str) -> argparse.Argum
     p.add_argument(
         "--dry-run",
         action="store_true",
-        help="print what would change (images, paused) as a diff; change nothing",
+        help="print what would change (images, paused) as a diff; change nothing, exit 0 (report status "
+        "dry-run, each workload planned or unchanged)",
     )
     p.add_argument(
         "--timeout", default="10m", metavar="DURATION", help="how long to wait for the result (10m)"
@@ -78,8 +79,12 @@ def run(args: argparse.Namespace) -> int:
             printer("\n".join(plan.diff()))
             changed = sum(c.changed for c in plan.changes)
             printer(f"dry run: {changed} of {len(plan.changes)} workloads would change; nothing was changed")
-            outcome = Outcome(
-                status=Status.SUCCEEDED, command=action, namespace=plan.namespace, selector=plan.selector
+            outcome = Outcome(  # dry-run, never succeeded: nothing was repaired
+                status=Status.DRY_RUN,
+                command=action,
+                namespace=plan.namespace,
+                selector=plan.selector,
+                workloads=plan.planned_results(),
             )
         else:
             cancel = threading.Event()

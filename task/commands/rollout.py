@@ -103,7 +103,8 @@ def register(sub: Any) -> None:
         "--dry-run",
         action="store_true",
         help="run the whole preflight (every write as a server-side dry run) and print each workload's "
-        "change as a diff of its template and labels; change nothing, exit 0",
+        "change as a diff of its template and labels; change nothing, exit 0 (report status dry-run, each "
+        "workload planned or unchanged)",
     )
     lease_arg(p)
     p.add_argument("--report", metavar="FILE", help="write a JSON report to FILE (refused when unwritable)")
@@ -120,14 +121,21 @@ def register(sub: Any) -> None:
 def preview(rollout: Rollout) -> Outcome:
     """``--dry-run``: the rollout's whole preflight, then its plan as diffs; no lock, no journal, no write."""
     from rollguard.report import Outcome
-    from rollguard.rollout_preview import plan_diff
+    from rollguard.rollout_preview import plan_diff, planned_results
     from rollguard.structs import Status
 
     plan = rollout.prepare()
     printer("\n".join(plan_diff(plan)))
     changed = sum(wp.needs_change for wp in plan.workloads)
     printer(f"dry run: {changed} of {len(plan.workloads)} workloads would change; nothing was changed")
-    return Outcome(status=Status.SUCCEEDED, command="rollout", namespace=plan.namespace, selector=plan.selector)
+    # status dry-run, never succeeded: nothing was rolled out; the workloads say what would change
+    return Outcome(
+        status=Status.DRY_RUN,
+        command="rollout",
+        namespace=plan.namespace,
+        selector=plan.selector,
+        workloads=planned_results(plan),
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -145,13 +145,22 @@ def test_revert_of_a_failed_deployment_and_to_revision(sandbox, namespace, clien
     assert now.images == {"app": OLD} and now.complete
 
 
-def test_dry_run_prints_the_diff_and_changes_nothing(sandbox, namespace, client):
+def test_dry_run_prints_the_diff_and_changes_nothing(sandbox, namespace, client, tmp_path: Path):
     reference_state(client, namespace)
     before = resource_versions(client, namespace)
     for action in ("revert", "resume", "redeploy"):
-        result = rollguard(sandbox.kubeconfig, action, "-n", namespace, "-l", SELECTOR, "--dry-run")
+        result = rollguard(sandbox.kubeconfig, action, "-n", namespace, "-l", SELECTOR, "--dry-run",
+                           report=tmp_path / f"{action}.json")  # fmt: skip
         assert result.code == 0, result.stdout + result.stderr
         assert "nothing was changed" in result.stdout
+        # the report says a dry run, never a repair that succeeded: nothing was repaired
+        assert result.report["status"] == "dry-run" and result.report["exit_code"] == 0, result.report
+        outcomes = {w["name"]: w["outcome"] for w in result.report["workloads"]}
+        assert set(outcomes) == {"dc1", "dc2", "dc3"} and set(outcomes.values()) <= {"planned", "unchanged"}
+        assert outcomes["dc3"] == "planned", outcomes  # paused with a new image waiting: every action changes it
+        dc3 = next(w for w in result.report["workloads"] if w["name"] == "dc3")
+        assert dc3["paused_before"] is True and dc3["paused"] is False
+        assert dc3["revision_after"] == dc3["revision_before"] == view(client, namespace, DC, "dc3").revision
     result = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, "--dry-run")
     dc3 = result.stdout.split(f"{namespace}/dc/dc3: revert")[1]
     assert "- paused: true" in dc3 and "+ paused: false" in dc3

@@ -190,8 +190,10 @@ def test_dry_run_prints_each_workloads_template_diff_and_changes_nothing(sandbox
     fingerprint = resource_versions(client, namespace)
     unchanged = group()[1]  # dc2 given as it is: no change
     docs = [released(group()[0], NEW), unchanged, released(group()[2], NEW), deployment_body("extra", NEW)]
+    results = tmp_path / "results"
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "-f", "-", "--dry-run",
-                       stdin=as_yaml(docs), timeout=60)  # fmt: skip
+                       "--results-dir", str(results), stdin=as_yaml(docs), timeout=60,
+                       report=tmp_path / "dry.json")  # fmt: skip
     assert result.code == 0, result.stdout + result.stderr
     out = result.stdout
     assert f"{namespace}/dc/dc1: rollout (metadata.labels, spec.template)" in out, out
@@ -202,6 +204,25 @@ def test_dry_run_prints_each_workloads_template_diff_and_changes_nothing(sandbox
         assert line in out, (line, out)
     assert "dry run: 3 of 4 workloads would change; nothing was changed" in out, out
     assert resource_versions(client, namespace) == fingerprint
+    # the report and the Tekton results say a dry run, never a rollout that succeeded: nothing was rolled out
+    report = result.report
+    assert report["status"] == "dry-run" and report["exit_code"] == 0 and not report["run_id"], report
+    assert (results / "status").read_text() == "dry-run"
+    assert (results / "summary").read_text().startswith("dry-run: 3 planned, 1 unchanged")
+    entries = {f"{w['kind']}/{w['name']}": w for w in report["workloads"]}
+    assert {k: w["outcome"] for k, w in entries.items()} == {
+        "DeploymentConfig/dc1": "planned",
+        "DeploymentConfig/dc2": "unchanged",
+        "Deployment/web": "planned",
+        "Deployment/extra": "planned",
+    }
+    dc1 = entries["DeploymentConfig/dc1"]
+    live_dc1 = view(client, namespace, DC, "dc1")
+    assert dc1["images_before"] == live_dc1.images == {"app": OLD} and dc1["images_after"] == {"app": NEW}
+    assert dc1["revision_after"] == dc1["revision_before"] == live_dc1.revision  # nothing rolled out
+    assert entries["DeploymentConfig/dc2"]["images_after"] == {"app": OLD}
+    assert entries["Deployment/extra"]["images_before"] == {} and "would be created" in entries["Deployment/extra"]["notes"]
+    assert all(not w["pods"] for w in report["workloads"])
 
 
 def test_revert_after_a_killed_manifest_run_deletes_the_workload_it_created(sandbox, namespace, client, tmp_path):

@@ -34,8 +34,10 @@ def old_outcome(phase: str) -> str:
 
 def test_status_words_and_exit_codes_are_the_documented_ones() -> None:
     # superseded (issue 14): the run lost its group's lock to another run and stopped writing.
-    assert [s.value for s in Status] == ["succeeded", "reverted", "refused", "inconsistent", "superseded"]
+    # dry-run: a --dry-run's report (exit 0) never says succeeded, as nothing was rolled out.
+    assert [s.value for s in Status] == ["succeeded", "reverted", "refused", "inconsistent", "superseded", "dry-run"]
     assert EXIT_BY_STATUS == {
+        "dry-run": EXIT_OK,
         "succeeded": EXIT_OK,
         "reverted": EXIT_REVERTED,
         "refused": EXIT_REFUSED,
@@ -53,7 +55,8 @@ def test_workload_phases_map_to_the_old_outcome_words() -> None:
     phases = OLD_PHASES + NEW_PHASES
     assert sorted(p.value for p in WorkloadPhase) == sorted(phases)
     assert {p.value: p.outcome.value for p in WorkloadPhase} == {p: old_outcome(p) for p in phases}
-    assert {o.value for o in WorkloadOutcome} == {old_outcome(p) for p in phases}
+    # planned: a dry run's workload that the run would change (no phase: a dry run keeps no journal)
+    assert {o.value for o in WorkloadOutcome} == {old_outcome(p) for p in phases} | {"planned"}
     assert {p.value for p in WorkloadPhase if not p.touched} == {"pending", "unchanged"}
 
 
