@@ -11,8 +11,11 @@ Never per workload and never one unbounded response:
   assessed half-read (`OutOfOrder`).
 - With a selector: the workloads first (the server applies the selector), then only the revisions
   and pods of those: RCs by their ``openshift.io/deployment-config.name`` label, ReplicaSets and pods
-  by each workload's own selector (what its controllers select them by). Requests and memory grow
-  with what the selector matches; a namespace where it matches many reads its lists whole instead.
+  by each workload's own selector (what its controllers select them by). `rollguard.read_plan`
+  decides the requests: with -A, one set of queries cluster-wide when that is fewer requests than
+  asking each matched namespace, the answers kept only in the namespace whose own workloads select
+  them. Requests and memory grow with what the selector matches; a namespace where it matches many
+  reads its lists whole instead.
 - Journal ConfigMaps and Leases: by label (few and small).
 """
 
@@ -27,6 +30,7 @@ from rollguard.client import Api
 from rollguard.errors import ApiError, Forbidden, NotFound, RefusedError
 from rollguard.journal import JOURNAL_LABEL, MANAGED_BY
 from rollguard.kinds import KINDS
+from rollguard.read_plan import OWNED, ListPlan, Need, keeps, needs, plan_list
 from rollguard.reduce import reducer_for
 from rollguard.resources import (
     CONFIG_MAPS,
@@ -55,12 +59,7 @@ LISTS: dict[str, tuple[Resource, str | None, bool]] = {
 }
 WORKLOADS = ("dcs", "deployments")
 _ARG = {res: arg for arg, (res, _, _) in LISTS.items()}
-OWNED = ("rcs", "rss", "pods")
-# Above this many selected workloads in a namespace, its revisions and pods are read whole (3 lists)
-# rather than by owner (up to 2 lists per workload).
-NARROW_MAX = 20
 _PARALLEL = 4  # namespaces read at once when each is read on its own (-n NS..., or narrowed by -l)
-_NAMES_PER_QUERY = 50  # names per ``label in (...)`` selector: keeps the query string short
 
 
 class OutOfOrder(ApiError):
@@ -123,64 +122,53 @@ class _Reader:
         res, fixed, filtered = LISTS[arg]
         return list(self.items(res, namespace=namespace, selector=selector if filtered else fixed))
 
-    # -- by owner ---------------------------------------------------------------------------------------
+    # -- by owner (`rollguard.read_plan` decides which requests) ---------------------------------------
 
     def owned(self, namespace: str, lists: Lists) -> None:
-        """Fill ``lists`` with the revisions and pods of its workloads only (whole lists when many)."""
-        if sum(len(lists[arg]) for arg in WORKLOADS) > NARROW_MAX:
-            for arg in OWNED:
-                lists[arg] = self.listed(arg, namespace=namespace)
-            return
-        pod_selectors: set[str] = set()
-        for kind in KINDS.values():
-            workloads, arg = lists[_ARG[kind.resource]], _ARG[kind.revisions]
-            selectors = {kind.pod_selector(o) for o in workloads}
-            pod_selectors |= selectors
-            if kind.revision_label:  # its revisions carry its name in a label
-                names = [o["metadata"]["name"] for o in workloads]
-                lists[arg] = self.union(kind.revisions, namespace, _in_queries(kind.revision_label, names))
-            else:  # its revisions are what its pod selector selects
-                # a workload selecting nothing by label: read the namespace's list whole
-                lists[arg] = (
-                    self.listed(arg, namespace=namespace)
-                    if "" in selectors
-                    else self.union(kind.revisions, namespace, _combined(selectors))
-                )
-        lists["pods"] = (
-            self.listed("pods", namespace=namespace)
-            if "" in pod_selectors
-            else self.union(PODS, namespace, _combined(pod_selectors))
-        )
+        """Fill ``lists`` with the revisions and pods of its workloads only, read in ``namespace``."""
+        wanted = needs({namespace: _workloads(lists)})
+        for arg in OWNED:
+            plan = plan_list(wanted[arg], cluster_wide=False)
+            lists[arg] = self.in_namespace(arg, namespace, plan, wanted[arg].get(namespace))
 
-    def union(self, res: Resource, namespace: str, selectors: Iterable[str]) -> list[Obj]:
-        """The objects any of ``selectors`` selects, each once."""
+    def in_namespace(self, arg: str, namespace: str, plan: ListPlan, need: Need) -> list[Obj]:
+        """What ``plan`` asks of one list in ``namespace``: nothing, its whole list, or what ``need`` selects."""
+        if namespace not in plan.per_namespace:
+            return []  # nothing asked there (no workload of that kind, or answered cluster-wide)
+        asked = plan.per_namespace[namespace]
+        if asked is None or need is None:
+            return self.listed(arg, namespace=namespace)
+        kept = self.union(LISTS[arg][0], namespace, asked, lambda obj: keeps(need, obj))
+        return sorted(kept.values(), key=_key)
+
+    def cluster_wide(self, arg: str, plan: ListPlan, wanted: dict[str, Need]) -> dict[str, list[Obj]]:
+        """``plan``'s cluster-wide queries of one list, bucketed: each namespace's objects its own need selects."""
+
+        def mine(obj: Obj) -> bool:
+            ns = obj.get("metadata", {}).get("namespace", "")
+            need = wanted.get(ns) if ns in plan.covered else None
+            return need is not None and keeps(need, obj)
+
+        buckets: dict[str, list[Obj]] = {}
+        for obj in sorted(self.union(LISTS[arg][0], None, plan.cluster_wide, mine).values(), key=_key):
+            buckets.setdefault(obj["metadata"].get("namespace", ""), []).append(obj)
+        return buckets
+
+    def union(
+        self, res: Resource, namespace: str | None, selectors: Iterable[str], keep: Callable[[Obj], bool]
+    ) -> dict[str, Obj]:
+        """The objects any of ``selectors`` selects that ``keep`` keeps, each once (by UID)."""
         found: dict[str, Obj] = {}
         for selector in selectors:
             for obj in self.items(res, namespace=namespace, selector=selector):
-                found[obj["metadata"].get("uid") or _key(obj)] = obj
-        return list(found.values())
+                if keep(obj):
+                    found[obj["metadata"].get("uid") or _key(obj)] = obj
+        return found
 
 
-def _in_queries(key: str, values: Iterable[str]) -> list[str]:
-    """``key in (...)`` selectors covering ``values``, a bounded number of values each."""
-    ordered = sorted(set(values))
-    return [
-        f"{key} in ({','.join(ordered[i : i + _NAMES_PER_QUERY])})"
-        for i in range(0, len(ordered), _NAMES_PER_QUERY)
-    ]
-
-
-def _combined(selectors: Iterable[str]) -> list[str]:
-    """Fewer queries selecting the same union: single ``k=v`` selectors of one key become ``k in (...)``."""
-    by_key: dict[str, list[str]] = {}
-    rest = []
-    for selector in selectors:
-        key, _, value = selector.partition("=")
-        if value and not any(c in selector for c in ", !()") and "=" not in value:
-            by_key.setdefault(key, []).append(value)
-        else:
-            rest.append(selector)
-    return sorted(rest) + [q for key, values in sorted(by_key.items()) for q in _in_queries(key, values)]
+def _workloads(lists: Lists) -> list[tuple[str, Obj]]:
+    """(kind, workload) of every selected DC and Deployment in ``lists``."""
+    return [(kind.kind, obj) for kind in KINDS.values() for obj in lists[_ARG[kind.resource]]]
 
 
 def _runs(items: Iterator[Obj], what: str) -> Iterator[tuple[str, list[Obj]]]:
@@ -281,11 +269,20 @@ def namespace_lists(
         for obj in reader.listed(arg, namespace=None, selector=selector):
             ns = obj.get("metadata", {}).get("namespace", "")
             found.setdefault(ns, {a: [] for a in LISTS})[arg].append(obj)
+    wanted = needs({ns: _workloads(lists) for ns, lists in found.items()})
+    plans = {arg: plan_list(wanted[arg]) for arg in OWNED}
+    wide = [arg for arg in OWNED if plans[arg].cluster_wide]
+    with ThreadPoolExecutor(max(len(wide), 1), thread_name_prefix="list") as pool:  # side by side
+        answers = pool.map(lambda arg: reader.cluster_wide(arg, plans[arg], wanted[arg]), wide)
+        for arg, buckets in zip(wide, answers, strict=True):
+            for ns, objs in buckets.items():
+                found[ns][arg] = objs
 
     def owned(ns: str) -> Lists:
         lists = found.pop(ns)
-        if lists["dcs"] or lists["deployments"]:
-            reader.owned(ns, lists)
+        for arg in OWNED:
+            if ns in plans[arg].per_namespace:
+                lists[arg] = reader.in_namespace(arg, ns, plans[arg], wanted[arg].get(ns))
         return lists
 
     yield from _in_parallel(sorted(found, key=_order), owned)
