@@ -5,7 +5,9 @@ so the group lock alone would let two runs act on dc/a at once (one rolls it out
 Before its first change a run therefore claims every workload of its group: a Lease
 ``rollguard-claim-<kind>-<name>`` whose holder is the run and whose annotation names the run's group
 Lease. A claim is live while that group Lease is live and names the same holder, so it needs no
-renewing of its own and dies with its run (a killed run's claims expire with its lease).
+renewing of its own and dies with its run (a killed run's claims expire with its lease). A repair of
+named workloads in no group claims them too, under a Lease of its own (no selector on its claims), so
+that a rollout starting meanwhile is refused instead of acting on them at once.
 
 A second run that finds a live claim refuses (exit 2, naming the holder and its group); a dead one
 (its run's lease expired, was released or taken over) it takes over, with the resourceVersion
@@ -59,25 +61,36 @@ def read_claim(claim: Obj) -> ClaimView:
     )
 
 
-def claim_live(claim: ClaimView, group_lease: Obj | None) -> bool:
-    """A claim holds while its group's Lease is live and names the claim's holder (pure)."""
+def claim_live(claim: ClaimView, group_lease: Obj | None, *, at: dt.datetime | None = None) -> bool:
+    """A claim holds while its group's Lease is live and names the claim's holder (pure given ``at``)."""
     if group_lease is None or not claim.holder:
         return False
-    view = read_lease(group_lease)
+    view = read_lease(group_lease, at=at)
     return view.live and view.holder == claim.holder
 
 
 class ClaimHeldError(RefusedError):
-    """Another live run, of another group, has claimed a workload this run would touch."""
+    """Another live run has claimed a workload this run would touch.
 
-    def __init__(self, *, key: str, claim: ClaimView, lease: str, namespace: str) -> None:
+    ``overlap``: this run came to the workload through another group (two selectors match it); else it
+    is the same group's run whose journal is not written yet, or a repair of named workloads.
+    """
+
+    def __init__(self, *, key: str, claim: ClaimView, lease: str, namespace: str, overlap: bool = True) -> None:
         self.holder = claim.holder
-        group = f"rollout group {claim.selector!r}" if claim.selector else f"Lease {claim.group_lease}"
+        group = (
+            f"rollout group {claim.selector!r}"
+            if claim.selector
+            else f"a repair of named workloads, Lease {claim.group_lease}"
+        )
+        fix = "wait for that run to finish (or, if it died, for its lease to expire)"
         super().__init__(
             f"{key} is claimed by {claim.holder} ({group} in {namespace}, claim Lease {lease}): "
-            "it belongs to two rollout groups, and that run acts on it now",
-            fix="wait for that run to finish (or, if it died, for its lease to expire); to stop this, make "
-            "the groups' selectors exclusive (`rollguard status` names workloads in two groups)",
+            + ("it belongs to two rollout groups, and that run acts on it now" if overlap else "that run acts on it now"),
+            fix=fix + "; to stop this, make the groups' selectors exclusive (`rollguard status` names workloads "
+            "in two groups)"
+            if overlap
+            else fix + "; `rollguard status` shows where it stands",
         )
 
 
@@ -123,7 +136,11 @@ class Claims:
         # Our own group's earlier run: we hold that group's lock now, so its claim is dead.
         if view.group_lease != self.lock.name and claim_live(view, self._group_lease(view.group_lease)):
             raise ClaimHeldError(
-                key=key, claim=view, lease=current["metadata"]["name"], namespace=self.namespace
+                key=key,
+                claim=view,
+                lease=current["metadata"]["name"],
+                namespace=self.namespace,
+                overlap=bool(view.selector and self.selector),
             )
 
     def check(self, refs: list[WorkloadRef]) -> None:

@@ -13,11 +13,13 @@
    claims and the lock are released; the `Outcome` reports the first error as the cause, later ones added.
 
 `rollguard.engine.Rollout` and `rollguard.repair.Repair` are the two kinds of run built on it. The
-lock and journal are the group's: a repair of workloads in no group (``grouped`` false) has neither.
+lock and journal are the group's: a repair of workloads in no group (``grouped`` false) keeps no
+journal and holds a Lease of its own (``lock_name``), only so that its claims live while it runs.
 
-One owner per workload: with the lock, a grouped run claims every workload of its group
-(`rollguard.claims`), so that a run of an overlapping group (another selector matching one of them)
-is refused instead of acting on the same workload at once (``refused``, naming the holder).
+One owner per workload: with the lock, every run claims every workload it acts on (`rollguard.claims`),
+so that another run (of an overlapping group, of the same group before its journal is written, or a
+repair of named workloads) is refused instead of acting on the same workload at once (``refused``,
+naming the holder).
 
 Fencing: every mutating request of a run goes through ``self.client``, which asks the group lock
 first (`rollguard.client.guarded` with `GroupLock.prove`), and the journal's resourceVersion is the
@@ -92,7 +94,7 @@ class GroupRun:
     """
 
     command: str
-    grouped: bool = True  # the run holds the group's lock and journal
+    grouped: bool = True  # the run holds the group's lock and journal (else a Lease of its own, no journal)
     done_phase: WorkloadPhase = WorkloadPhase.COMPLETE  # a watched workload's phase once verified
     success_state: RunState = RunState.SUCCEEDED  # the journal's run state after a verified success
     extra_resources: tuple[Resource, ...] = ()  # cached besides the kinds' objects and pods
@@ -113,6 +115,7 @@ class GroupRun:
         fail_fast: bool = True,
         crash_restarts: int = 2,
         lease_seconds: int = LEASE_SECONDS,
+        lock_name: str = "",
     ) -> None:
         self.namespace = namespace
         self.selector = selector
@@ -129,7 +132,7 @@ class GroupRun:
         self.lock = GroupLock(
             client,
             namespace=namespace,
-            name=group_name(selector),
+            name=lock_name or group_name(selector),  # a run in no group: a Lease of its own
             holder=f"{actor()} run {self.run_id}",
             duration=lease_seconds,
             on_lost=self._lost,
@@ -207,8 +210,7 @@ class GroupRun:
         )
         try:
             plan = self.prepare()
-            if self.grouped:
-                self._hold(plan)
+            self._hold(plan)
         except RefusedError as exc:
             outcome.error = str(exc)
             return outcome
@@ -346,8 +348,6 @@ class GroupRun:
         """At the end, always: stop the cache, release the claims, then the lock (each only while ours)."""
         if self.cache is not None:
             self.cache.stop()
-        if not self.grouped:
-            return
         try:
             self.claims.release()
         except Superseded:  # lost with the group: the claims died with our lease

@@ -4,7 +4,8 @@
 which the CLI prints for ``--dry-run`` and the TUI shows for confirmation; both then carry out that very
 plan with `Repair(...).execute()` (the TUI in a worker thread, with ``out`` as its progress callback).
 `Repair` fills in the `rollguard.group.GroupRun` skeleton: the group's lock and journal when the
-workloads are in a group, one write per workload in order, each journaled and recorded as an Event,
+workloads are in a group (else a Lease of its own and no journal), claims on every workload it
+touches (so a rollout or repair overlapping it is refused, naming it), one write per workload in order, each journaled and recorded as an Event,
 the same parallel watch as the rollout. A repair that fails returns what it touched to the last
 verified state (exit 1), like a failed rollout; exit 3 when even that cannot be verified. A repair of
 part of a half-rolled group is recorded in the history but leaves the group's earlier run open.
@@ -20,7 +21,7 @@ from rollguard.audit import emit
 from rollguard.client import Api
 from rollguard.errors import ApiError, RolloutFailed
 from rollguard.group import GroupRun, actor
-from rollguard.journal import Journal, WorkloadEntry
+from rollguard.journal import Journal, WorkloadEntry, group_name
 from rollguard.lock import LEASE_SECONDS
 from rollguard.preflight import Plan, WorkloadPlan
 from rollguard.promote import restore_tags, without_promotion_effects
@@ -36,6 +37,13 @@ DONE = {
     "redeploy": WorkloadPhase.REDEPLOYED,
 }
 _RUN_FIELDS = ("run_id", "command", "actor", "state", "started", "error", "errors")
+
+
+def repair_lease_name(plan: RepairPlan) -> str:
+    """The Lease a repair of workloads in no group holds while it runs (its claims live while it does):
+    one per set of workloads, so two repairs of the same ones meet on it (the second refused, naming
+    the first), and claims decide between overlapping sets."""
+    return group_name("repair " + ",".join(sorted(c.key for c in plan.changes)))  # rollguard-repair-...
 
 
 class Repair(GroupRun):
@@ -59,6 +67,7 @@ class Repair(GroupRun):
             out=out,
             cancel=cancel,
             lease_seconds=lease_seconds,
+            lock_name="" if plan.grouped else repair_lease_name(plan),
         )
         self.command = plan.action
         self.grouped = plan.grouped

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from rollguard import merge
 from rollguard.access import Answer, Need, first_gap, rollout_permissions
+from rollguard.claims import ClaimHeldError, claim_live, claim_name, read_claim
 from rollguard.errors import Forbidden, RefusedError
 from rollguard.inputs import parse_namespace, parse_selector, parse_workload
 from rollguard.journal import group_name
@@ -251,6 +252,7 @@ class RepairRead:
     found: list[Found] | None = None  # the workloads to repair, with their revisions
     members: GroupListing | None = None  # named targets: every workload of their group
     leases: dict[str, LeaseView | None] = field(default_factory=dict)  # the locks that matter, by name
+    lease_objects: tuple[Obj, ...] = ()  # the namespace's Leases as listed: the workloads' claims
     streams: Streams = field(default_factory=lambda: Streams(found={}))
 
 
@@ -324,6 +326,29 @@ def read_refusal(read: RepairRead) -> RefusedError | None:
     for name in lock_names(read) if read.found is not None else []:
         if name in read.leases and (refusal := held(read.leases[name], lease=name, holder="")) is not None:
             return refusal
+    return claim_refusal(read) if read.found is not None else None
+
+
+def claim_refusal(read: RepairRead) -> RefusedError | None:
+    """A workload to repair claimed by a live run the group lock does not stand for: a run of another
+    group, or (no journal yet, or workloads in no group) a rollout between its lock and its first
+    journal save, or a repair of named workloads. That run acts on the workload now."""
+    by_name = {lease["metadata"]["name"]: lease for lease in read.lease_objects}
+    _, selector = the_group(read)
+    ours = group_name(selector) if selector else ""  # its live Lease refuses above; a dead one's claims are dead
+    for f in read.found or []:
+        lease = claim_name(f.ref)
+        if lease not in by_name:
+            continue
+        claim = read_claim(by_name[lease])
+        if claim.group_lease != ours and claim_live(claim, by_name.get(claim.group_lease), at=read.now):
+            return ClaimHeldError(
+                key=f.ref.key,
+                claim=claim,
+                lease=lease,
+                namespace=read.request.namespace,
+                overlap=bool(ours and claim.selector),
+            )
     return None
 
 

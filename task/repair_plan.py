@@ -95,7 +95,7 @@ def read_repair(client: Api, request: RepairRequest, *, now: dt.datetime | None 
     except Forbidden as exc:
         return dataclasses.replace(read, groups_forbidden=exc)
     groups = read_groups(namespace, configmaps.get("items", []), leases.get("items", []), now=read.now)
-    read = dataclasses.replace(read, groups=groups)
+    read = dataclasses.replace(read, groups=groups, lease_objects=tuple(leases.get("items", [])))
     found = list(listed)
     if request.selector is None:
         for ref in request.refs:

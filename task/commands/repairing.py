@@ -27,7 +27,8 @@ def add(sub: Any, action: str, *, help: str, description: str) -> argparse.Argum
         action,
         help=help,
         description=f"{description} {NAMESPACE_RULE}. Refused before any change (exit 2): bad input, "
-        "a --report that cannot be written, missing permissions, a held lock.",
+        "a --report that cannot be written, missing permissions, a held lock, a workload another live run "
+        "(a rollout of its group, another repair) has claimed.",
     )
     p.add_argument("targets", nargs="*", metavar="TARGET", help="dc/NAME or deployment/NAME (or use -l)")
     p.add_argument("-n", "--namespace", help=NAMESPACE_HELP)

@@ -225,3 +225,99 @@ def test_resume_of_the_reference_case_rolls_dc3_and_leaves_dc2_failed(sandbox, n
     found = states(client, namespace)
     assert found["dc/dc2"].has("failed") and not found["dc/dc3"].has("paused", "stuck")
     assert len(events(client, namespace, "RollguardResume")) == 1
+
+
+def test_a_named_repair_of_a_member_of_a_running_rollout_is_refused_naming_its_holder(
+    sandbox, namespace, client, tmp_path: Path
+):
+    """A rollout holds its group's Lease and has claimed its workloads, its journal not written yet (the
+    moment between taking the lock and the first journal save; a first run frozen there): `revert dc/dc1`
+    finds no journal, so no group, and used to take no lock and revert dc1 under the running rollout.
+    Now refused (exit 2) naming the holder, dry run included, nothing changed; then a real rollout
+    watching its workloads (journal written) likewise."""
+    import signal
+
+    from rollguard.claims import Claims
+    from rollguard.lock import GroupLock
+    from rollguard.structs import WorkloadRef
+    from tests.support import IMAGE, journal_reaches, start_rollguard
+
+    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
+    set_image(client, namespace, DC, "dc1", NEW)
+    rolled_out(client, DC, namespace, "dc1")  # revision 2: a revert has revision 1 to go back to
+    before = {k: v for k, v in resource_versions(client, namespace).items() if not k.startswith("leases/")}
+    lock = GroupLock(client, namespace=namespace, name=JOURNAL, holder="pipeline-9 run z")
+    lock.acquire()
+    claims = Claims(client, namespace=namespace, lock=lock, selector=SELECTOR)
+    claims.take([WorkloadRef(DC, "dc1"), WorkloadRef(DC, "dc2")])
+
+    def workloads_and_journals() -> dict[str, str]:  # the Leases are the rollout's (renewed meanwhile)
+        return {k: v for k, v in resource_versions(client, namespace).items() if not k.startswith("leases/")}
+
+    try:
+        for args in (["revert", "dc/dc1"], ["revert", "dc/dc1", "--dry-run"], ["redeploy", "dc/dc2"]):
+            result = rollguard(sandbox.kubeconfig, *args, "-n", namespace, report=tmp_path / "r.json")
+            assert result.code == 2, (args, result.stdout + result.stderr)
+            assert "claimed by pipeline-9 run z" in result.stderr, (args, result.stderr)
+            assert f"rollout group '{SELECTOR}'" in result.stderr, result.stderr
+            assert result.report["status"] == "refused"
+            assert workloads_and_journals() == before, args
+    finally:
+        claims.release()
+        lock.release()
+    assert view(client, namespace, DC, "dc1").images == {"app": NEW}
+    assert not events(client, namespace, "RollguardRevert") and not events(client, namespace, "RollguardRedeploy")
+
+    # a real rollout, watching (its dc2 pods take a minute to come up): a named revert is refused naming it
+    proc = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                           "--image", f"dc/dc2={IMAGE}:v2-slow60")  # fmt: skip
+    try:
+        record = journal_reaches(client, namespace, "watching")
+        result = rollguard(sandbox.kubeconfig, "revert", "dc/dc1", "-n", namespace)
+        assert result.code == 2 and record["run"]["id"] in result.stderr, result.stderr
+        assert view(client, namespace, DC, "dc1").images == {"app": NEW}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    assert not events(client, namespace, "RollguardRevert")
+
+
+def test_a_rollout_started_during_a_named_repair_is_refused_naming_the_repair(
+    sandbox, namespace, client, tmp_path: Path
+):
+    """`resume dc/dc2` of workloads in no group (no journal yet) claims what it touches under a Lease of
+    its own while it watches: a rollout of their group started meanwhile is refused (exit 2) naming the
+    repair, instead of writing over the workload the repair is rolling out."""
+    import signal
+
+    from rollguard.claims import claim_name
+    from rollguard.structs import WorkloadRef
+    from tests.support import IMAGE, start_rollguard, wait_until
+
+    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
+    pause(client, namespace, "dc2")
+    set_image(client, namespace, DC, "dc2", f"{IMAGE}:v2-slow60")  # waits while paused; slow once resumed
+    proc = start_rollguard(sandbox.kubeconfig, "resume", "dc/dc2", "-n", namespace)
+    try:
+        claim = wait_until(client, LEASES, namespace, claim_name(WorkloadRef(DC, "dc2")),
+                           lambda o: bool(o["spec"].get("holderIdentity")), what="the repair's claim")  # fmt: skip
+        wait_until(client, DEPLOYMENT_CONFIGS, namespace, "dc2", lambda o: not o["spec"].get("paused"),
+                   what="the repair's write")  # fmt: skip
+        before = resource_versions(client, namespace)
+        result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                           "--image", f"dc/dc2={NEW}", report=tmp_path / "r.json")  # fmt: skip
+        assert result.code == 2, result.stdout + result.stderr
+        holder = claim["spec"]["holderIdentity"]
+        assert f"dc/dc2 is claimed by {holder} (a repair of named workloads" in result.stderr, result.stderr
+        assert result.report["status"] == "refused"
+        assert view(client, namespace, DC, "dc2").images == {"app": f"{IMAGE}:v2-slow60"}
+        now = resource_versions(client, namespace)
+        assert {k: v for k, v in now.items() if not k.startswith(("leases/", "replicationcontrollers/"))} == {
+            k: v for k, v in before.items() if not k.startswith(("leases/", "replicationcontrollers/"))
+        }  # the repair's own rollout moves on (its RC scaling, its Lease renewed); nothing of the rollout's
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    # the repair let go of its claim and of its own Lease
+    assert not [n for n in (c["metadata"]["name"] for c in client.list(LEASES, namespace=namespace)["items"])
+                if n.startswith(("rollguard-claim-", "rollguard-repair-"))]  # fmt: skip
