@@ -293,7 +293,13 @@ def _start_all(
         "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
         "--requestheader-extra-headers-prefix=X-Remote-Extra-",
         f"--proxy-client-cert-file={p}/front-proxy-client.crt",
-        f"--proxy-client-key-file={p}/front-proxy-client.key", *apiserver_args,
+        f"--proxy-client-key-file={p}/front-proxy-client.key",
+        # pods/log (and exec, port-forward) go to the node's kubelet: reached at its InternalIP, on the
+        # port its Node status names, authenticated by this client cert, its serving cert checked
+        "--kubelet-preferred-address-types=InternalIP",
+        f"--kubelet-client-certificate={p}/apiserver-kubelet-client.crt",
+        f"--kubelet-client-key={p}/apiserver-kubelet-client.key",
+        f"--kubelet-certificate-authority={p}/ca.crt", *apiserver_args,
     ])  # fmt: skip
     _wait("kube-apiserver /readyz", sb, lambda: _https_ok(f"{sb.server}/readyz", p / "ca.crt", ADMIN_TOKEN))
     log(f"kube-apiserver ready ({time.monotonic() - t0:.1f}s)")
@@ -308,7 +314,7 @@ def _start_all(
         "--bind-address=127.0.0.1", f"--secure-port={port + 4000}", "--port=0",
     ])  # fmt: skip
     common = ["--kubeconfig", str(sb.kubeconfig), "--registry", str(sb.registry_dir)]
-    kubelet_ready = ["--ready-file", str(d / "kubelet.ready")]
+    kubelet_ready = ["--ready-file", str(d / "kubelet.ready"), "--pki", str(p)]
     _spawn(d, "kubelet", [sys.executable, "-m", "sandbox.kubelet", *common, *kubelet_ready])
     if openshift:
         _spawn(d, "openshift", [

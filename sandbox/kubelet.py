@@ -8,6 +8,11 @@ elsewhere (the deployer pods of the OpenShift emulation) ends when that process 
 `sandbox.rollguard.io/exit` = `<code>[:<termination message>]` on the pod, which the kubelet reports
 as the container's termination, as it would report a real process's exit.
 
+Container logs: an HTTPS endpoint on 127.0.0.1 (a free port, the sandbox CA's `kubelet.crt`) serves the
+kubelet's `/containerLogs` route (`sandbox.kubelet_logs`); the Node reports it as a kubelet does, in
+`status.daemonEndpoints.kubeletEndpoint.Port` with an InternalIP address of 127.0.0.1, which is where the
+API server proxies `pods/log` to.
+
 Design: one watch on all pods (resumed from its resourceVersion, re-listed on 410 Gone) feeds a few
 worker threads, each owning the pods whose UID hashes to it, so a pod's updates stay in order without
 locks. A pod's status is a pure function of its containers' behaviours and the time since it started;
@@ -35,7 +40,7 @@ from typing import Any
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from sandbox import registry
+from sandbox import kubelet_logs, registry
 from sandbox.podstatus import NODE_IP, Container, PodRun, ts
 
 NODE = "fake-node"
@@ -58,7 +63,7 @@ class _Timer:
 class Kubelet:
     """The node: a pod watch, workers that own shards of the pods, and one timer thread."""
 
-    def __init__(self, api: client.ApiClient, registry_dir: Path) -> None:
+    def __init__(self, api: client.ApiClient, registry_dir: Path, pki: Path | None = None) -> None:
         self.core = client.CoreV1Api(api)
         self.registry_dir = registry_dir
         self.queues: list[queue.SimpleQueue[tuple[str, Any]]] = [queue.SimpleQueue() for _ in range(WORKERS)]
@@ -68,10 +73,16 @@ class Kubelet:
         self.seq = itertools.count()
         self.ips = itertools.count()
         self.ips_lock = threading.Lock()
+        self.pki = pki
+        self.port = 0  # of the log endpoint, once it listens
 
     # -- threads --------------------------------------------------------------------------------------
 
     def run(self, ready_file: Path | None) -> None:
+        if self.pki is not None:
+            server = kubelet_logs.serve(find=self.find, registry_dir=self.registry_dir, pki=self.pki)
+            self.port = server.server_address[1]
+            log.info("serving container logs on https://127.0.0.1:%d", self.port)
         for i in range(WORKERS):
             threading.Thread(target=self._worker, args=(i,), name=f"worker-{i}", daemon=True).start()
         threading.Thread(target=self._timer_loop, name="timers", daemon=True).start()
@@ -128,6 +139,23 @@ class Kubelet:
 
     def _dispatch(self, pod: Pod) -> None:
         self.queues[self._shard(pod["metadata"]["uid"])].put(("pod", pod))
+
+    def find(self, namespace: str, name: str) -> PodRun | None:
+        """The pod `namespace/name` this node runs now (for the log endpoint's threads)."""
+        for runs in self.runs:
+            for _ in range(3):
+                try:
+                    hit = next(
+                        (r for r in list(runs.values()) if r.name == name and r.namespace == namespace), None
+                    )
+                    break
+                except RuntimeError:  # changed size while copied by a worker thread: look again
+                    continue
+            else:
+                hit = None
+            if hit is not None:
+                return hit
+        return None
 
     def _shard(self, uid: str) -> int:
         return int(uid.replace("-", "")[-8:], 16) % WORKERS
@@ -263,6 +291,7 @@ class Kubelet:
         status = {
             "conditions": conditions, "capacity": resources, "allocatable": resources,
             "addresses": [{"type": "InternalIP", "address": NODE_IP}, {"type": "Hostname", "address": NODE}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": self.port}},
             "nodeInfo": {"kubeletVersion": "v1.20.2", "kubeProxyVersion": "v1.20.2",
                          "operatingSystem": "linux", "architecture": "amd64",
                          "containerRuntimeVersion": "cri-o://1.20.0",
@@ -318,6 +347,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m sandbox.kubelet", description=__doc__.splitlines()[0])
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--registry", required=True, type=Path, help="the sandbox registry directory")
+    parser.add_argument("--pki", type=Path, help="the sandbox pki directory: serve container logs with it")
     parser.add_argument(
         "--ready-file", type=Path, help="touched once the node is registered and pods watched"
     )
@@ -326,7 +356,7 @@ def main(argv: list[str] | None = None) -> None:
     cfg = client.Configuration()
     config.load_kube_config(config_file=args.kubeconfig, client_configuration=cfg)
     cfg.connection_pool_maxsize = WORKERS + 4  # workers patch in parallel, plus the watch
-    Kubelet(client.ApiClient(cfg), args.registry).run(args.ready_file)
+    Kubelet(client.ApiClient(cfg), args.registry, args.pki).run(args.ready_file)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from typing import Any
 
 from sandbox import registry
 
-NODE_IP = "192.168.126.11"
+NODE_IP = "127.0.0.1"  # the node's InternalIP: where the API server reaches its kubelet
 CRASH_AFTER = 1.0  # seconds a crashing container runs before its first exit
 BACKOFFS = (1.0, 2.0, 4.0, 8.0)  # the kubelet's 10s, 20s, 40s, 80s... back-off, ten times faster
 PULL_BACKOFF_AFTER = 1.0
