@@ -10,8 +10,8 @@ holds one huge response. A continue token that expired (410 Expired: etcd compac
 list started at) is handled as client-go's ``tools/pager`` does: a full list at the requested
 resourceVersion replaces the pages read so far (`Page.restarted` tells a streaming consumer).
 
-`Api` is the contract the engine, the inventory, the repairs and the TUI are written against: the eight
-calls below. `Client` is the one that speaks HTTP; a test double (tests/tui/fakecluster.py) may answer
+`Api` is the contract the engine, the inventory, the repairs and the TUI are written against: the nine
+calls below (`pod_log` for the TUI's logs). `Client` is the one that speaks HTTP; a test double (tests/tui/fakecluster.py) may answer
 the same calls from memory. mypy checks that both fit.
 """
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from rollguard import k8s
-from rollguard.errors import ApiError, Gone, Unreachable, error_for_status, is_retryable
+from rollguard.errors import ApiError, BadRequest, Gone, NoLog, Unreachable, error_for_status, is_retryable
 from rollguard.resources import PODS, Resource
 
 if TYPE_CHECKING:
@@ -109,6 +109,18 @@ class Api(Protocol):
         selector: str | None = None,
     ) -> Iterator[Obj]: ...
 
+    def pod_log(
+        self,
+        pod: str,
+        *,
+        namespace: str,
+        container: str,
+        follow: bool = False,
+        previous: bool = False,
+        tail_lines: int | None = None,
+        stop: threading.Event | None = None,
+    ) -> Iterator[str]: ...
+
 
 def guarded(api: Api, guard: Callable[[], None]) -> Api:
     """``api`` calling ``guard`` before every mutating request; ``guard`` raises to stop it being sent.
@@ -188,6 +200,22 @@ class _Guarded:
             timeout_seconds=timeout_seconds,
             selector=selector,
         )
+
+    def pod_log(
+        self,
+        pod: str,
+        *,
+        namespace: str,
+        container: str,
+        follow: bool = False,
+        previous: bool = False,
+        tail_lines: int | None = None,
+        stop: threading.Event | None = None,
+    ) -> Iterator[str]:
+        return self._inner.pod_log(
+            pod, namespace=namespace, container=container, follow=follow, previous=previous,
+            tail_lines=tail_lines, stop=stop,
+        )  # fmt: skip
 
 
 class Client:
@@ -368,22 +396,18 @@ class Client:
             timeout=timeout_seconds + 10,
         )
         try:
-            buf = b""
-            for chunk in resp.stream(4096, decode_content=True):
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    if line.strip():
-                        event: Obj = json.loads(line)
-                        if event.get("type") == "ERROR":
-                            status = event.get("object", {})
-                            code = int(status.get("code") or 500)
-                            raise error_for_status(code)(
-                                str(status.get("message", "watch error")),
-                                status=code,
-                                reason=str(status.get("reason", "")),
-                            )
-                        yield event
+            for line in _stream_lines(resp, keep_partial=False):  # a partial line is a cut event
+                if line.strip():
+                    event: Obj = json.loads(line)
+                    if event.get("type") == "ERROR":
+                        status = event.get("object", {})
+                        code = int(status.get("code") or 500)
+                        raise error_for_status(code)(
+                            str(status.get("message", "watch error")),
+                            status=code,
+                            reason=str(status.get("reason", "")),
+                        )
+                    yield event
         except ApiError:
             raise
         except Exception as exc:  # urllib3 protocol errors when the stream is cut
@@ -400,31 +424,52 @@ class Client:
         follow: bool = False,
         previous: bool = False,
         tail_lines: int | None = None,
+        stop: threading.Event | None = None,
     ) -> Iterator[str]:
         """Yields the lines of a container's log (`GET pods/P/log`, which the API server proxies to the
-        node's kubelet); with ``follow`` the stream stays open until the container ends or it is cut."""
-        resp = self._send(
-            "GET",
-            PODS.path(namespace=namespace, name=pod) + "/log",
-            query=pod_log_query(container=container, follow=follow, previous=previous, tail_lines=tail_lines),
-            verb="log",
-            stream=True,
-            timeout=3600.0 if follow else 30.0,
-        )
+        node's kubelet); with ``follow`` the stream stays open until the container ends or it is cut.
+
+        NoLog (a BadRequest) when the kubelet has no such log: ``previous`` with no terminated instance,
+        a container still waiting to start (its image cannot be pulled), a container the pod has not.
+        ``stop``: once set, the stream is cut and the lines end (a follow of a quiet container would
+        otherwise hold its thread until the next line).
+        """
+        path = PODS.path(namespace=namespace, name=pod) + "/log"
         try:
-            buf = b""
-            for chunk in resp.stream(4096, decode_content=True):
-                buf += chunk
-                while b"\n" in buf:
-                    line, buf = buf.split(b"\n", 1)
-                    yield line.decode("utf-8", "replace")
-            if buf:
-                yield buf.decode("utf-8", "replace")
+            resp = self._send(
+                "GET",
+                path,
+                query=pod_log_query(
+                    container=container, follow=follow, previous=previous, tail_lines=tail_lines
+                ),
+                verb="log",
+                stream=True,
+                timeout=3600.0 if follow else 30.0,
+            )
+        except BadRequest as exc:
+            which = "previous log" if previous else "log"
+            said = str(exc).removeprefix(f"GET {path}: 400 ")  # the kubelet's (or API server's) sentence
+            raise NoLog(
+                f"no {which} of container {container} in pod {namespace}/{pod}: {said}",
+                status=400,
+                reason=exc.reason,
+            ) from exc
+        done = threading.Event()
+        if stop is not None:
+            threading.Thread(target=_cut_when, args=(stop, done, resp), name="pod-log-stop", daemon=True).start()
+        try:
+            for line in _stream_lines(resp, keep_partial=True):  # a log's last line may have no newline
+                if stop is not None and stop.is_set():
+                    return
+                yield line.decode("utf-8", "replace")
         except ApiError:
             raise
         except Exception as exc:  # urllib3 protocol errors when the stream is cut
+            if stop is not None and stop.is_set():
+                return  # cut on purpose
             raise Unreachable(f"log of pod {namespace}/{pod} was cut: {exc}") from exc
         finally:
+            done.set()
             resp.release_conn()
 
     # -- plumbing ------------------------------------------------------------------------------------
@@ -541,6 +586,27 @@ class Transport:
             _preload_content=_preload_content,
             _request_timeout=_request_timeout,
         )
+
+
+def _stream_lines(resp: Any, *, keep_partial: bool) -> Iterator[bytes]:
+    """The lines of a streamed answer as they arrive, without their newline; with ``keep_partial`` also
+    a last line that ends without one."""
+    buf = b""
+    for chunk in resp.stream(4096, decode_content=True):
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            yield line
+    if keep_partial and buf:
+        yield buf
+
+
+def _cut_when(stop: threading.Event, done: threading.Event, resp: Any) -> None:
+    """Shut ``resp``'s socket once ``stop`` is set, so that a read blocked on it returns at once."""
+    while not done.is_set():
+        if stop.wait(0.25):
+            resp.shutdown()
+            return
 
 
 def _dry_run(dry_run: bool) -> list[tuple[str, Any]]:

@@ -55,6 +55,11 @@ class BadRequest(ApiError):
     status = 400
 
 
+class NoLog(BadRequest):
+    """400 from `pods/P/log`: the kubelet has no such log (no previous instance, a container waiting to
+    start); ``message`` is the kubelet's own sentence, which says which."""
+
+
 LOGIN_FIX = (
     "log in again (oc login) or refresh the kubeconfig's credentials (an expired token is the usual cause); "
     "kubectl config view --minify shows which ones are used"

@@ -9,6 +9,7 @@ the query) and pkg/kubelet/kubelet_pods.go (`validateContainerLogStatus`: which 
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import UTC, datetime
 
@@ -16,6 +17,9 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from rollguard.client import Client
+from rollguard.errors import NoLog
+from sandbox.cluster import Sandbox
 from tests.sandbox.test_kubelet import APP, make_pod, wait_for, waiting_reason
 
 pytestmark = pytest.mark.cluster
@@ -89,3 +93,21 @@ def test_pull_error_says_the_container_is_waiting(k8s: client.ApiClient, namespa
         core.read_namespaced_pod_log("gone", namespace)
     assert err.value.status == 400
     assert "is waiting to start" in err.value.body
+
+
+def test_client_pod_log_maps_the_refusal_and_stops_a_follow(
+    k8s: client.ApiClient, sandbox: Sandbox, namespace: str
+) -> None:
+    """rollguard's `Client.pod_log`: the 400 becomes NoLog with the kubelet's sentence; `stop` cuts a follow."""
+    core, rg_client = client.CoreV1Api(k8s), Client.connect(kubeconfig=str(sandbox.kubeconfig))
+    make_pod(core, namespace, "web", f"{APP}:v7")
+    wait_for(core.list_namespaced_pod, namespace, name="web", until=lambda p: p.status.phase == "Running")
+    with pytest.raises(NoLog, match='previous terminated container "app" in pod "web" not found'):
+        list(rg_client.pod_log("web", namespace=namespace, container="app", previous=True))
+    stop = threading.Event()
+    got: list[str] = []
+    for line in rg_client.pod_log("web", namespace=namespace, container="app", follow=True, stop=stop):
+        got.append(line)
+        if "GET /healthz" in line:
+            stop.set()  # from here the stream ends, although the container goes on logging
+    assert got[0].startswith("INFO starting app v7") and "GET /healthz" in got[-1]

@@ -2,6 +2,8 @@
 
 Used for screen snapshots, the benchmark and tests that need fixed data; live tests use the sandbox.
 Watches work (so live refresh can be tested), and SelfSubjectAccessReviews ask an ``allow`` callback.
+Container logs are what a test wrote with `set_log` (a `follow` gets lines appended later with `add_log`
+until `end_log`), refused as the kubelet refuses a log it has not (`NoLog`).
 `make lint` type-checks this module strictly, so mypy proves that it satisfies `Api` (see the end).
 """
 
@@ -16,8 +18,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from rollguard.client import Page
-from rollguard.errors import NotFound, Unreachable
-from rollguard.resources import Resource
+from rollguard.errors import NoLog, NotFound, Unreachable
+from rollguard.resources import PODS, Resource
 from rollguard.selectors import matches
 
 if TYPE_CHECKING:
@@ -50,6 +52,9 @@ class FakeCluster:
         self._watchers: list[tuple[str, str | None, queue.Queue[Obj | None]]] = []
         self._closed = threading.Event()
         self.down = threading.Event()  # set: the API server is gone (every call fails as unreachable)
+        # (namespace, pod, container, previous) -> [lines, still running]
+        self._logs: dict[tuple[str, str, str, bool], tuple[list[str], bool]] = {}
+        self._log_cv = threading.Condition()
         for obj in objects:
             self._put(_plural(obj), obj)
 
@@ -86,9 +91,32 @@ class FakeCluster:
         if self.down.is_set():
             raise Unreachable("connection refused (the fake API server is stopped)")
 
+    def set_log(
+        self, namespace: str, pod: str, container: str, lines: Iterable[str], *, previous: bool = False,
+        running: bool = False,
+    ) -> None:  # fmt: skip
+        """What the container printed (``previous``: its last terminated instance); ``running``: a follow
+        stays open for `add_log` lines until `end_log`."""
+        with self._log_cv:
+            self._logs[(namespace, pod, container, previous)] = (list(lines), running)
+            self._log_cv.notify_all()
+
+    def add_log(self, namespace: str, pod: str, container: str, line: str) -> None:
+        with self._log_cv:
+            self._logs[(namespace, pod, container, False)][0].append(line)
+            self._log_cv.notify_all()
+
+    def end_log(self, namespace: str, pod: str, container: str) -> None:
+        with self._log_cv:
+            lines, _running = self._logs[(namespace, pod, container, False)]
+            self._logs[(namespace, pod, container, False)] = (lines, False)
+            self._log_cv.notify_all()
+
     def close(self) -> None:
-        """End every watch (the app is shutting down)."""
+        """End every watch and log follow (the app is shutting down)."""
         self._closed.set()
+        with self._log_cv:
+            self._log_cv.notify_all()
         for _p, _ns, q in list(self._watchers):
             q.put(None)
 
@@ -201,6 +229,43 @@ class FakeCluster:
                 yield event
         finally:
             self._watchers.remove(entry)
+
+    def pod_log(
+        self,
+        pod: str,
+        *,
+        namespace: str,
+        container: str,
+        follow: bool = False,
+        previous: bool = False,
+        tail_lines: int | None = None,
+        stop: threading.Event | None = None,
+    ) -> Iterator[str]:
+        self.requests["log"] += 1
+        self._reachable()
+        self.get(PODS, pod, namespace=namespace)
+        self.requests["get"] -= 1  # not a request of its own: the API server's lookup
+        key = (namespace, pod, container, previous)
+        with self._log_cv:
+            if key not in self._logs:
+                sentence = (f'previous terminated container "{container}" in pod "{pod}" not found' if previous
+                            else f'container "{container}" in pod "{pod}" is waiting to start: ContainerCreating')  # fmt: skip
+                which = "previous log" if previous else "log"
+                raise NoLog(f"no {which} of container {container} in pod {namespace}/{pod}: {sentence}", status=400)
+            lines, _running = self._logs[key]
+            sent = max(0, len(lines) - tail_lines) if tail_lines is not None else 0
+        while True:
+            with self._log_cv:
+                lines, running = self._logs[key]
+                fresh, sent = lines[sent:], len(lines)
+                if not fresh and follow and running and not self._closed.is_set():
+                    if stop is not None and stop.is_set():
+                        return
+                    self._log_cv.wait(0.1)
+                    continue
+            yield from fresh
+            if not fresh and (not follow or not running or self._closed.is_set()):
+                return
 
 
 def _plural(obj: Obj) -> str:
