@@ -14,22 +14,22 @@ import datetime as dt
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from rollguard import inventory, state
 from rollguard.access import check_access
 from rollguard.client import Api, Client
-from rollguard.errors import EXIT_REFUSED, Forbidden, NotFound, RefusedError
+from rollguard.errors import EXIT_REFUSED, Forbidden, NoLog, NotFound, RefusedError
 from rollguard.inventory import LISTS
 from rollguard.kinds import kind_of
 from rollguard.kubeconfig import contexts, resolve
 from rollguard.repair import Repair
 from rollguard.repair_plan import ACTIONS, plan_repair
-from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, EVENTS, NAMESPACES, Resource
+from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, EVENTS, NAMESPACES, PODS, Resource
 from rollguard.structs import Obj, Status
-from rollguard.tui import data
+from rollguard.tui import data, logs
 from rollguard.tui.diff import TemplateDiff, template_diff
 from rollguard.tui.views import (
     DetailView,
@@ -301,6 +301,76 @@ class Backend:
         ns_state = self._states.get(row.namespace)
         home = next((g for g in ns_state.groups if ws and g.name == ws.group), None) if ns_state else None
         return data.build_detail(row, ws, obj, events, group, home.journal if home else None)
+
+    def log_pods(self, row: WorkloadRow, *, revision: int | None = None) -> list[str]:
+        """The pods `l` may show the logs of: those of revision ``revision``, else of the newest revision
+        that has pods (from the last read; `rollguard.tui.logs` GETs them to find the newest)."""
+        ws = data.find_state(self._states, row)
+        if ws is None:
+            return []
+        names = [r.name for r in ws.revisions if revision is None or r.number == revision]
+        for rev in names:  # newest revision first
+            pods = [p.name for p in ws.pods if p.revision == rev]
+            if pods:
+                return pods
+        return []
+
+    def follow_logs(
+        self, row: WorkloadRow, *, revision: int | None, stop: threading.Event, tail: int = logs.TAIL
+    ) -> Iterator[logs.LogEvent]:
+        """The logs page's content for the newest pod of ``row`` (or of its revision ``revision``), as it
+        comes: the previous container's log when there is one, then the current one followed; a restart
+        adds the log of the container that ended. Ends soon after ``stop`` is set (the page closed)."""
+        found = []
+        for name in self.log_pods(row, revision=revision)[: logs.MAX_PODS]:
+            with contextlib.suppress(NotFound):  # deleted since the read the row was made from
+                found.append(self.api.get(PODS, name, namespace=row.namespace))
+        pod = logs.newest_pod(found)
+        if pod is None:
+            yield logs.Note("no pod to show the logs of: none runs now", warning=True)
+            return
+        name, container, ns = pod["metadata"]["name"], logs.main_container(pod), row.namespace
+        yield from logs.opening(pod, container, len(found))
+        inst = logs.instance_of(pod, container)
+        if inst.previous:
+            yield logs.Heading(f"previous container (restart {inst.restarts}): {inst.previous}")
+            yield from self._log(name, ns, container, previous=True, tail=tail, stop=stop)
+        noted = False
+        while not stop.is_set():
+            yield logs.Heading(f"current container: {inst.detail}")
+            if logs.crash_looping(inst):  # the kubelet would serve the previous container's log again
+                if not noted:
+                    yield logs.Note("it has not started again yet: the log above is its last run")
+                    noted = True
+            else:
+                yield from self._log(name, ns, container, previous=False, tail=tail, stop=stop, follow=True)
+            seen = inst
+            while not stop.wait(logs.POLL):  # the log ended, or the container waits: look for a restart
+                try:
+                    inst = logs.instance_of(self.api.get(PODS, name, namespace=ns), container)
+                except NotFound:
+                    yield logs.Note(f"pod {name} was deleted", warning=True)
+                    return
+                if logs.restarted(seen, inst):
+                    break
+            else:
+                return
+            if inst.restarts != seen.restarts and inst.previous:
+                yield logs.Heading(f"restarted (restart {inst.restarts}): the container before {inst.previous}")
+                yield from self._log(name, ns, container, previous=True, tail=tail, stop=stop)
+
+    def _log(
+        self, pod: str, namespace: str, container: str, *, previous: bool, tail: int, stop: threading.Event,
+        follow: bool = False,
+    ) -> Iterator[logs.LogEvent]:  # fmt: skip
+        try:
+            for text in self.api.pod_log(
+                pod, namespace=namespace, container=container, previous=previous, follow=follow,
+                tail_lines=tail, stop=stop,
+            ):  # fmt: skip
+                yield logs.Line(text)
+        except NoLog as exc:
+            yield logs.Note(str(exc), warning=True)
 
     def yaml(self, row: WorkloadRow) -> str:
         """The workload as the API holds it now (one GET: the cache keeps reduced objects only)."""

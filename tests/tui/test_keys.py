@@ -16,6 +16,7 @@ from rollguard.tui.app import RollguardApp
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.diff import DiffScreen
+from rollguard.tui.screens.logs import LogsScreen
 from rollguard.tui.screens.group import GroupScreen
 from rollguard.tui.screens.help import SECTIONS, HelpScreen, _key, key_rows
 from rollguard.tui.screens.quit import QuitScreen
@@ -234,7 +235,7 @@ def test_help_lists_exactly_the_bound_keys():
     owners = {
         "Workloads": (WorkloadsScreen, WorkloadTable), "Workload detail": (DetailScreen,),
         "Group": (GroupScreen,), "YAML": (YamlScreen,), "Confirmation dialog": (ConfirmScreen,),
-        "Template diff": (DiffScreen,),
+        "Template diff": (DiffScreen,), "Logs (followed live)": (LogsScreen,),
         "Quit while a repair runs": (QuitScreen,),
         "Everywhere": (RollguardApp,), "Help": (HelpScreen,),
     }  # fmt: skip

@@ -7,9 +7,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from textual import events
+from textual.actions import parse as parse_action
 from textual.binding import Binding
 from textual.screen import ModalScreen
 
+from rollguard import state
 from rollguard.repair_plan import ACTIONS
 from rollguard.tui import data
 from rollguard.tui.views import UNGROUPED, Target, WorkloadRow
@@ -104,7 +107,7 @@ class ActionsMixin:
         )
 
     def why_not(self, action: str, scope: str) -> str:
-        """Why ``action`` is not offered: the permissions missing, else that it does not apply."""
+        """Why ``action`` is not offered: the permissions missing, else why it does not apply."""
         sel = self.selection(scope)
         if sel is None:
             return f"{TITLES[action]}: nothing selected"
@@ -114,7 +117,18 @@ class ActionsMixin:
         missing = self.app.backend.why_not(action, sel.target.namespace, kinds)
         if missing and not self.app.may(action, sel.target.namespace, kinds):
             return f"{action[0]}: {action} needs {missing}"
-        return f"{TITLES[action]} is not available here"
+        if scope == "group" and self.selection("selection") == sel:
+            return f"{TITLES[action]} group: the cursor is on the group itself, {action[0]} acts on all of it"
+        return f"{TITLES[action]}: {inapplicable(action, sel.rows, to_revision=sel.target.to_revision)}"
+
+    def why_unoffered(self, action: str, parameters: tuple[object, ...]) -> str:
+        """What a key whose action is not offered now says (see `explain_key`); "" to stay silent."""
+        if action in TITLES:
+            return self.why_not(action, str(parameters[0]) if parameters else "selection")
+        return ""
+
+    def on_key(self, event: events.Key) -> None:
+        explain_key(self, event)
 
     def action_warning(self, action: str, scope: str) -> str:
         """A caution the confirm dialog shows above the plan ("" for none); the detail screen's rollback."""
@@ -143,6 +157,42 @@ class ActionsMixin:
                         )
                     )
         return out
+
+
+def inapplicable(action: str, rows: tuple[WorkloadRow, ...], *, to_revision: int | None = None) -> str:
+    """Why `data.applicable` says no, in the console's terms."""
+    if action == "resume":
+        return "nothing to resume: not paused"
+    if action == "redeploy":
+        return "paused: resume it first (a paused workload cannot start a rollout)"
+    if action == "revert" and to_revision is not None:
+        if len(rows) != 1:
+            return "a revision is chosen for one workload only"
+        if not any(f.code == state.STUCK for f in rows[0].findings):
+            return f"revision {to_revision} is the current one already"
+    if action == "revert":
+        return "nothing to revert: healthy, and no earlier revision"
+    return "not available here"
+
+
+def explain_key(screen: Any, event: events.Key) -> None:
+    """A key bound (on ``screen``'s class) to an action not offered now says why, instead of nothing.
+
+    Textual drops the key of a binding whose `check_action` is false; the screen sees the key first (it
+    bubbles up to the app, which runs bindings last), so it can say `why_unoffered` and stop it here.
+    """
+    for binding in type(screen).BINDINGS:
+        if not isinstance(binding, Binding) or event.key not in binding.key.split(","):
+            continue
+        _namespace, name, parameters = parse_action(binding.action)
+        if screen.check_action(name, parameters):
+            return
+        why = screen.why_unoffered(name, parameters)
+        if why:
+            screen.app.notify(why, severity="warning", timeout=4)
+            event.stop()
+            event.prevent_default()
+        return
 
 
 class Dialog(ModalScreen[Any]):

@@ -23,6 +23,7 @@ from rollguard.tui.screens.base import (
     workload_selection,
 )
 from rollguard.tui.screens.diff import DiffScreen
+from rollguard.tui.screens.logs import LogsScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import DetailView, GroupView, Inventory, WorkloadRow, age, images_text
 from rollguard.tui.widgets.badges import badges
@@ -50,6 +51,7 @@ class DetailScreen(ActionsMixin, Screen[None]):
         Binding("escape,backspace", "back", "Back"),
         Binding("t", "revert('revision')", "Revert to this revision"),
         Binding("y", "yaml", "YAML"),
+        Binding("l", "logs", "Logs"),
         Binding("equals_sign", "diff('verified')", "Diff vs verified"),
         Binding("D", "diff('revision')", "Diff vs revision"),
         Binding("ctrl+r", "reload", "Reload", show=False),
@@ -239,6 +241,19 @@ class DetailScreen(ActionsMixin, Screen[None]):
 
     def action_yaml(self) -> None:
         self.app.push_screen(YamlScreen(self.row))
+
+    def action_logs(self) -> None:
+        """`l`: the logs of the newest pod of the revision under the cursor (else of the workload)."""
+        self.app.push_screen(LogsScreen(self.row, revision=self.chosen_revision()))
+
+    def why_unoffered(self, action: str, parameters: tuple[object, ...]) -> str:
+        if action == "revert" and parameters and parameters[0] == "revision" and self.detail is not None:
+            table = self.query_one("#revisions", DataTable)
+            revisions = self.detail.revisions
+            if 0 <= table.cursor_row < len(revisions) and revisions[table.cursor_row].phase in ROLLING:
+                chosen = revisions[table.cursor_row]
+                return f"Revert to revision {chosen.number}: it is still rolling out ({chosen.phase})"
+        return super().why_unoffered(action, parameters)
 
 
 def journal_text(group: GroupView | None) -> str:

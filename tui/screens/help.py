@@ -17,6 +17,7 @@ from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.diff import DiffScreen
 from rollguard.tui.screens.group import GroupScreen
+from rollguard.tui.screens.logs import LogsScreen
 from rollguard.tui.screens.pick import Picker
 from rollguard.tui.screens.quit import QuitScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
@@ -27,7 +28,7 @@ from rollguard.tui.widgets.workload_table import WorkloadTable
 SCOPE_NOTE = (
     "On a group row, resume/revert/redeploy act on the whole rollout group; on a workload row, on that "
     "workload (the capital letter: its whole group). Keys that do not apply to the selected row, or that "
-    "you may not use (SelfSubjectAccessReview, --read-only), are hidden. A workload's action is confirmed "
+    "you may not use (SelfSubjectAccessReview, --read-only), are hidden; pressing one says why. A workload's action is confirmed "
     "with y, a group's by typing the group's name: Enter alone never changes anything."
 )
 
@@ -61,6 +62,7 @@ SECTIONS: list[tuple[str, Sequence[BindingType]]] = [
     ("Group", GroupScreen.BINDINGS),
     ("YAML", YamlScreen.BINDINGS),
     ("Template diff", DiffScreen.BINDINGS),
+    ("Logs (followed live)", LogsScreen.BINDINGS),
     ("Confirmation dialog", ConfirmScreen.BINDINGS),
     ("Namespace and context pickers (type to filter)", Picker.BINDINGS),
     ("Quit while a repair runs", QuitScreen.BINDINGS),

@@ -27,6 +27,7 @@ from rollguard.tui.screens.base import (
 )
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.group import GroupScreen
+from rollguard.tui.screens.logs import LogsScreen
 from rollguard.tui.screens.pick import ALL_NAMESPACES, ContextPicker, NamespacePicker
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import SORT_KEYS, Inventory
@@ -44,6 +45,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
     BINDINGS = [
         Binding("d", "details", "Describe"),
         Binding("y", "yaml", "YAML", show=False),
+        Binding("l", "logs", "Logs"),
         Binding("space", "fold", "Fold group", show=False),
         Binding("slash", "filter", "Filter"),
         Binding("colon", "command", "Jump (:ns NAME, :ctx NAME)", show=False),
@@ -230,7 +232,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("details", "fold"):
             return self.table.current is not None
-        if action == "yaml":
+        if action in ("yaml", "logs"):
             line = self.table.current
             return line is not None and line.row is not None
         if action == "clear_filter":
@@ -265,6 +267,22 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         line = self.table.current
         if line is not None and line.row is not None:
             self.app.push_screen(YamlScreen(line.row))
+
+    def action_logs(self) -> None:
+        """`l`: the newest pod's logs of the workload under the cursor, followed."""
+        line = self.table.current
+        if line is not None and line.row is not None:
+            self.app.push_screen(LogsScreen(line.row))
+
+    def why_unoffered(self, action: str, parameters: tuple[object, ...]) -> str:
+        if action in ("yaml", "logs"):
+            what = "YAML" if action == "yaml" else "logs"
+            if self.table.current is None:
+                return f"{what}: nothing selected"
+            return f"{what}: the cursor is on a group; choose one of its workloads"
+        if action == "details" and self.table.current is None:
+            return "describe: nothing selected"
+        return super().why_unoffered(action, parameters)
 
     def action_fold(self) -> None:
         """Fold (or unfold) the group of the cursor's row; the cursor lands on the group's row."""

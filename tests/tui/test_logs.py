@@ -1,0 +1,134 @@
+"""Issue 19 point 2: `l` shows the newest pod's logs, a crash loop's previous container first, followed
+live; and point 6: a key whose action is not offered says why. On the fake cluster (logs written by the
+test); against the sandbox's kubelet: tests/tui/test_live_logs.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from rollguard.resources import PODS
+from rollguard.tui.logs import Heading, Note
+from rollguard.tui.screens.detail import DetailScreen
+from rollguard.tui.screens.logs import LogsScreen
+from rollguard.tui.screens.workloads import WorkloadsScreen
+from tests.tui.conftest import make_app, settle, until
+from tests.tui.snapshot import SVGScreenshot
+
+NS = "shop-dev"
+FATAL = "FATAL api v2-crash: cannot start: dial tcp 10.0.0.12:5432: connect: connection refused"
+
+
+def crash_loop(fake, pod_name: str = "dc1-2-fd571") -> str:
+    """Make one of dc1's pods the newest, crash-looping, with its previous container's log."""
+    pod = fake.get(PODS, pod_name, namespace=NS)
+    pod["metadata"]["creationTimestamp"] = "2024-05-02T09:45:00Z"
+    pod["status"]["containerStatuses"][0] |= {
+        "ready": False, "restartCount": 5,
+        "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 1m20s restarting failed container"}},
+        "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": "2024-05-02T09:58:10Z",
+                                     "containerID": "cri-o://abc"}},
+    }  # fmt: skip
+    fake.apply(pod)
+    fake.set_log(NS, pod_name, "app", ["INFO starting api v2-crash", "INFO connecting to the database", FATAL],
+                 previous=True)  # fmt: skip
+    return pod_name
+
+
+async def open_logs(app, pilot, *keys: str) -> LogsScreen:
+    await settle(app, pilot)
+    await pilot.press("down", *keys)  # the first group's first workload: dc1
+    screen = app.screen
+    assert isinstance(screen, LogsScreen)
+    return screen
+
+
+async def test_l_on_a_crash_looping_workload_shows_the_previous_containers_error(fake):
+    pod = crash_loop(fake)
+    app = make_app(fake)
+    async with app.run_test(size=(120, 35)) as pilot:
+        screen = await open_logs(app, pilot, "l")
+        await until(pilot, lambda: FATAL in screen.lines, what="the previous container's FATAL line")
+        headings = [e.text for e in screen.events if isinstance(e, Heading)]
+        assert headings[0] == "previous container (restart 5): exited 1 (Error) at 2024-05-02T09:58:10Z"
+        assert headings[1].startswith("current container: CrashLoopBackOff: back-off 1m20s")
+        notes = [e.text for e in screen.events if isinstance(e, Note)]
+        assert notes[0] == f"pod {pod}, container app (newest of 2 pods)"
+        assert "it has not started again yet: the log above is its last run" in notes
+        shown = [strip.text for strip in app.screen.query_one("#page-box").lines]  # on screen, not only in the model
+        assert shown[1].startswith("── previous container") and shown[4] == FATAL
+        await pilot.press("escape")
+        assert isinstance(app.screen, WorkloadsScreen)
+
+
+async def test_follow_shows_a_line_written_later_and_stops_when_closed(fake):
+    fake.set_log(NS, "dc1-2-fd571", "app", ["INFO starting api v2", "INFO api v2 ready"], running=True)
+    fake.set_log(NS, "dc1-2-9df89", "app", ["INFO the older pod"], running=True)
+    app = make_app(fake)
+    async with app.run_test(size=(120, 35)) as pilot:
+        screen = await open_logs(app, pilot, "l")
+        await until(pilot, lambda: "INFO api v2 ready" in screen.lines, what="the first lines")
+        assert "INFO the older pod" not in screen.lines  # the newest pod only (equal times: by name)
+        headings = [e.text for e in screen.events if isinstance(e, Heading)]
+        assert headings == ["current container: running since ?"]  # no previous container: no such part
+        fake.add_log(NS, "dc1-2-fd571", "app", 'INFO "GET /healthz" 200')
+        await until(pilot, lambda: 'INFO "GET /healthz" 200' in screen.lines, what="the line written later")
+        workers = [w for w in app.workers if w.group == "logs"]
+        assert workers and workers[0].is_running
+        await pilot.press("escape")
+        await until(pilot, lambda: all(w.is_finished for w in workers), what="the log worker to end")
+
+
+async def test_l_in_the_detail_reads_the_chosen_revisions_pods(fake):
+    app = make_app(fake)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "down", "d")  # dc2: revisions dc2-2 (Failed, no pods), dc2-1
+        await settle(app, pilot)
+        assert isinstance(app.screen, DetailScreen)
+        await pilot.press("l")
+        screen = app.screen
+        assert isinstance(screen, LogsScreen) and screen.revision == 2
+        await until(pilot, lambda: bool(screen.events), what="the page's first words")
+        assert screen.events[0] == Note("no pod to show the logs of: none runs now", warning=True)
+        await pilot.press("escape", "j", "l")  # revision 1 runs two pods; no log written: the kubelet's no
+        screen = app.screen
+        assert isinstance(screen, LogsScreen) and screen.revision == 1
+        await until(pilot, lambda: any("waiting to start" in e.text for e in screen.events), what="a refusal")
+
+
+async def test_a_key_that_is_not_offered_says_why(fake):
+    app = make_app(fake, read_only=True)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(app, pilot)
+        assert app.screen.table.current.row is None  # the cursor starts on a group row
+        await pilot.press("l")
+        assert isinstance(app.screen, WorkloadsScreen)
+        await pilot.press("down", "r")
+        messages = [n.message for n in app._notifications]
+        assert messages[0] == "logs: the cursor is on a group; choose one of its workloads"
+        assert messages[1] == "Redeploy: read-only (started with --read-only)"
+        await pilot.press("escape")  # silent keys stay silent: nothing to clear
+        assert len(app._notifications) == 2
+
+
+async def test_resume_on_a_workload_that_is_not_paused_says_so(fake):
+    app = make_app(fake)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "u")
+        assert [n.message for n in app._notifications] == ["Resume: nothing to resume: not paused"]
+
+
+@pytest.fixture
+def svg(snapshot):
+    return snapshot.use_extension(SVGScreenshot)
+
+
+async def test_80x24_crash_loop_logs(fake, svg):
+    crash_loop(fake)
+    app = make_app(fake)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_logs(app, pilot, "l")
+        await until(pilot, lambda: any(isinstance(e, Note) and "not started" in e.text for e in screen.events))
+        await pilot.pause(0.2)
+        assert app.export_screenshot() == svg

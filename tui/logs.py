@@ -1,0 +1,106 @@
+"""What `l` shows: the newest pod of a workload (or of one revision), its container's log, followed.
+
+For a crash loop the first question is why it crashed: that is in the previous container's log (the last
+terminated instance, `previous=true`), shown first under its own heading; then the current instance's log,
+followed live. A container in back-off has no current instance: the kubelet would serve the same last
+instance again, so the page says it is waiting instead and shows each new instance's log when it restarts.
+
+Pure: choosing the pod, reading its container status, the events the page shows. The reads themselves
+are `Backend.follow_logs` (cluster I/O lives in the backend), run in the page's thread worker until the
+page closes. No Textual here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+Obj = dict[str, Any]
+TAIL = 500  # lines of each log read at first, as `oc logs --tail`
+POLL = 2.0  # seconds between looks at the pod for a restart while it waits or after a log ends
+MAX_PODS = 20  # pods read to find the newest
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A part of the page: which instance the lines below come from."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Line:
+    """A line the container printed."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Note:
+    """A sentence of our own (or the kubelet's) about the log, not a line of it."""
+
+    text: str
+    warning: bool = False
+
+
+LogEvent = Heading | Line | Note
+
+
+@dataclass(frozen=True)
+class Instance:
+    """What a pod's container status says about its current and previous instances."""
+
+    restarts: int
+    state: str  # running | waiting | terminated | unknown
+    detail: str  # reason and message, or start time
+    previous: str  # how the last terminated instance ended ("" when there is none)
+    container_id: str
+
+
+def newest_pod(pods: Iterable[Obj]) -> Obj | None:
+    """The pod created last (name breaks ties, so the choice is stable)."""
+    return max(pods, key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]), default=None)
+
+
+def main_container(pod: Obj) -> str:
+    containers = (pod.get("spec") or {}).get("containers") or [{}]
+    return str(containers[0].get("name", ""))
+
+
+def instance_of(pod: Obj, container: str) -> Instance:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    st: Obj = next((s for s in statuses if s.get("name") == container), {})
+    state = st.get("state") or {}
+    kind = next(iter(state), "unknown")
+    body = state.get(kind) or {}
+    if kind == "running":
+        detail = f"running since {body.get('startedAt', '?')}"
+    elif kind == "waiting":
+        detail = ": ".join(x for x in (body.get("reason"), body.get("message")) if x) or "waiting"
+    elif kind == "terminated":
+        detail = f"exited {body.get('exitCode', '?')} ({body.get('reason', '')}) at {body.get('finishedAt', '?')}"
+    else:
+        detail = "no status yet"
+    last = (st.get("lastState") or {}).get("terminated") or {}
+    previous = ""
+    if last:
+        previous = f"exited {last.get('exitCode', '?')} ({last.get('reason', '')}) at {last.get('finishedAt', '?')}"
+    cid = str(st.get("containerID") or last.get("containerID") or "")
+    return Instance(int(st.get("restartCount") or 0), kind, detail, previous, cid)
+
+
+def crash_looping(inst: Instance) -> bool:
+    """Waiting to start again after an exit: the current log would only repeat the previous one."""
+    return inst.state == "waiting" and bool(inst.previous)
+
+
+def restarted(before: Instance, now: Instance) -> bool:
+    """The container is another one than when the page last looked (a restart, a start, an exit)."""
+    return (now.restarts, now.container_id, now.state) != (before.restarts, before.container_id, before.state)
+
+
+def opening(pod: Obj, container: str, of: int) -> list[LogEvent]:
+    """What the page says first: which pod and container (of how many pods)."""
+    name = pod["metadata"]["name"]
+    return [Note(f"pod {name}, container {container}" + (f" (newest of {of} pods)" if of > 1 else ""))]

@@ -1,0 +1,95 @@
+"""`l`: the logs of a workload's (or a revision's) newest pod, followed live (`Backend.follow_logs`).
+
+The lines arrive in a thread worker, which queues them; the UI thread appends what is queued ten times a
+second. The worker's stream
+is cut when the page closes (the worker's cancel event is the stream's ``stop``), so no thread outlives
+the page. The page keeps the last `MAX_LINES` lines, wraps them (at 80 columns the end of an error line
+is the part that says why) and follows the end unless scrolled up.
+"""
+
+from __future__ import annotations
+
+import queue
+
+from rich.text import Text
+from textual import work
+from textual.widget import Widget
+from textual.widgets import RichLog
+from textual.worker import get_current_worker
+
+from rollguard.tui.errors import describe_error
+from rollguard.tui.logs import Heading, Line, LogEvent, Note
+from rollguard.tui.screens.scroll import ScrollPage
+from rollguard.tui.views import WorkloadRow
+
+MAX_LINES = 5000
+DRAIN_EVERY = 0.1  # seconds between looks at the worker's queue: one refresh per look, not per line
+
+
+def render(event: LogEvent) -> Text:
+    if isinstance(event, Heading):
+        return Text(f"── {event.text}", style="bold cyan")
+    if isinstance(event, Note):
+        return Text(event.text, style="yellow" if event.warning else "dim")
+    return Text(event.text, style="bold red" if _is_error(event.text) else "")
+
+
+def _is_error(text: str) -> bool:
+    head = text.lstrip()[:12].upper()
+    return head.startswith(("FATAL", "ERROR", "PANIC", "E0", "E1", "TRACEBACK"))
+
+
+class LogsScreen(ScrollPage):
+    """Read-only and live; j/k/g/G scroll, esc closes (and ends the stream)."""
+
+    def __init__(self, row: WorkloadRow, *, revision: int | None = None) -> None:
+        super().__init__()
+        self.row = row
+        self.revision = revision
+        self.events: list[LogEvent] = []
+        self._queue: queue.SimpleQueue[LogEvent] = queue.SimpleQueue()
+
+    def heading(self) -> Text:
+        which = f"revision {self.revision}" if self.revision is not None else "newest pod"
+        return Text.assemble((self.row.ref, "bold"), f" in {self.row.namespace}  ·  logs of the {which}")
+
+    def body(self) -> Widget:
+        return RichLog(id="page-box", max_lines=MAX_LINES, wrap=True, auto_scroll=True, markup=False)
+
+    @property
+    def lines(self) -> list[str]:
+        """What the container printed, as shown so far (for tests)."""
+        return [e.text for e in self.events if isinstance(e, Line)]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(e.text for e in self.events)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        self.set_interval(DRAIN_EVERY, self._drain)
+
+    @work(thread=True, exclusive=True, group="logs", exit_on_error=False)
+    def load(self) -> None:
+        stop = get_current_worker().cancelled_event  # set when the page closes: cuts the stream
+        try:
+            for event in self.app.backend.follow_logs(self.row, revision=self.revision, stop=stop):
+                self._queue.put(event)
+        except Exception as exc:
+            self._queue.put(Note(f"could not read the logs: {describe_error(exc)}", warning=True))
+
+    def _drain(self) -> None:
+        """Show what the worker queued since the last look: one refresh per tick, however many lines."""
+        batch: list[LogEvent] = []
+        while True:
+            try:
+                batch.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        if not batch:
+            return
+        self.events.extend(batch)
+        log = self.query_one("#page-box", RichLog)
+        width = log.scrollable_content_region.width or None  # wrap at the page, not at the console's 80
+        for event in batch:
+            log.write(render(event), width=width)
