@@ -60,7 +60,9 @@ class Instance:
 
 def newest_pod(pods: Iterable[Obj]) -> Obj | None:
     """The pod created last (name breaks ties, so the choice is stable)."""
-    return max(pods, key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]), default=None)
+    return max(
+        pods, key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"]), default=None
+    )
 
 
 def main_container(pod: Obj) -> str:
@@ -79,13 +81,17 @@ def instance_of(pod: Obj, container: str) -> Instance:
     elif kind == "waiting":
         detail = ": ".join(x for x in (body.get("reason"), body.get("message")) if x) or "waiting"
     elif kind == "terminated":
-        detail = f"exited {body.get('exitCode', '?')} ({body.get('reason', '')}) at {body.get('finishedAt', '?')}"
+        detail = (
+            f"exited {body.get('exitCode', '?')} ({body.get('reason', '')}) at {body.get('finishedAt', '?')}"
+        )
     else:
         detail = "no status yet"
     last = (st.get("lastState") or {}).get("terminated") or {}
     previous = ""
     if last:
-        previous = f"exited {last.get('exitCode', '?')} ({last.get('reason', '')}) at {last.get('finishedAt', '?')}"
+        previous = (
+            f"exited {last.get('exitCode', '?')} ({last.get('reason', '')}) at {last.get('finishedAt', '?')}"
+        )
     cid = str(st.get("containerID") or last.get("containerID") or "")
     return Instance(int(st.get("restartCount") or 0), kind, detail, previous, cid)
 

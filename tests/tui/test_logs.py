@@ -54,7 +54,9 @@ async def test_l_on_a_crash_looping_workload_shows_the_previous_containers_error
         notes = [e.text for e in screen.events if isinstance(e, Note)]
         assert notes[0] == f"pod {pod}, container app (newest of 2 pods)"
         assert "it has not started again yet: the log above is its last run" in notes
-        shown = [strip.text for strip in app.screen.query_one("#page-box").lines]  # on screen, not only in the model
+        shown = [
+            strip.text for strip in app.screen.query_one("#page-box").lines
+        ]  # on screen, not only in the model
         assert shown[1].startswith("── previous container") and shown[4] == FATAL
         await pilot.press("escape")
         assert isinstance(app.screen, WorkloadsScreen)
@@ -129,6 +131,8 @@ async def test_80x24_crash_loop_logs(fake, svg):
     app = make_app(fake)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_logs(app, pilot, "l")
-        await until(pilot, lambda: any(isinstance(e, Note) and "not started" in e.text for e in screen.events))
+        await until(
+            pilot, lambda: any(isinstance(e, Note) and "not started" in e.text for e in screen.events)
+        )
         await pilot.pause(0.2)
         assert app.export_screenshot() == svg
