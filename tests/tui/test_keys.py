@@ -16,9 +16,9 @@ from rollguard.tui.app import RollguardApp
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.diff import DiffScreen
-from rollguard.tui.screens.logs import LogsScreen
 from rollguard.tui.screens.group import GroupScreen
 from rollguard.tui.screens.help import SECTIONS, HelpScreen, _key, key_rows
+from rollguard.tui.screens.logs import LogsScreen
 from rollguard.tui.screens.quit import QuitScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.screens.yaml import YamlScreen
