@@ -34,9 +34,14 @@ def states(client: Client, namespace: str, selector: str | None = None) -> dict[
     return {w.key: w for w in read_namespace(client, namespace, selector=selector).workloads}
 
 
-def image_stream(client: Client, namespace: str, name: str, tags: dict[str, str]) -> None:
-    """An ImageStream whose tags import the given references (the sandbox pins them to digests)."""
-    spec_tags = [{"name": t, "from": {"kind": "DockerImage", "name": ref}} for t, ref in tags.items()]
+def image_stream(
+    client: Client, namespace: str, name: str, tags: dict[str, str], *, local: bool = False
+) -> None:
+    """An ImageStream whose tags import the given references (the sandbox pins them to digests);
+    ``local``: each tag with ``referencePolicy: Local`` (triggers then write the stream's own repository)."""
+    spec_tags: list[Obj] = [{"name": t, "from": {"kind": "DockerImage", "name": ref}} for t, ref in tags.items()]
+    if local:
+        spec_tags = [{**t, "referencePolicy": {"type": "Local"}} for t in spec_tags]
     client.create(
         IMAGE_STREAMS,
         {
@@ -58,14 +63,24 @@ def move_tag(client: Client, namespace: str, stream: str, tag: str, ref: str) ->
     client.replace(IMAGE_STREAMS, obj, namespace=namespace)
 
 
+def image_change_trigger(stream_tag: str, *, automatic: bool = True) -> Obj:
+    """A DC's ImageChange trigger of container ``app`` on ``stream:tag`` (manual: no ``automatic``, as the
+    API stores it)."""
+    params: Obj = {"containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": stream_tag}}
+    if automatic:
+        params["automatic"] = True
+    return {"type": "ImageChange", "imageChangeParams": params}
+
+
+def triggered_dc(name: str, stream_tag: str, *, timeout: int = 600) -> Obj:
+    """A DC (image left to its trigger, as templates do) with a ConfigChange and an automatic ImageChange
+    trigger on ``stream_tag``."""
+    return dc_body(name, " ", timeout=timeout, triggers=[{"type": "ConfigChange"}, image_change_trigger(stream_tag)])
+
+
 def latest_dc(name: str, *, timeout: int = 600) -> Obj:
     """A DC fed by an automatic ImageChange trigger on ``NAME:latest`` (the old Jenkins setup)."""
-    body = dc_body(name, " ", timeout=timeout, triggers=[
-        {"type": "ConfigChange"},
-        {"type": "ImageChange", "imageChangeParams": {
-            "automatic": True, "containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": f"{name}:latest"}}},
-    ])  # fmt: skip
-    return body
+    return triggered_dc(name, f"{name}:latest", timeout=timeout)
 
 
 def rc_phase(client: Client, namespace: str, name: str, phase: str, *, timeout: float = 90) -> Obj:

@@ -19,6 +19,7 @@ from rollguard.client import Client
 from rollguard.errors import Conflict, NotFound
 from rollguard.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, IMAGE_STREAMS, NAMESPACES, PODS
 from tests.chaos.proxy import FaultPlan, FaultProxy
+from tests.scenarios import image_stream, latest_dc, triggered_dc
 from tests.support import (
     DC,
     DEPLOYMENT,
@@ -36,11 +37,6 @@ NEW = "registry.local/shop/api:v2"
 CRASH = "registry.local/shop/api:v2-crash"
 SLOW = "registry.local/shop/api:v2-slow4"
 OCM = "openshift-controller-manager"
-
-
-@pytest.fixture
-def client(sandbox) -> Client:
-    return Client.connect(kubeconfig=str(sandbox.kubeconfig))
 
 
 def test_failed_dc_error_says_how_it_failed_not_its_cause(sandbox, namespace, client, tmp_path: Path):
@@ -163,20 +159,8 @@ def test_a_lost_reply_to_a_dc_write_is_recognised_as_ours(sandbox, namespace, cl
     """The API drops `automatic: false` and fills in `from.namespace` (openshift/api apps/v1/types.go
     omitempty; openshift-apiserver pkg/apps/apis/apps/v1/defaults.go): when the reply to rollguard's
     DC write is lost, the retry's conflict must still see the change as its own, not someone else's."""
-    stream = {
-        "apiVersion": "image.openshift.io/v1",
-        "kind": "ImageStream",
-        "metadata": {"name": "api"},
-        "spec": {"tags": [{"name": "latest", "from": {"kind": "DockerImage", "name": OLD}}]},
-    }
-    client.create(IMAGE_STREAMS, stream, namespace=namespace)
-    triggers = [
-        {"type": "ConfigChange"},
-        {"type": "ImageChange", "imageChangeParams": {
-            "automatic": True, "containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": "api:latest"},
-        }},
-    ]  # fmt: skip
-    create_group(client, namespace, [dc_body("api", " ", triggers=triggers)])
+    image_stream(client, namespace, "api", {"latest": OLD})
+    create_group(client, namespace, [latest_dc("api")])
     wait_until(client, PODS, namespace, "api-1-deploy", lambda p: p["status"].get("phase") == "Succeeded")
     with FaultProxy(sandbox.server, sandbox.ca, seed=13) as proxy:
         kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
@@ -205,20 +189,8 @@ def test_group_revert_is_not_undone_by_an_automatic_trigger(sandbox, namespace, 
     trigger's tag points elsewhere, paused or not. A DC left paused while its tag moved on: reverting it
     to its last verified state with its trigger automatic again would roll it straight to an image it
     never ran. The revert keeps the image it ran before, and says that the trigger is now manual."""
-    stream = {
-        "apiVersion": "image.openshift.io/v1",
-        "kind": "ImageStream",
-        "metadata": {"name": "api"},
-        "spec": {"tags": [{"name": "latest", "from": {"kind": "DockerImage", "name": OLD}}]},
-    }
-    client.create(IMAGE_STREAMS, stream, namespace=namespace)
-    triggers = [
-        {"type": "ConfigChange"},
-        {"type": "ImageChange", "imageChangeParams": {
-            "automatic": True, "containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": "api:latest"},
-        }},
-    ]  # fmt: skip
-    create_group(client, namespace, [dc_body("api", " ", triggers=triggers)])
+    image_stream(client, namespace, "api", {"latest": OLD})
+    create_group(client, namespace, [latest_dc("api")])
     ran = view(client, namespace, DC, "api").images
     client.patch(DEPLOYMENT_CONFIGS, "api", {"spec": {"paused": True}}, namespace=namespace)
     moved = "registry.local/shop/api:v3"
@@ -250,23 +222,10 @@ def test_promotion_to_a_local_reference_tag_pins_what_its_trigger_writes(
     """library-go pkg/image/imageutil/helpers.go: under `referencePolicy: Local` a trigger writes the
     stream's own `status.dockerImageRepository@<image>`, not the item's reference. The promotion keeps the
     tag's policy and pins the container to that, so the trigger finds nothing to do."""
-    cd = f"{namespace[:50]}-cd"
-    client.create(NAMESPACES, {"metadata": {"name": cd}})
+    cd = promoted_from(client, namespace)
     try:
-        build = {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
-                 "spec": {"tags": [{"name": "abc123", "from": {"kind": "DockerImage", "name": NEW}}]}}  # fmt: skip
-        client.create(IMAGE_STREAMS, build, namespace=cd)
-        target = {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
-                  "spec": {"tags": [{"name": "abc123", "from": {"kind": "DockerImage", "name": OLD},
-                                     "referencePolicy": {"type": "Local"}}]}}  # fmt: skip
-        client.create(IMAGE_STREAMS, target, namespace=namespace)
-        triggers = [
-            {"type": "ConfigChange"},
-            {"type": "ImageChange", "imageChangeParams": {
-                "automatic": True, "containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": "api:abc123"},
-            }},
-        ]  # fmt: skip
-        create_group(client, namespace, [dc_body("api", " ", triggers=triggers)])
+        image_stream(client, namespace, "api", {"abc123": OLD}, local=True)
+        create_group(client, namespace, [triggered_dc("api", "api:abc123")])
         wait_until(client, IMAGE_STREAMS, cd, "api", lambda s: bool((s.get("status") or {}).get("tags")))
         result = rollguard(
             sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--promote-from", cd, "--tag", "abc123",
@@ -282,6 +241,15 @@ def test_promotion_to_a_local_reference_tag_pins_what_its_trigger_writes(
         assert state.revision == 2  # one rollout: the trigger did not start a second one
     finally:
         client.delete(NAMESPACES, cd)
+
+
+def promoted_from(client: Client, namespace: str) -> str:
+    """A CD namespace beside ``namespace`` whose ImageStream api holds the build's tag abc123 (NEW);
+    the caller deletes it."""
+    cd = f"{namespace[:50]}-cd"
+    client.create(NAMESPACES, {"metadata": {"name": cd}})
+    image_stream(client, cd, "api", {"abc123": NEW})
+    return cd
 
 
 def annotated_web(stream_tag: str) -> dict:
@@ -301,9 +269,7 @@ def trigger_entries(client: Client, namespace: str) -> list[dict]:
 def test_an_image_set_directly_pauses_a_deployments_image_trigger(sandbox, namespace, client, tmp_path: Path):
     """OCM pkg/image/trigger/annotations/ rewrites an annotated Deployment's container to its tag's image
     while the entry is not paused: an image set directly must pause it, or the platform undoes it."""
-    stream = {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
-              "spec": {"tags": [{"name": "latest", "from": {"kind": "DockerImage", "name": OLD}}]}}  # fmt: skip
-    client.create(IMAGE_STREAMS, stream, namespace=namespace)
+    image_stream(client, namespace, "api", {"latest": OLD})
     create_group(client, namespace, [annotated_web("api:latest")])
     result = rollguard(
         sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"deploy/web={NEW}",
@@ -318,15 +284,9 @@ def test_an_image_set_directly_pauses_a_deployments_image_trigger(sandbox, names
 def test_promotion_pins_a_deployments_image_trigger_to_the_tag(sandbox, namespace, client, tmp_path: Path):
     """`--promote-from` finds the stream an annotated Deployment follows and points its trigger at the
     promoted tag (resumed), with the container on the reference the trigger writes."""
-    cd = f"{namespace[:50]}-cd"
-    client.create(NAMESPACES, {"metadata": {"name": cd}})
+    cd = promoted_from(client, namespace)
     try:
-        build = {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
-                 "spec": {"tags": [{"name": "abc123", "from": {"kind": "DockerImage", "name": NEW}}]}}  # fmt: skip
-        client.create(IMAGE_STREAMS, build, namespace=cd)
-        target = {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
-                  "spec": {"tags": [{"name": "latest", "from": {"kind": "DockerImage", "name": OLD}}]}}  # fmt: skip
-        client.create(IMAGE_STREAMS, target, namespace=namespace)
+        image_stream(client, namespace, "api", {"latest": OLD})
         create_group(client, namespace, [annotated_web("api:latest")])
         wait_until(client, IMAGE_STREAMS, cd, "api", lambda s: bool((s.get("status") or {}).get("tags")))
         result = rollguard(

@@ -14,16 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from rollguard.client import Client
-from rollguard.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS
-from rollguard.structs import Obj
+from rollguard.resources import DEPLOYMENT_CONFIGS
+from tests.scenarios import image_change_trigger, image_stream
 from tests.support import CRASH, DC, NEW, OLD, SELECTOR, dc_body, rolled_out, rollguard, view, wait_until
-
-
-def _image_trigger(*, automatic: bool) -> Obj:
-    params: Obj = {"containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": "api:latest"}}
-    if automatic:
-        params["automatic"] = True
-    return {"type": "ImageChange", "imageChangeParams": params}
 
 
 def _rollout_latest(client: Client, namespace: str, name: str) -> None:
@@ -40,16 +33,10 @@ def _group(client: Client, namespace: str) -> dict[str, dict[str, str]]:
     """dc/auto (automatic ImageChange trigger only), dc/manual (manual ImageChange trigger only) and
     dc/bare (no trigger), each complete at revision 1 on OLD (dc/auto: on what api:latest resolves OLD
     to); their images by name."""
-    stream = {
-        "apiVersion": "image.openshift.io/v1",
-        "kind": "ImageStream",
-        "metadata": {"name": "api"},
-        "spec": {"tags": [{"name": "latest", "from": {"kind": "DockerImage", "name": OLD}}]},
-    }
-    client.create(IMAGE_STREAMS, stream, namespace=namespace)
+    image_stream(client, namespace, "api", {"latest": OLD})
     bodies = {
-        "auto": dc_body("auto", " ", triggers=[_image_trigger(automatic=True)]),
-        "manual": dc_body("manual", OLD, triggers=[_image_trigger(automatic=False)]),
+        "auto": dc_body("auto", " ", triggers=[image_change_trigger("api:latest")]),
+        "manual": dc_body("manual", OLD, triggers=[image_change_trigger("api:latest", automatic=False)]),
         "bare": dc_body("bare", OLD, triggers=[]),
     }
     for body in bodies.values():
