@@ -17,12 +17,12 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import threading
 from typing import Any
 
 from sandbox.openshift.imagestreams import ImageStreamController
 from sandbox.openshift.informer import Informer, key_of
 from sandbox.openshift.kube import JSON, ApiError, Kube
+from sandbox.openshift.triggercache import TriggerCache
 from sandbox.openshift.workqueue import WorkQueue, run_workers
 
 log = logging.getLogger(__name__)
@@ -121,9 +121,7 @@ class AnnotationTriggerController:
         self.kube, self.images, self.workers = kube, images, workers
         self.deployments = Informer(kube, "/apis/apps/v1/deployments", self._on_deployment)
         self.queue = WorkQueue("annotation-triggers")
-        self._lock = threading.Lock()
-        self._streams: dict[Key, set[Key]] = {}
-        self._watched: dict[Key, set[Key]] = {}
+        self.triggers = TriggerCache()
         images.listeners.append(self._on_stream)
 
     def start(self) -> None:
@@ -134,20 +132,12 @@ class AnnotationTriggerController:
     def _on_deployment(self, etype: str, obj: JSON) -> None:
         key = key_of(obj)
         found = set() if etype == "DELETED" else sources(obj)
-        with self._lock:
-            for s in self._watched.pop(key, set()) - found:
-                self._streams.get(s, set()).discard(key)
-            if found:
-                self._watched[key] = found
-                for s in found:
-                    self._streams.setdefault(s, set()).add(key)
+        self.triggers.update(key, found)
         if found:
             self.queue.add(key)
 
     def _on_stream(self, _etype: str, stream: JSON) -> None:
-        with self._lock:
-            keys = list(self._streams.get(key_of(stream), ()))
-        for k in keys:
+        for k in self.triggers.followers(key_of(stream)):
             self.queue.add(k)
 
     def sync(self, key: Key) -> None:

@@ -21,6 +21,7 @@ from sandbox.openshift.imagestreams import ImageStreamController
 from sandbox.openshift.informer import Informer, key_of
 from sandbox.openshift.kube import JSON, MERGE_PATCH, ApiError, Kube
 from sandbox.openshift.replicationcontrollers import controller_ref, make_deployment
+from sandbox.openshift.triggercache import TriggerCache
 from sandbox.openshift.triggers import rollout_details, trigger_sources, update_images
 from sandbox.openshift.workqueue import Requeue, WorkQueue, run_workers
 
@@ -52,9 +53,7 @@ class DeploymentConfigController:
         )
         self.deployer = Deployer(kube, self.rcs, self.pods, self.recorder)
         self.queue = WorkQueue("deploymentconfigs")
-        self._lock = threading.Lock()
-        self._streams: dict[Key, set[Key]] = {}  # (namespace, image stream) -> DCs it triggers
-        self._watched: dict[Key, set[Key]] = {}  # DC -> streams its triggers watch
+        self.triggers = TriggerCache()  # (namespace, image stream) -> DCs it triggers
         self._local = threading.local()  # per worker: when to look at the DC being synced again
         images.listeners.append(self._on_stream)
 
@@ -79,14 +78,7 @@ class DeploymentConfigController:
 
     def _on_dc(self, etype: str, dc: JSON) -> None:
         key = key_of(dc)
-        sources = set() if etype == "DELETED" else trigger_sources(dc)
-        with self._lock:
-            for s in self._watched.pop(key, set()) - sources:
-                self._streams.get(s, set()).discard(key)
-            if sources:
-                self._watched[key] = sources
-                for s in sources:
-                    self._streams.setdefault(s, set()).add(key)
+        self.triggers.update(key, set() if etype == "DELETED" else trigger_sources(dc))
         self.queue.add(key)
 
     def _on_rc(self, _etype: str, rc: JSON) -> None:
@@ -100,9 +92,7 @@ class DeploymentConfigController:
             self.queue.add((pod["metadata"]["namespace"], dc_name))
 
     def _on_stream(self, _etype: str, stream: JSON) -> None:
-        with self._lock:
-            keys = list(self._streams.get(key_of(stream), ()))
-        for k in keys:
+        for k in self.triggers.followers(key_of(stream)):
             self.queue.add(k)
 
     # -- reconcile --------------------------------------------------------------------------------------
@@ -176,24 +166,13 @@ class DeploymentConfigController:
             if written is None or latestversion.version(written) != bump:
                 return written  # re-read after a conflict: the next pass looks again
             dc = written
-        ns, name = key_of(dc)
         patch = {
             "metadata": {
                 "resourceVersion": dc["metadata"]["resourceVersion"],
                 "annotations": {latestversion.REQUEST: None},
             }
         }
-        path = f"{u.DC_PATH}/namespaces/{ns}/deploymentconfigs/{name}"
-        try:
-            updated = self.kube.request("PATCH", path, patch, content_type=MERGE_PATCH)
-        except ApiError as e:
-            if e.status == 409:
-                return self._refresh(path)
-            if e.status == 404:
-                return None
-            raise
-        self.dcs.store(updated)
-        return updated
+        return self._put(dc, "", patch, method="PATCH", content_type=MERGE_PATCH)
 
     def _deploy_step(self, dc: JSON, rcs: list[JSON], rc: JSON) -> None:
         delay = self.deployer.step(dc, rcs, rc)
@@ -391,12 +370,14 @@ class DeploymentConfigController:
     def _write_status(self, dc: JSON, status: JSON) -> JSON | None:
         return self._put(dc, "/status", {**dc, "status": status})
 
-    def _put(self, dc: JSON, sub: str, body: JSON) -> JSON | None:
-        """PUT the DC or its subresource; a conflict re-reads it, a deletion ends the work."""
+    def _put(
+        self, dc: JSON, sub: str, body: JSON, *, method: str = "PUT", content_type: str = "application/json"
+    ) -> JSON | None:
+        """PUT (or PATCH) the DC or its subresource; a conflict re-reads it, a deletion ends the work."""
         ns, name = key_of(dc)
         path = f"{u.DC_PATH}/namespaces/{ns}/deploymentconfigs/{name}"
         try:
-            updated = self.kube.request("PUT", path + sub, body)
+            updated = self.kube.request(method, path + sub, body, content_type=content_type)
         except ApiError as e:
             if e.status == 409:
                 return self._refresh(path)
