@@ -15,7 +15,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Collection
-from dataclasses import dataclass, field
 
 from rollguard import audit
 from rollguard.client import Api
@@ -23,8 +22,6 @@ from rollguard.errors import ApiError, RollguardError, RolloutFailed
 from rollguard.group import GroupRun, Printer, actor
 from rollguard.journal import WorkloadEntry
 from rollguard.kinds import images_of
-from rollguard.lock import LEASE_SECONDS
-from rollguard.manifests import ManifestSet
 from rollguard.merge import combined_restore
 from rollguard.preflight import Plan, WorkloadPlan, plan_rollout
 from rollguard.promote import (
@@ -35,28 +32,12 @@ from rollguard.promote import (
     without_promotion_effects,
 )
 from rollguard.resources import IMAGE_STREAMS
-from rollguard.structs import ImageTarget, Obj, RunState, Status, WorkloadPhase
+from rollguard.rollout_decide import RolloutRequest
+from rollguard.structs import Obj, RunState, Status, WorkloadPhase
 from rollguard.watch import Watched
 from rollguard.watcher import NamespaceCache
 
 PROMOTION_WAIT = 60.0
-
-
-@dataclass
-class RolloutRequest:
-    namespace: str
-    selector: str
-    targets: list[ImageTarget] = field(default_factory=list)
-    promote_from: str | None = None
-    tag: str | None = None
-    timeout: int = 600
-    on_paused: str = "take-over"
-    fail_fast: bool = True
-    crash_restarts: int = 2
-    allow_never_completed: bool = False
-    manifests: ManifestSet | None = None  # -f: the workloads' desired states
-    skip_other_kinds: bool = False
-    lease_seconds: int = LEASE_SECONDS
 
 
 class Rollout(GroupRun):
@@ -86,22 +67,7 @@ class Rollout(GroupRun):
             self.extra_resources = (IMAGE_STREAMS,)
 
     def prepare(self) -> Plan:
-        req = self.request
-        return plan_rollout(
-            self.client,
-            namespace=req.namespace,
-            selector=req.selector,
-            targets=req.targets,
-            promote_from=req.promote_from,
-            tag=req.tag,
-            on_paused=req.on_paused,
-            lock=self.lock,
-            journal_store=self.store,
-            allow_never_completed=req.allow_never_completed,
-            manifests=req.manifests,
-            skip_other_kinds=req.skip_other_kinds,
-            claims=self.claims,
-        )
+        return plan_rollout(self.client, self.request, lock=self.lock, journal_store=self.store, claims=self.claims)
 
     def begin(self, plan: Plan) -> None:
         names = ", ".join(w.key for w in plan.workloads)

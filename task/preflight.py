@@ -21,6 +21,7 @@ from rollguard.kinds import KINDS, Owners
 from rollguard.lock import GroupLock
 from rollguard.manifest_decide import ManifestRead, hpa_targets, settle_dry_run
 from rollguard.manifests import ManifestSet
+from rollguard.reading import gather, stops_at_refusal
 from rollguard.resources import HORIZONTAL_POD_AUTOSCALERS, IMAGE_STREAMS, NAMESPACES
 from rollguard.rollout_decide import (
     Found,
@@ -28,13 +29,14 @@ from rollguard.rollout_decide import (
     Plan,
     Promotion,
     RolloutRead,
+    RolloutRequest,
     WorkloadPlan,
     container_stream,
     decide_rollout,
     namespace_refusal,
     read_refusal,
 )
-from rollguard.structs import ImageTarget, Obj, WorkloadRef
+from rollguard.structs import Obj, WorkloadRef
 
 __all__ = [
     "Found",
@@ -42,6 +44,7 @@ __all__ = [
     "Plan",
     "Promotion",
     "RolloutRead",
+    "RolloutRequest",
     "WorkloadPlan",
     "check_access",
     "check_namespace",
@@ -96,6 +99,7 @@ def with_revisions(client: Api, namespace: str, found: Sequence[Found]) -> list[
     ]
 
 
+@stops_at_refusal
 def read_rollout(
     client: Api,
     *,
@@ -109,7 +113,7 @@ def read_rollout(
     skip_other_kinds: bool = False,
 ) -> RolloutRead:
     """All a rollout's preflight reads, in one step; it stops at the first fact that refuses the run."""
-    read = RolloutRead(
+    start = RolloutRead(
         namespace=namespace,
         selector=selector,
         namespace_found=namespace_exists(client, namespace),
@@ -117,22 +121,15 @@ def read_rollout(
         lease_name=lock.name,
         holder=lock.holder,
     )
-    if read_refusal(read) is not None:
-        return read
+    read = gather(start, read_refusal)
     listing = list_group(client, namespace, selector)
-    read = dataclasses.replace(read, group=listing)
-    if read_refusal(read) is not None:
-        return read
+    read = gather(read, read_refusal, group=listing)
     if manifests is not None:
-        read = dataclasses.replace(
-            read, manifests=read_manifests(client, namespace, listing, manifests, skip_other_kinds)
+        read = gather(
+            read, read_refusal, manifests=read_manifests(client, namespace, listing, manifests, skip_other_kinds)
         )
-        if read_refusal(read) is not None:
-            return read
     if promote_from:
-        read = dataclasses.replace(read, promote_namespace_found=namespace_exists(client, promote_from))
-        if read_refusal(read) is not None:
-            return read
+        read = gather(read, read_refusal, promote_namespace_found=namespace_exists(client, promote_from))
     kinds = {f.kind.kind for f in listing.workloads}
     needs = rollout_permissions(
         namespace,
@@ -141,12 +138,8 @@ def read_rollout(
         manifests=manifests is not None,
         creates=frozenset(r.kind for r in read.manifests.absent) if read.manifests else frozenset(),
     )
-    read = dataclasses.replace(read, access=ask(client, needs))
-    if read_refusal(read) is not None:
-        return read
-    read = dataclasses.replace(read, lease=lock.view())
-    if read_refusal(read) is not None:
-        return read
+    read = gather(read, read_refusal, access=ask(client, needs))
+    read = gather(read, read_refusal, lease=lock.view())
     group = dataclasses.replace(listing, workloads=with_revisions(client, namespace, listing.workloads))
     read = dataclasses.replace(read, journal=journal_store.load(), group=group)
     if promote_from and tag:
@@ -249,18 +242,10 @@ def _fresh(client: Api, wp: WorkloadPlan, namespace: str) -> Obj | None:
 
 def plan_rollout(
     client: Api,
+    request: RolloutRequest,
     *,
-    namespace: str,
-    selector: str,
-    targets: list[ImageTarget],
-    promote_from: str | None,
-    tag: str | None,
-    on_paused: str,
     lock: GroupLock,
     journal_store: JournalStore,
-    allow_never_completed: bool = False,
-    manifests: ManifestSet | None = None,
-    skip_other_kinds: bool = False,
     claims: Claims | None = None,
 ) -> Plan:
     """All read-only checks of a rollout: read, decide, then every write as a server-side dry run;
@@ -271,22 +256,22 @@ def plan_rollout(
     claimed the workload before writing it."""
     read = read_rollout(
         client,
-        namespace=namespace,
-        selector=selector,
-        promote_from=promote_from,
-        tag=tag,
+        namespace=request.namespace,
+        selector=request.selector,
+        promote_from=request.promote_from,
+        tag=request.tag,
         lock=lock,
         journal_store=journal_store,
-        manifests=manifests,
-        skip_other_kinds=skip_other_kinds,
+        manifests=request.manifests,
+        skip_other_kinds=request.skip_other_kinds,
     )
     plan = decide_rollout(
         read,
-        targets=targets,
-        promote_from=promote_from,
-        tag=tag,
-        on_paused=on_paused,
-        allow_never_completed=allow_never_completed,
+        targets=request.targets,
+        promote_from=request.promote_from,
+        tag=request.tag,
+        on_paused=request.on_paused,
+        allow_never_completed=request.allow_never_completed,
     )
     answers = dry_run(client, plan)
     if any(isinstance(answer, Conflict) for answer in answers.values()):

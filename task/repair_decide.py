@@ -470,18 +470,13 @@ def decide_repair(read: RepairRead) -> RepairPlan:
             wp.notes = [f"created by the unfinished run {journal.run_id if journal else '?'}: deleted"]
             plan.workloads.workloads.append(wp)
             plan.changes.append(
-                Change(
-                    ref=snapshot.ref,
+                _change(
+                    f,
                     namespace=namespace,
                     action=action,
-                    images_before=dict(snapshot.images),
-                    images_running=kind.running_state(obj, revisions).images,
                     images_after={},
-                    paused_before=snapshot.paused,
                     paused_after=False,
-                    revision_before=snapshot.revision,
                     target_revision=None,
-                    triggers_before=kind.trigger_texts(obj),
                     triggers_after=(),
                     changed=True,
                     notes=tuple(wp.notes),
@@ -530,21 +525,51 @@ def decide_repair(read: RepairRead) -> RepairPlan:
         notes += [start] if start else []  # a rollout its triggers would not start: asked for
         wp.notes = list(notes)  # the report's notes
         plan.changes.append(
-            Change(
-                ref=snapshot.ref,
+            _change(
+                f,
                 namespace=namespace,
                 action=action,
-                images_before=dict(snapshot.images),
-                images_running=kind.running_state(obj, revisions).images,
                 images_after=images_of(body["spec"]["template"]),
-                paused_before=snapshot.paused,
                 paused_after=bool(body["spec"].get("paused")),
-                revision_before=snapshot.revision,
                 target_revision=target_revision,
-                triggers_before=kind.trigger_texts(obj),
                 triggers_after=kind.trigger_texts(body),
                 changed=changed,
                 notes=tuple(notes),
             )
         )
     return plan
+
+
+def _change(
+    found: Found,
+    *,
+    namespace: str,
+    action: str,
+    images_after: dict[str, str],
+    paused_after: bool,
+    target_revision: int | None,
+    triggers_after: tuple[str, ...],
+    changed: bool,
+    notes: tuple[str, ...],
+    delete: bool = False,
+) -> Change:
+    """The `Change` of one workload: its "before" side as read (``found``), its "after" side as given."""
+    kind, obj = found.kind, found.obj
+    snapshot = kind.snapshot(obj)
+    return Change(
+        ref=snapshot.ref,
+        namespace=namespace,
+        action=action,
+        images_before=dict(snapshot.images),
+        images_running=kind.running_state(obj, found.revisions).images,
+        images_after=images_after,
+        paused_before=snapshot.paused,
+        paused_after=paused_after,
+        revision_before=snapshot.revision,
+        target_revision=target_revision,
+        triggers_before=kind.trigger_texts(obj),
+        triggers_after=triggers_after,
+        changed=changed,
+        notes=notes,
+        delete=delete,
+    )

@@ -22,6 +22,7 @@ from rollguard.kinds.triggers import StreamKey
 from rollguard.lock import LeaseView, read_lease
 from rollguard.preflight import Found, list_group, namespace_exists, with_revisions
 from rollguard.promote import as_restored
+from rollguard.reading import gather, stops_at_refusal
 from rollguard.repair_decide import (
     ACTIONS,
     REDEPLOYED_AT,
@@ -68,27 +69,21 @@ def _stream_keys(kind: Kind, obj: Obj, states: Iterable[VerifiedState], namespac
     return keys
 
 
+@stops_at_refusal
 def read_repair(client: Api, request: RepairRequest, *, now: dt.datetime | None = None) -> RepairRead:
     """All a repair's preflight reads, in one step; it stops at the first fact that refuses the repair."""
     namespace = request.namespace
-    read = RepairRead(
+    start = RepairRead(
         request=request,
         now=now or dt.datetime.now(dt.UTC),
         namespace_found=namespace_exists(client, namespace),
     )
-    if read_refusal(read) is not None:
-        return read
+    read = gather(start, read_refusal)
     if request.selector is not None:
-        read = dataclasses.replace(read, listing=list_group(client, namespace, request.selector))
-        if read_refusal(read) is not None:
-            return read
+        read = gather(read, read_refusal, listing=list_group(client, namespace, request.selector))
     listed = read.listing.workloads if read.listing else []
     kinds = {r.kind for r in request.refs} | {f.kind.kind for f in listed}
-    read = dataclasses.replace(
-        read, access=ask(client, rollout_permissions(namespace, kinds, promote_from=None))
-    )
-    if read_refusal(read) is not None:
-        return read
+    read = gather(read, read_refusal, access=ask(client, rollout_permissions(namespace, kinds, promote_from=None)))
     try:  # after the access reviews: they name a missing permission better than a 403 here would
         configmaps = client.list(CONFIG_MAPS, namespace=namespace, selector=f"{JOURNAL_LABEL}=true")
         leases = client.list(LEASES, namespace=namespace)
@@ -104,14 +99,10 @@ def read_repair(client: Api, request: RepairRequest, *, now: dt.datetime | None 
                 found.append(Found(kind, client.get(kind.resource, ref.name, namespace=namespace)))
             except NotFound:
                 return dataclasses.replace(read, missing=ref)
-    read = dataclasses.replace(read, found=found)
-    if read_refusal(read) is not None:
-        return read
+    read = gather(read, read_refusal, found=found)
     group, selector = the_group(read)
     if request.selector is None and group is not None:
-        read = dataclasses.replace(read, members=list_group(client, namespace, selector))
-        if read_refusal(read) is not None:
-            return read
+        read = gather(read, read_refusal, members=list_group(client, namespace, selector))
     views: dict[str, LeaseView | None] = {}
     for name in lock_names(read):
         if name not in views:
@@ -119,9 +110,7 @@ def read_repair(client: Api, request: RepairRequest, *, now: dt.datetime | None 
                 views[name] = read_lease(client.get(LEASES, name, namespace=namespace))
             except NotFound:
                 views[name] = None
-    read = dataclasses.replace(read, leases=views)
-    if read_refusal(read) is not None:
-        return read
+    read = gather(read, read_refusal, leases=views)
     found = with_revisions(client, namespace, found)
     journal = group.journal if group else None
     keys: set[StreamKey] = set()

@@ -17,8 +17,9 @@ from rollguard.access import Answer, first_gap
 from rollguard.errors import Forbidden, RefusedError
 from rollguard.journal import Journal
 from rollguard.kinds import KINDS, ContainerNames, Kind, kind_of, triggers
-from rollguard.lock import LeaseView, held
+from rollguard.lock import LEASE_SECONDS, LeaseView, held
 from rollguard.manifest_decide import ManifestRead, attach_manifests, manifest_refusal, to_create
+from rollguard.manifests import ManifestSet
 from rollguard.resources import Resource
 from rollguard.structs import ImageTarget, Obj, Phase, Snapshot, VerifiedState, WorkloadRef
 
@@ -32,6 +33,25 @@ class Promotion:
     source_namespace: str
     source_image: str  # sha256:...
     source_reference: str
+
+
+@dataclass
+class RolloutRequest:
+    """A rollout's arguments, checked by the CLI: the group, what to change and how to run."""
+
+    namespace: str
+    selector: str
+    targets: list[ImageTarget] = field(default_factory=list)
+    promote_from: str | None = None
+    tag: str | None = None
+    timeout: int = 600
+    on_paused: str = "take-over"
+    fail_fast: bool = True
+    crash_restarts: int = 2
+    allow_never_completed: bool = False
+    manifests: ManifestSet | None = None  # -f: the workloads' desired states
+    skip_other_kinds: bool = False
+    lease_seconds: int = LEASE_SECONDS
 
 
 @dataclass

@@ -139,7 +139,7 @@ def preview(rollout: Rollout) -> Outcome:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rollguard.engine import Rollout, RolloutRequest
+    from rollguard.engine import Rollout
     from rollguard.inputs import (
         check_step_budget,
         parse_duration,
@@ -149,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from rollguard.manifests import parse, read_sources
     from rollguard.report import Outcome, default_results_dir, write_results
+    from rollguard.rollout_decide import RolloutRequest
     from rollguard.structs import Status
 
     outcome: Outcome
