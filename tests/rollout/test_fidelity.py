@@ -217,39 +217,40 @@ def test_group_revert_is_not_undone_by_an_automatic_trigger(sandbox, namespace, 
 
 
 def test_promotion_to_a_local_reference_tag_pins_what_its_trigger_writes(
-    sandbox, namespace, client, tmp_path: Path
+    sandbox, namespace, client, tmp_path: Path, promote_source: str
 ):
     """library-go pkg/image/imageutil/helpers.go: under `referencePolicy: Local` a trigger writes the
     stream's own `status.dockerImageRepository@<image>`, not the item's reference. The promotion keeps the
     tag's policy and pins the container to that, so the trigger finds nothing to do."""
-    cd = promoted_from(client, namespace)
-    try:
-        image_stream(client, namespace, "api", {"abc123": OLD}, local=True)
-        create_group(client, namespace, [triggered_dc("api", "api:abc123")])
-        wait_until(client, IMAGE_STREAMS, cd, "api", lambda s: bool((s.get("status") or {}).get("tags")))
-        result = rollguard(
-            sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--promote-from", cd, "--tag", "abc123",
-            report=tmp_path / "report.json",
-        )  # fmt: skip
-        assert result.code == 0, result.stdout + result.stderr
-        stream = client.get(IMAGE_STREAMS, "api", namespace=namespace)
-        assert stream["spec"]["tags"][0]["referencePolicy"] == {"type": "Local"}
-        digest = client.get(IMAGE_STREAMS, "api", namespace=cd)["status"]["tags"][0]["items"][0]["image"]
-        local = f"{stream['status']['dockerImageRepository']}@{digest}"
-        state = view(client, namespace, DC, "api")
-        assert state.images == {"app": local} and state.complete, state
-        assert state.revision == 2  # one rollout: the trigger did not start a second one
-    finally:
-        client.delete(NAMESPACES, cd)
+    cd = promote_source
+    image_stream(client, namespace, "api", {"abc123": OLD}, local=True)
+    create_group(client, namespace, [triggered_dc("api", "api:abc123")])
+    result = rollguard(
+        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--promote-from", cd, "--tag", "abc123",
+        report=tmp_path / "report.json",
+    )  # fmt: skip
+    assert result.code == 0, result.stdout + result.stderr
+    stream = client.get(IMAGE_STREAMS, "api", namespace=namespace)
+    assert stream["spec"]["tags"][0]["referencePolicy"] == {"type": "Local"}
+    digest = client.get(IMAGE_STREAMS, "api", namespace=cd)["status"]["tags"][0]["items"][0]["image"]
+    local = f"{stream['status']['dockerImageRepository']}@{digest}"
+    state = view(client, namespace, DC, "api")
+    assert state.images == {"app": local} and state.complete, state
+    assert state.revision == 2  # one rollout: the trigger did not start a second one
 
 
-def promoted_from(client: Client, namespace: str) -> str:
-    """A CD namespace beside ``namespace`` whose ImageStream api holds the build's tag abc123 (NEW);
-    the caller deletes it."""
+@pytest.fixture
+def promote_source(client: Client, namespace: str) -> Iterator[str]:
+    """A CD namespace beside ``namespace`` whose ImageStream api holds the build's tag abc123 (NEW),
+    imported; deleted after the test whatever happens."""
     cd = f"{namespace[:50]}-cd"
     client.create(NAMESPACES, {"metadata": {"name": cd}})
-    image_stream(client, cd, "api", {"abc123": NEW})
-    return cd
+    try:
+        image_stream(client, cd, "api", {"abc123": NEW})
+        wait_until(client, IMAGE_STREAMS, cd, "api", lambda s: bool((s.get("status") or {}).get("tags")))
+        yield cd
+    finally:
+        client.delete(NAMESPACES, cd)
 
 
 def annotated_web(stream_tag: str) -> dict:
@@ -281,23 +282,21 @@ def test_an_image_set_directly_pauses_a_deployments_image_trigger(sandbox, names
     assert entry["paused"] is True and entry["from"]["name"] == "api:latest"
 
 
-def test_promotion_pins_a_deployments_image_trigger_to_the_tag(sandbox, namespace, client, tmp_path: Path):
+def test_promotion_pins_a_deployments_image_trigger_to_the_tag(
+    sandbox, namespace, client, tmp_path: Path, promote_source: str
+):
     """`--promote-from` finds the stream an annotated Deployment follows and points its trigger at the
     promoted tag (resumed), with the container on the reference the trigger writes."""
-    cd = promoted_from(client, namespace)
-    try:
-        image_stream(client, namespace, "api", {"latest": OLD})
-        create_group(client, namespace, [annotated_web("api:latest")])
-        wait_until(client, IMAGE_STREAMS, cd, "api", lambda s: bool((s.get("status") or {}).get("tags")))
-        result = rollguard(
-            sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--promote-from", cd, "--tag", "abc123",
-            report=tmp_path / "report.json",
-        )  # fmt: skip
-        assert result.code == 0, result.stdout + result.stderr
-        (entry,) = trigger_entries(client, namespace)
-        assert entry["from"]["name"] == "api:abc123" and not entry.get("paused")
-        digest = client.get(IMAGE_STREAMS, "api", namespace=cd)["status"]["tags"][0]["items"][0]["image"]
-        state = view(client, namespace, DEPLOYMENT, "web")
-        assert state.images["app"].endswith(digest) and state.complete
-    finally:
-        client.delete(NAMESPACES, cd)
+    cd = promote_source
+    image_stream(client, namespace, "api", {"latest": OLD})
+    create_group(client, namespace, [annotated_web("api:latest")])
+    result = rollguard(
+        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--promote-from", cd, "--tag", "abc123",
+        report=tmp_path / "report.json",
+    )  # fmt: skip
+    assert result.code == 0, result.stdout + result.stderr
+    (entry,) = trigger_entries(client, namespace)
+    assert entry["from"]["name"] == "api:abc123" and not entry.get("paused")
+    digest = client.get(IMAGE_STREAMS, "api", namespace=cd)["status"]["tags"][0]["items"][0]["image"]
+    state = view(client, namespace, DEPLOYMENT, "web")
+    assert state.images["app"].endswith(digest) and state.complete
