@@ -100,19 +100,10 @@ def with_revisions(client: Api, namespace: str, found: Sequence[Found]) -> list[
 
 
 @stops_at_refusal
-def read_rollout(
-    client: Api,
-    *,
-    namespace: str,
-    selector: str,
-    promote_from: str | None,
-    tag: str | None,
-    lock: GroupLock,
-    journal_store: JournalStore,
-    manifests: ManifestSet | None = None,
-    skip_other_kinds: bool = False,
-) -> RolloutRead:
+def read_rollout(client: Api, request: RolloutRequest, *, lock: GroupLock, journal_store: JournalStore) -> RolloutRead:
     """All a rollout's preflight reads, in one step; it stops at the first fact that refuses the run."""
+    namespace, selector, manifests = request.namespace, request.selector, request.manifests
+    promote_from, tag = request.promote_from, request.tag
     start = RolloutRead(
         namespace=namespace,
         selector=selector,
@@ -126,7 +117,7 @@ def read_rollout(
     read = gather(read, read_refusal, group=listing)
     if manifests is not None:
         read = gather(
-            read, read_refusal, manifests=read_manifests(client, namespace, listing, manifests, skip_other_kinds)
+            read, read_refusal, manifests=read_manifests(client, namespace, listing, manifests, request.skip_other_kinds)
         )
     if promote_from:
         read = gather(read, read_refusal, promote_namespace_found=namespace_exists(client, promote_from))
@@ -254,25 +245,7 @@ def plan_rollout(
     ``claims``: when the dry run met a conflict, a workload claimed by a live run of another group
     refuses the run naming that run (`rollguard.claims`): a writer that made the dry run conflict had
     claimed the workload before writing it."""
-    read = read_rollout(
-        client,
-        namespace=request.namespace,
-        selector=request.selector,
-        promote_from=request.promote_from,
-        tag=request.tag,
-        lock=lock,
-        journal_store=journal_store,
-        manifests=request.manifests,
-        skip_other_kinds=request.skip_other_kinds,
-    )
-    plan = decide_rollout(
-        read,
-        targets=request.targets,
-        promote_from=request.promote_from,
-        tag=request.tag,
-        on_paused=request.on_paused,
-        allow_never_completed=request.allow_never_completed,
-    )
+    plan = decide_rollout(read_rollout(client, request, lock=lock, journal_store=journal_store), request)
     answers = dry_run(client, plan)
     if any(isinstance(answer, Conflict) for answer in answers.values()):
         lock.check()  # a workload changed under the dry run: most often a run that took the group meanwhile

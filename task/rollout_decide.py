@@ -328,19 +328,13 @@ def _paused_note(plan: WorkloadPlan) -> str:
     return note
 
 
-def decide_rollout(
-    read: RolloutRead,
-    *,
-    targets: list[ImageTarget],
-    promote_from: str | None,
-    tag: str | None,
-    on_paused: str,
-    allow_never_completed: bool = False,
-) -> Plan:
-    """The plan of a rollout from what was read (pure); raises RefusedError naming the problem and fix."""
+def decide_rollout(read: RolloutRead, request: RolloutRequest) -> Plan:
+    """The plan of ``request`` from what was read (pure); raises RefusedError naming the problem and fix."""
     refusal = read_refusal(read)
     if refusal is not None:
         raise refusal
+    targets, promote_from, tag = request.targets, request.promote_from, request.tag
+    on_paused, allow_never_completed = request.on_paused, request.allow_never_completed
     journal = read.journal
     carried = journal is not None and not journal.final
     workloads = []

@@ -13,7 +13,7 @@ import pytest
 
 from rollguard.errors import RefusedError
 from rollguard.inputs import parse_image_target
-from rollguard.preflight import decide_rollout, read_refusal
+from rollguard.preflight import RolloutRequest, decide_rollout, read_refusal
 from tests.unit.planning import cases, rollout_read
 
 CASES = cases("rollout.yaml")
@@ -21,14 +21,17 @@ CASES = cases("rollout.yaml")
 
 def decide(case: dict):
     args = case.get("args") or {}
-    return decide_rollout(
-        rollout_read(case),
+    read = rollout_read(case)
+    request = RolloutRequest(
+        namespace=read.namespace,
+        selector=read.selector,
         targets=[parse_image_target(t) for t in args.get("images", [])],
         promote_from=args.get("promote_from"),
         tag=args.get("tag"),
         on_paused=args.get("on_paused", "take-over"),
         allow_never_completed=args.get("allow_never_completed", False),
     )
+    return decide_rollout(read, request)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
