@@ -28,6 +28,15 @@ class RefusedError(RollguardError):
         super().__init__(f"{problem}" + (f"; {fix}" if fix else ""))
 
 
+class NoSuchNamespace(RefusedError):
+    """The namespace named does not exist (a 404 on it)."""
+
+    def __init__(self, namespace: str) -> None:
+        super().__init__(
+            f"namespace {namespace!r} does not exist", fix="check --namespace (kubectl get namespaces)"
+        )
+
+
 class LockHeldError(RefusedError):
     """Another run holds the group's lock."""
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from rollguard.client import Api
-from rollguard.errors import ApiError, Forbidden, NotFound, RefusedError
+from rollguard.errors import ApiError, Forbidden, NoSuchNamespace, NotFound, RefusedError
 from rollguard.journal import JOURNAL_LABEL, MANAGED_BY
 from rollguard.kinds import KINDS
 from rollguard.read_plan import OWNED, ListPlan, Need, keeps, needs, plan_list
@@ -37,6 +37,7 @@ from rollguard.resources import (
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
     LEASES,
+    NAMESPACES,
     PODS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
@@ -286,6 +287,23 @@ def namespace_lists(
         return lists
 
     yield from _in_parallel(sorted(found, key=_order), owned)
+
+
+def namespace_exists(client: Api, namespace: str) -> bool:
+    """False only on a 404: a user who may not read namespaces cluster-wide learns from later reads."""
+    try:
+        client.get(NAMESPACES, namespace)
+    except NotFound:
+        return False
+    except Forbidden:
+        pass
+    return True
+
+
+def check_namespace(client: Api, namespace: str) -> None:
+    """`NoSuchNamespace` unless ``namespace`` exists (empty lists are what a mistyped name gives too)."""
+    if not namespace_exists(client, namespace):
+        raise NoSuchNamespace(namespace)
 
 
 def read_namespace(

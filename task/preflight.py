@@ -4,7 +4,8 @@
 nothing), gathered into a `RolloutRead`; it stops at the first fact that refuses the run.
 `rollguard.rollout_decide.decide_rollout` (pure) turns it into the `Plan` the engine carries out, or the
 `RefusedError` naming the problem and its fix. `plan_rollout` is the two in a row. The shared reads
-(`namespace_exists`, `list_group`, `with_revisions`) serve the repair preflight too.
+(`list_group`, `with_revisions`, and `namespace_exists` from `rollguard.inventory`) serve the repair
+preflight too.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from rollguard.access import ask, check_access, rollout_permissions
 from rollguard.claims import Claims
 from rollguard.client import Api
 from rollguard.errors import ApiError, Conflict, Forbidden, NotFound, RefusedError
+from rollguard.inventory import check_namespace, namespace_exists
 from rollguard.journal import JournalStore
 from rollguard.kinds import KINDS, Owners
 from rollguard.lock import GroupLock
 from rollguard.manifest_decide import ManifestRead, hpa_targets, settle_dry_run
 from rollguard.manifests import ManifestSet
 from rollguard.reading import gather, stops_at_refusal
-from rollguard.resources import HORIZONTAL_POD_AUTOSCALERS, IMAGE_STREAMS, NAMESPACES
+from rollguard.resources import HORIZONTAL_POD_AUTOSCALERS, IMAGE_STREAMS
 from rollguard.rollout_decide import (
     Found,
     GroupListing,
@@ -33,7 +35,6 @@ from rollguard.rollout_decide import (
     WorkloadPlan,
     container_stream,
     decide_rollout,
-    namespace_refusal,
     read_refusal,
 )
 from rollguard.structs import Obj, WorkloadRef
@@ -55,22 +56,6 @@ __all__ = [
     "rollout_permissions",
     "with_revisions",
 ]
-
-
-def namespace_exists(client: Api, namespace: str) -> bool:
-    """False only on a 404: a user who may not read namespaces cluster-wide learns from later reads."""
-    try:
-        client.get(NAMESPACES, namespace)
-    except NotFound:
-        return False
-    except Forbidden:
-        pass
-    return True
-
-
-def check_namespace(client: Api, namespace: str) -> None:
-    if not namespace_exists(client, namespace):
-        raise namespace_refusal(namespace)
 
 
 def list_group(client: Api, namespace: str, selector: str) -> GroupListing:

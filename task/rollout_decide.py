@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rollguard import merge
 from rollguard.access import Answer, first_gap
-from rollguard.errors import Forbidden, RefusedError
+from rollguard.errors import Forbidden, NoSuchNamespace, RefusedError
 from rollguard.journal import Journal
 from rollguard.kinds import KINDS, ContainerNames, Kind, kind_of, triggers
 from rollguard.lock import LEASE_SECONDS, LeaseView, held
@@ -140,9 +140,7 @@ class GroupListing:
 
 
 def namespace_refusal(namespace: str) -> RefusedError:
-    return RefusedError(
-        f"namespace {namespace!r} does not exist", fix="check --namespace (kubectl get namespaces)"
-    )
+    return NoSuchNamespace(namespace)
 
 
 def listing_refusal(listing: GroupListing, *, namespace: str, selector: str) -> RefusedError | None:

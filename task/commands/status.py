@@ -65,7 +65,7 @@ def heading(command: str, where: Session, args: argparse.Namespace) -> str:
 def read(where: Session, args: argparse.Namespace) -> list[NamespaceState]:
     """The states the scope arguments select (RefusedError on bad input)."""
     from rollguard.inputs import parse_selector
-    from rollguard.inventory import read_cluster, read_namespaces
+    from rollguard.inventory import check_namespace, read_cluster, read_namespaces
 
     selector = parse_selector(args.selector) if args.selector is not None else None
     client = where.client
@@ -73,8 +73,6 @@ def read(where: Session, args: argparse.Namespace) -> list[NamespaceState]:
         return read_cluster(client, selector=selector)
     namespaces, _ = scope(where, args)
     states = read_namespaces(client, namespaces, selector=selector)
-    from rollguard.preflight import check_namespace
-
     for state in states:
         if not state.workloads and not state.groups:
             # Empty lists are also what a mistyped namespace gives: without this a nightly
