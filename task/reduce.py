@@ -16,6 +16,7 @@ reduced object would delete the fields left out).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from rollguard.kinds import KINDS, Kind
 from rollguard.kinds.base import pick
@@ -103,3 +104,66 @@ REDUCERS: dict[Resource, Reducer] = {
 def reducer_for(res: Resource) -> Reducer | None:
     """The reducer of a resource the state model reads, else None (keep the object whole)."""
     return REDUCERS.get(res)
+
+
+_SCALARS = (int, float, bool, type(None))
+
+
+class Interner:
+    """Equal parts of reduced objects held once (hash-consing), for views that hold a whole cluster.
+
+    A workload's kept revisions (ReplicaSets, RCs) carry pod templates that differ in an image or a
+    label at most, and the workload's own template equals its newest revision's: calling an interner on
+    each reduced object replaces every dict, list and string equal to one seen before by that one, so
+    a big cluster's caches hold each distinct part once. Nothing is left out or summarised: the result
+    is equal (``==``) to what went in, so the state model reads exactly what it read before.
+
+    The parts are then shared between objects: whoever holds interned objects must not modify them
+    (the read-only views never do; the rollout and the repairs read objects of their own). Safe to call
+    from several threads (at worst a part is kept twice). The table only grows; `clear` it when most of
+    what it saw is gone (a cache does so after as many new objects as it held).
+    """
+
+    def __init__(self) -> None:
+        self._table: dict[tuple[type, int], Any] = {}
+        self._strings: dict[str, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._table) + len(self._strings)
+
+    def clear(self) -> None:
+        """Forget the parts seen so far (objects already interned keep what they share)."""
+        self._table, self._strings = {}, {}
+
+    def __call__(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self._strings.setdefault(value, value)
+        if isinstance(value, _SCALARS):
+            return value
+        if isinstance(value, dict):
+            part: Any = {self(k): self(v) for k, v in value.items()}
+            # children are interned already: their identity (scalars: their type and value) is the key
+            key = hash(tuple((k, _ident(v)) for k, v in part.items()))
+        elif isinstance(value, list):
+            part = [self(v) for v in value]
+            key = hash(tuple(_ident(v) for v in part))
+        else:
+            return value
+        seen = self._table.setdefault((type(part), key), part)
+        return seen if seen is part or _same(seen, part) else part
+
+
+def _ident(value: Any) -> object:
+    return (type(value), value) if isinstance(value, _SCALARS) else id(value)
+
+
+def _same(seen: Any, part: Any) -> bool:
+    """Equal, child for child by identity (both are made of interned parts); False on a hash collision."""
+    if isinstance(part, dict):
+        return (
+            isinstance(seen, dict)
+            and len(seen) == len(part)
+            and all(k in seen and _ident(seen[k]) == _ident(v) for k, v in part.items())
+            and list(seen) == list(part)
+        )
+    return len(seen) == len(part) and all(_ident(a) == _ident(b) for a, b in zip(seen, part, strict=True))

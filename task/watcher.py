@@ -6,7 +6,9 @@ the consumer wakes on events and deadlines, never on a polling interval.
 
 ``namespace=None`` watches the whole cluster (one stream per resource, not one per namespace); its
 objects are then keyed ``namespace/name``. ``reduce``: each listed object and event is kept reduced
-(`rollguard.reduce`), for read-only views such as the TUI that hold a whole cluster.
+(`rollguard.reduce`), for read-only views such as the TUI that hold a whole cluster; ``intern``: and
+its equal parts held once (`rollguard.reduce.Interner`: the revisions of one workload share most of
+their templates). Such objects are shared: the consumer must not modify them.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from rollguard.client import Api
 from rollguard.errors import ApiError, Forbidden, Gone, NotFound
 from rollguard.kinds import Owners
-from rollguard.reduce import reducer_for
+from rollguard.reduce import Interner, Reducer, reducer_for
 from rollguard.resources import Resource
 from rollguard.structs import Obj
 
@@ -37,14 +39,18 @@ class NamespaceCache:
         *,
         reduce: bool = False,
         selectors: Mapping[Resource, str] | None = None,
+        intern: Interner | None = None,
     ) -> None:
         self._client = client
         self._namespace = namespace
         self._reduce = reduce
+        self._intern = intern
+        self._stored = 0  # changes interned since the interner was last cleared
         self._selectors = dict(selectors or {})  # a label selector per resource (journals, leases)
         self._resources = list(resources)
         self._objects: dict[Resource, dict[str, Obj]] = {r: {} for r in self._resources}
         self._owners: dict[Resource, Owners] = {}  # built on demand, dropped on every change
+        self._changed: set[str] | None = None  # namespaces changed since `take_changed` (None: any)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._synced = {r: threading.Event() for r in self._resources}
@@ -76,6 +82,20 @@ class NamespaceCache:
     def objects(self, res: Resource) -> list[Obj]:
         with self._lock:
             return list(self._objects[res].values())
+
+    def objects_in(self, res: Resource, namespaces: set[str]) -> list[Obj]:
+        """The objects of ``res`` in some of the namespaces (of a cache that watches the whole cluster)."""
+        with self._lock:
+            items = list(self._objects[res].items())
+        if self._namespace is not None:
+            return [o for _k, o in items] if self._namespace in namespaces else []
+        return [o for key, o in items if key.partition("/")[0] in namespaces]
+
+    def take_changed(self) -> set[str] | None:
+        """The namespaces whose objects changed since the last call; None when any may have (a list)."""
+        with self._lock:
+            changed, self._changed = self._changed, set()
+        return changed
 
     def owners(self, res: Resource) -> Owners:
         """The objects of ``res`` grouped by owner, rebuilt only after a change."""
@@ -113,10 +133,23 @@ class NamespaceCache:
             else f"{meta.get('namespace', '')}/{meta['name']}"
         )
 
-    def _store(self, res: Resource, obj: Obj, *, deleted: bool = False) -> None:
+    def _reducer(self, res: Resource) -> Reducer | None:
         reducer = reducer_for(res) if self._reduce else None
+        intern = self._intern
+        if intern is None or reducer is None:
+            return reducer
+        slim = reducer
+        return lambda obj: intern(slim(obj))
+
+    def _store(self, res: Resource, obj: Obj, *, deleted: bool = False) -> None:
+        reducer = self._reducer(res)
         if reducer is not None:
             obj = reducer(obj)
+        if self._intern is not None:
+            self._stored += 1
+            if self._stored > max(sum(len(v) for v in self._objects.values()), 1000):
+                self._intern.clear()  # most parts it remembers belong to objects replaced since
+                self._stored = 0
         name = self._key(obj)
         with self._lock:
             current = self._objects[res].get(name)
@@ -127,6 +160,8 @@ class NamespaceCache:
             else:
                 self._objects[res][name] = obj
             self._owners.pop(res, None)
+            if self._changed is not None:
+                self._changed.add(str(obj.get("metadata", {}).get("namespace") or self._namespace or ""))
         self.events.put((res.plural, name))
 
     def _run(self, res: Resource) -> None:
@@ -163,7 +198,7 @@ class NamespaceCache:
                 backoff = min(backoff * 2, 5.0)
 
     def _relist(self, res: Resource) -> str:
-        reducer = reducer_for(res) if self._reduce else None
+        reducer = self._reducer(res)
         listing = self._client.list(
             res, namespace=self._namespace, selector=self._selectors.get(res), reduce=reducer
         )
@@ -171,6 +206,7 @@ class NamespaceCache:
         with self._lock:
             self._objects[res] = items
             self._owners.pop(res, None)
+            self._changed = None
         self._synced[res].set()
         self.events.put((res.plural, ""))
         return str(listing.get("metadata", {}).get("resourceVersion", ""))

@@ -180,9 +180,13 @@ class RollguardApp(App[int]):
     def _follow(self, worker: Any) -> None:
         """Follow the watches; probe the server every `PROBE_EVERY` s (raises when it stops answering);
         re-judge time-based findings every `CLOCK_TICK` s although nothing changed (lease expiry,
-        deadlines, ages); with -A and a selector, start watching namespaces that appeared."""
+        deadlines, ages); with -A and a selector, start watching namespaces that appeared.
+
+        An event re-assesses its namespace only; the clock tick re-judges every namespace, at most a
+        quarter of the time (a whole cluster's assessment takes seconds: the tick must not take it all)."""
         backend = self.backend
         last_probe = last_tick = time.monotonic()
+        everything = False
         while not worker.is_cancelled:
             changed = backend.wait(self.LIVE_TICK)
             now = time.monotonic()
@@ -192,15 +196,17 @@ class RollguardApp(App[int]):
                 backend.probe()
                 last_probe = now
                 self.post_message(LivenessChanged(Liveness(Link.LIVE, contact=now)))
-            if now - last_tick >= self.CLOCK_TICK:
+            if now - last_tick >= max(self.CLOCK_TICK, 4 * backend.timings.get("everything_s", 0.0)):
                 last_tick = now
+                everything = True
                 self._dirty.set()  # the same objects judged at a later now
                 if backend.follow_new_namespaces():
                     self._dirty.set()
             if worker.is_cancelled or not self._dirty.is_set() or self._paused.is_set():
                 continue  # paused: a dialog is open; the change is kept for when it closes
             self._dirty.clear()
-            inventory = backend.cached()
+            inventory = backend.cached(everything=everything)
+            everything = False
             self.post_message(InventoryLoaded(inventory, live=True, arrived=backend.timings["listed"]))
 
     def reconnect_now(self) -> None:

@@ -22,9 +22,10 @@ from rollguard import inventory, state
 from rollguard.access import check_access
 from rollguard.client import Api, Client
 from rollguard.errors import EXIT_REFUSED, Forbidden, NoLog, NotFound, RefusedError
-from rollguard.inventory import LISTS
+from rollguard.inventory import LISTS, WORKLOADS
 from rollguard.kinds import kind_of
 from rollguard.kubeconfig import contexts, resolve
+from rollguard.reduce import Interner
 from rollguard.repair import Repair
 from rollguard.repair_plan import ACTIONS, plan_repair
 from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, EVENTS, NAMESPACES, PODS, Resource
@@ -100,7 +101,11 @@ class Backend:
         self._changes: queue.Queue[tuple[str, str]] = queue.Queue()
         self._access: dict[tuple[str, str, str], bool] = {}
         self.by_kind: dict[tuple[str, str], frozenset[str]] = {}  # (namespace, kind) -> actions allowed
-        self._objects: dict[Resource, list[Obj]] = {}
+        self._objects: dict[Resource, list[Obj]] = {}  # the last read's workloads, until the caches serve
+        # One table of shared parts for the read and the live caches: the caches' first lists then hold
+        # the very objects the read kept, and a workload's revisions share their templates.
+        self._intern = Interner()
+        self._incremental = False  # the states are the caches' own: refresh only what changed
         self._problems: list[str] = []
         self.timings: dict[str, float] = {}
         self._states: dict[str, state.NamespaceState] = {}
@@ -184,6 +189,8 @@ class Backend:
             self.api, scope, selector=selector, problems=self._problems
         ):
             for arg, items in lists.items():
+                if arg in WORKLOADS:  # kept (detail), and shared with the caches' copies
+                    items = lists[arg] = [self._intern(o) for o in items]
                 objects[LISTS[arg][0]].extend(items)
             states[ns] = state.assess_namespace(ns, selector=selector, now=now, **lists)
             if on_partial is not None and time.perf_counter() - last >= every:
@@ -207,8 +214,9 @@ class Backend:
             inventory = dataclasses.replace(inventory, errors=tuple(dict.fromkeys(self._problems)))
         # Only the workloads are looked up again (detail); the read's revisions and pods are dropped here,
         # before the live caches list theirs, so the two copies are not held at once.
-        workloads = {res: objects.get(res, []) for res in (DEPLOYMENT_CONFIGS, DEPLOYMENTS)}
-        self._objects, self._states, self.inventory = workloads, states, inventory
+        if not self._incremental:
+            self._objects = {res: objects.get(res, []) for res in (DEPLOYMENT_CONFIGS, DEPLOYMENTS)}
+        self._states, self.inventory = states, inventory
         self.timings["assessed"] = time.perf_counter()
         self.timings.setdefault("first_assess_s", self.timings["assessed"] - self.timings["listed"])
         return inventory
@@ -219,6 +227,7 @@ class Backend:
         """Watch every namespace in view; returns once each cache has its first list."""
         self.stop_live()
         self._changes = queue.Queue()
+        self._intern.clear()  # the caches list everything again: what the table holds is the read's
         # The whole cluster: one watch per resource, not one per namespace and resource. Objects are kept
         # reduced (a read-only view) and journals and leases selected by label, as the first read did.
         scopes: list[str | None] = (
@@ -226,7 +235,9 @@ class Backend:
         )
         selectors = {res: fixed for res, fixed, _filtered in LISTS.values() if fixed}
         for ns in scopes:
-            cache = NamespaceCache(self.api, ns, data.WATCHED, reduce=True, selectors=selectors)
+            cache = NamespaceCache(
+                self.api, ns, data.WATCHED, reduce=True, selectors=selectors, intern=self._intern
+            )
             cache.events = self._changes  # one queue for all caches: one blocking wait covers them all
             cache.start()
             self._caches[ns or ""] = cache
@@ -235,6 +246,7 @@ class Backend:
         for cache in self._caches.values():
             cache.stop()
         self._caches.clear()
+        self._incremental = False
 
     def poke(self) -> None:
         """Wake a `wait` now (a dialog closed: show what changed meanwhile)."""
@@ -258,7 +270,9 @@ class Backend:
         new = [ns for ns in self.watched_namespaces() if ns not in self._caches]
         selectors = {res: fixed for res, fixed, _filtered in LISTS.values() if fixed}
         for ns in new:
-            cache = NamespaceCache(self.api, ns, data.WATCHED, reduce=True, selectors=selectors)
+            cache = NamespaceCache(
+                self.api, ns, data.WATCHED, reduce=True, selectors=selectors, intern=self._intern
+            )
             cache.events = self._changes
             cache.start()
             self._caches[ns] = cache
@@ -279,18 +293,55 @@ class Backend:
             self._changes.get_nowait()
         return True
 
-    def cached(self) -> Inventory:
-        """The inventory from the live caches (no API call)."""
+    def cached(self, *, everything: bool = False) -> Inventory:
+        """The inventory from the live caches (no API call).
+
+        Only the namespaces whose objects changed since the last call are assessed again (a namespace's
+        state depends on its own objects only), unless ``everything``: the same objects judged at a later
+        now (time-based findings), and after the caches (re)listed.
+        """
+        caches = list(self._caches.values())
+        changed: set[str] | None = set()
+        for cache in caches:
+            got = cache.take_changed()
+            changed = None if got is None or changed is None else changed | got
         objects: dict[Resource, list[Obj]] = {res: [] for res in data.WATCHED}
-        for cache in list(self._caches.values()):
+        if everything or changed is None or not self._incremental:
+            for cache in caches:
+                for res in data.WATCHED:
+                    objects[res].extend(cache.objects(res))
+            self._objects, self._incremental = {}, bool(caches)  # the caches hold the workloads now
+            start = time.perf_counter()
+            inventory = self._build(objects)
+            self.timings["everything_s"] = time.perf_counter() - start
+            return inventory
+        for cache in caches:
             for res in data.WATCHED:
-                objects[res].extend(cache.objects(res))
-        return self._build(objects)
+                objects[res].extend(cache.objects_in(res, changed))
+        self.timings["listed"] = time.perf_counter()
+        _inventory, fresh = data.build_inventory(objects, selector=self.options.selector, now=self.now())
+        states = {ns: s for ns, s in self._states.items() if ns not in changed}
+        states.update(fresh)
+        return self._done({}, dict(sorted(states.items())), data.inventory_of(states))
+
+    def held(self, res: Resource) -> list[Obj]:
+        """What the live caches hold of ``res`` (reduced, parts shared): for tests and benchmarks."""
+        return [obj for cache in list(self._caches.values()) for obj in cache.objects(res)]
+
+    def _workload(self, row: WorkloadRow) -> Obj | None:
+        """The reduced workload of a row: from the live caches, else from the last read."""
+        res = kind_of(row.kind).resource
+        for ns, cache in list(self._caches.items()):
+            if ns in ("", row.namespace):
+                obj = cache.get(res, row.name if ns else f"{row.namespace}/{row.name}")
+                if obj is not None:
+                    return obj
+        return data.workload_object(self._objects, row)
 
     def detail(self, row: WorkloadRow) -> DetailView:
         """The detail of one row, from the last read plus the namespace's events (one list call)."""
         ws = data.find_state(self._states, row)
-        obj = data.workload_object(self._objects, row)
+        obj = self._workload(row)
         names = data.involved_names(ws, row)
         events = [
             e

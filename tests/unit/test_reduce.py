@@ -17,6 +17,7 @@ import yaml
 
 from rollguard import reduce
 from rollguard.kinds import KINDS, dc_progress, deployment_progress
+from rollguard.kinds.deployment import RS_REVISION_ANNOTATION as RS_REVISION
 from rollguard.kinds.deploymentconfig import ENCODED_DC_ANNOTATION
 from rollguard.readiness import pod_doom
 from rollguard.resources import PODS, REPLICATION_CONTROLLERS
@@ -46,8 +47,10 @@ KIND_TO_ARG = {
 UNIT = Path(__file__).parent / "fixtures"
 
 
-def reduced(lists: dict[str, list[dict]]) -> dict[str, list[dict]]:
-    return {arg: [RESOURCE[arg](copy.deepcopy(o)) for o in objs] for arg, objs in lists.items()}
+def reduced(lists: dict[str, list[dict]], *, intern: bool = False) -> dict[str, list[dict]]:
+    """Each object reduced; ``intern``: and its equal parts shared, as the TUI's caches hold them."""
+    shared = reduce.Interner() if intern else (lambda o: o)
+    return {arg: [shared(RESOURCE[arg](copy.deepcopy(o))) for o in objs] for arg, objs in lists.items()}
 
 
 def size(lists: dict[str, list[dict]]) -> int:
@@ -59,9 +62,10 @@ def test_state_fixtures_assess_alike(fixture: str) -> None:
     full = load(fixture)
     for selector in (None, "app=shop"):
         want = assess_namespace("shop-dev", now=AFTER_RUN, selector=selector, **full)
-        got = assess_namespace("shop-dev", now=AFTER_RUN, selector=selector, **reduced(full))
-        assert got.workloads == want.workloads
-        assert got.groups == want.groups
+        for intern in (False, True):
+            got = assess_namespace("shop-dev", now=AFTER_RUN, selector=selector, **reduced(full, intern=intern))
+            assert got.workloads == want.workloads
+            assert got.groups == want.groups
 
 
 def _tui_lists(objs: list[dict]) -> dict[str, dict[str, list[dict]]]:
@@ -84,8 +88,9 @@ def test_tui_scenes_assess_alike(scene: str) -> None:
     checked = 0
     for ns, full in _tui_lists(objs).items():
         want = assess_namespace(ns, now=now, **full)
-        got = assess_namespace(ns, now=now, **reduced(full))
-        assert got.workloads == want.workloads, ns
+        for intern in (False, True):
+            got = assess_namespace(ns, now=now, **reduced(full, intern=intern))
+            assert got.workloads == want.workloads, ns
         checked += len(want.workloads)
         assert size(reduced(full)) < size(full)
     assert checked
@@ -102,8 +107,9 @@ def test_paused_and_mid_rollout_states_assess_alike() -> None:
         dc["spec"]["template"]["spec"]["containers"][0]["image"] = "repo/api:3"
     for now in (tui_fixtures.NOW, tui_fixtures.NOW + dt.timedelta(hours=2)):
         want = assess_namespace("ns", now=now, **full)
-        got = assess_namespace("ns", now=now, **reduced(full))
-        assert got.workloads == want.workloads
+        for intern in (False, True):
+            got = assess_namespace("ns", now=now, **reduced(full, intern=intern))
+            assert got.workloads == want.workloads
         assert any(w.findings for w in want.workloads)
 
 
@@ -138,3 +144,30 @@ def test_what_is_dropped() -> None:
     assert "template" not in small["spec"]
     pod = next(o for o in tui_fixtures.reference_case() if o["kind"] == "Pod")
     assert set(reduce.reducer_for(PODS)(pod)["spec"]) <= {"nodeName"}  # type: ignore[misc]
+
+
+def test_interned_objects_are_equal_and_share_their_equal_parts() -> None:
+    """Hash-consing keeps every value (True stays True, not 1) and holds a revision's unchanged parts once."""
+    env = [{"name": "DB_URL", "value": "postgres://db:5432/web"}, {"name": "DEBUG", "value": "false"}]
+    rss = []
+    for image in ("repo/web:1", "repo/web:2"):
+        tmpl = tui_fixtures.template("web", image)
+        tmpl["spec"]["containers"][0].update(env=copy.deepcopy(env), resources={"limits": {"cpu": "1"}})
+        rss.append({"metadata": {"name": f"web-{image[-1]}", "namespace": "ns", "annotations": {RS_REVISION: image[-1]}},
+                    "spec": {"replicas": 1, "template": tmpl}, "status": {"replicas": 1}})  # fmt: skip
+    before = copy.deepcopy(rss)
+    intern = reduce.Interner()
+    slim = reduce.revision(KINDS[DEPLOYMENT])
+    shared = [intern(slim(o)) for o in rss]
+    assert rss == before  # the input is not modified
+    assert shared == [slim(o) for o in rss]
+    first, second = (r["spec"]["template"]["spec"]["containers"][0] for r in shared)
+    assert (first["image"], second["image"]) == ("repo/web:1", "repo/web:2")
+    assert first["env"] is second["env"] and first["resources"] is second["resources"]
+    assert intern({"a": "x"}) is intern({"a": "x"})
+    assert intern([{"a": "x"}]) is intern([{"a": "x"}])
+    flags = intern({"ready": True}), intern({"ready": 1}), intern({"ready": 1.0})
+    assert [type(f["ready"]) for f in flags] == [bool, int, float]
+    assert intern({"a": 1, "b": 2}) is not intern({"b": 2, "a": 1})  # key order is kept too
+    intern.clear()
+    assert intern({"a": "x"}) == {"a": "x"}
