@@ -57,9 +57,20 @@ class NamespaceCache:
         self.events: queue.Queue[tuple[str, str]] = queue.Queue()
         self.errors: list[ApiError] = []
         self._threads: list[threading.Thread] = []
+        self._seeded: dict[Resource, str] = {}  # resource -> the version its seeded list was read at
+
+    def seed(self, res: Resource, items: Iterable[Obj], resource_version: str) -> None:
+        """Before `start`: the objects of one list of ``res`` read already (reduced and interned as this
+        cache keeps them) at ``resource_version``; the watch goes on from there instead of listing again
+        (an expired version, 410 Gone, makes it list after all)."""
+        with self._lock:
+            self._objects[res] = {self._key(o): o for o in items}
+        self._seeded[res] = resource_version
 
     def start(self, *, timeout: float = 30.0) -> None:
         """Start the watches and return once each has its first list."""
+        if self._resources and all(res in self._seeded for res in self._resources):
+            self._changed = set()  # the consumer has seen the seeded objects: only changes are news
         for res in self._resources:
             thread = threading.Thread(target=self._run, args=(res,), name=f"watch-{res.plural}", daemon=True)
             thread.start()
@@ -165,7 +176,9 @@ class NamespaceCache:
         self.events.put((res.plural, name))
 
     def _run(self, res: Resource) -> None:
-        rv = ""
+        rv = self._seeded.pop(res, "")
+        if rv:
+            self._synced[res].set()
         backoff = 0.2
         while not self._stop.is_set():
             try:

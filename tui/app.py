@@ -141,7 +141,7 @@ class RollguardApp(App[int]):
         self._retry.clear()
         while not worker.is_cancelled:
             try:
-                inventory = backend.read(on_partial=self._partial)
+                inventory = backend.read(on_partial=self._partial, for_live=self.live_enabled)
                 contact = time.monotonic()
                 if worker.is_cancelled:
                     return

@@ -32,6 +32,7 @@ from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, EVENTS, NAMESPA
 from rollguard.structs import Obj, Status
 from rollguard.tui import data, logs
 from rollguard.tui.diff import TemplateDiff, template_diff
+from rollguard.tui.seed import Keeping
 from rollguard.tui.views import (
     DetailView,
     Inventory,
@@ -106,6 +107,7 @@ class Backend:
         # the very objects the read kept, and a workload's revisions share their templates.
         self._intern = Interner()
         self._incremental = False  # the states are the caches' own: refresh only what changed
+        self._seed: dict[Resource, tuple[list[Obj], str]] = {}  # the read's lists, for start_live
         self._problems: list[str] = []
         self.timings: dict[str, float] = {}
         self._states: dict[str, state.NamespaceState] = {}
@@ -170,13 +172,17 @@ class Backend:
             }
         return sorted(found)
 
-    def read(self, on_partial: Callable[[Inventory], None] | None = None) -> Inventory:
+    def read(
+        self, on_partial: Callable[[Inventory], None] | None = None, *, for_live: bool = False
+    ) -> Inventory:
         """One read (first screen and reloads), namespace by namespace as `rollguard.inventory` streams
         it: paginated, reduced, narrowed by the selector.
 
         ``on_partial`` gets the inventory of the namespaces read so far after `PARTIAL_EVERY` seconds of a
         long read (the whole cluster), then after twice as long each time, so that the first screen does
         not wait for the last namespace and the table is rebuilt only a few times.
+        ``for_live``: `start_live` follows; with -A (no selector) the read's cluster-wide lists are kept
+        for the caches to watch on from (`rollguard.tui.seed`): the cluster is not read twice.
         """
         scope = None if self.all_namespaces else [self.namespace or "default"]
         selector = self.options.selector or None
@@ -185,18 +191,29 @@ class Backend:
         states: dict[str, state.NamespaceState] = {}
         now = self.now()
         last, every = time.perf_counter(), PARTIAL_EVERY
+        keeping = Keeping(self.api, self._intern) if for_live and scope is None and not selector else None
+        self._seed, assessing = {}, 0.0
         for ns, lists in inventory.namespace_lists(
-            self.api, scope, selector=selector, problems=self._problems
+            keeping or self.api, scope, selector=selector, problems=self._problems
         ):
             for arg, items in lists.items():
-                if arg in WORKLOADS:  # kept (detail), and shared with the caches' copies
+                if arg in WORKLOADS and keeping is None:  # kept (detail), and shared with the caches' copies
                     items = lists[arg] = [self._intern(o) for o in items]
                 objects[LISTS[arg][0]].extend(items)
+            start = time.perf_counter()
             states[ns] = state.assess_namespace(ns, selector=selector, now=now, **lists)
+            assessing += time.perf_counter() - start
             if on_partial is not None and time.perf_counter() - last >= every:
                 on_partial(data.inventory_of(states))
                 last, every = time.perf_counter(), every * 2  # each repaint of a growing table costs more
         self.timings["listed"] = time.perf_counter()
+        self.timings["everything_s"] = assessing
+        if keeping is not None:
+            self._seed = {
+                res: keeping.kept[(res, fixed)]
+                for res, fixed, _f in LISTS.values()
+                if (res, fixed) in keeping.kept
+            }
         return self._done(objects, states, data.inventory_of(states))
 
     def _build(self, objects: dict[Resource, list[Obj]]) -> Inventory:
@@ -227,7 +244,12 @@ class Backend:
         """Watch every namespace in view; returns once each cache has its first list."""
         self.stop_live()
         self._changes = queue.Queue()
-        self._intern.clear()  # the caches list everything again: what the table holds is the read's
+        seed, self._seed = self._seed, {}
+        # Every list kept from the read: the caches watch on from it and the read's states stay current
+        # (only what changes from then on is assessed again). Otherwise the caches list it all again.
+        seeded = self.all_namespaces and not self.options.selector and set(seed) == set(data.WATCHED)
+        if not seed:
+            self._intern.clear()  # what the table holds is the last read's, the caches list anew
         # The whole cluster: one watch per resource, not one per namespace and resource. Objects are kept
         # reduced (a read-only view) and journals and leases selected by label, as the first read did.
         scopes: list[str | None] = (
@@ -239,8 +261,12 @@ class Backend:
                 self.api, ns, data.WATCHED, reduce=True, selectors=selectors, intern=self._intern
             )
             cache.events = self._changes  # one queue for all caches: one blocking wait covers them all
+            for res, (items, rv) in seed.items() if ns is None else ():
+                cache.seed(res, items, rv)
             cache.start()
             self._caches[ns or ""] = cache
+        if seeded:
+            self._objects, self._incremental = {}, True
 
     def stop_live(self) -> None:
         for cache in self._caches.values():
