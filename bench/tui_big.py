@@ -2,7 +2,9 @@
 
 Prints one JSON line: seconds from process start to the first screen with rows on it, to the whole
 table (the read finished), to live watches; how long a change made through the API (one Deployment
-paused) takes to reach the screen; the process's peak RSS and its API requests. Nothing is asserted.
+paused, then one DeploymentConfig's image changed) takes to reach its row on screen; how long one
+re-judgement of every namespace takes (the clock tick's); the process's peak RSS and its API requests.
+Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from bench.counted import peak_rss_kib  # noqa: E402
 SIZE = (160, 50)
 BUDGET = float(__import__("os").environ.get("ROLLGUARD_TUI_BIG_BUDGET", "540"))  # bench.big gives the process 600
 CHANGED = ("big-001", "svc-001")  # a Deployment (odd index) of the big cluster
+IMAGED = ("big-000", "svc-000")  # a DeploymentConfig (even index)
 
 
 async def _until(pilot: Any, done: Any, what: str, timeout: float) -> None:
@@ -71,7 +74,7 @@ def _left() -> float:
 
 
 async def _steps(pilot: Any, app: Any, backend: Any, clients: list[Any], out: dict[str, Any]) -> None:
-    from rollguard.resources import DEPLOYMENTS
+    from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS
 
     await _until(
         pilot, lambda: "first_shown" in app.timings and bool(app.inventory and app.inventory.rows),
@@ -95,6 +98,19 @@ async def _steps(pilot: Any, app: Any, backend: Any, clients: list[Any], out: di
     )
     out["live_refresh_s"] = app.timings["shown"] - start
     clients[0].patch(DEPLOYMENTS, CHANGED[1], {"spec": {"paused": False}}, namespace=CHANGED[0])
+    dc = clients[0].get(DEPLOYMENT_CONFIGS, IMAGED[1], namespace=IMAGED[0])
+    container = dc["spec"]["template"]["spec"]["containers"][0]
+    image = container["image"] = container["image"] + "-bench"
+    start = time.perf_counter()
+    clients[0].replace(DEPLOYMENT_CONFIGS, dc, namespace=IMAGED[0])
+
+    def imaged() -> bool:
+        rows = app.inventory.rows if app.inventory else ()
+        return any(r.namespace == IMAGED[0] and r.name == IMAGED[1] and image in r.images.values() for r in rows)
+
+    await _until(pilot, imaged, "image change on its row", min(_left(), 120))
+    out["live_image_s"] = time.perf_counter() - start
+    out["everything_s"] = backend.timings.get("everything_s")
 
 
 def main() -> None:

@@ -32,7 +32,6 @@ from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, EVENTS, NAMESPA
 from rollguard.structs import Obj, Status
 from rollguard.tui import data, logs
 from rollguard.tui.diff import TemplateDiff, template_diff
-from rollguard.tui.seed import Keeping
 from rollguard.tui.views import (
     DetailView,
     Inventory,
@@ -42,7 +41,7 @@ from rollguard.tui.views import (
     WorkloadRow,
     command_line,
 )
-from rollguard.watcher import NamespaceCache
+from rollguard.watcher import Keeping, NamespaceCache
 
 PROBE_SELECTOR = "rollguard.io/liveness-probe=none"  # matches no namespace: the smallest answer there is
 PARTIAL_EVERY = 0.5  # seconds to the first partial inventory of a long first read (then doubling)
@@ -182,7 +181,7 @@ class Backend:
         long read (the whole cluster), then after twice as long each time, so that the first screen does
         not wait for the last namespace and the table is rebuilt only a few times.
         ``for_live``: `start_live` follows; with -A (no selector) the read's cluster-wide lists are kept
-        for the caches to watch on from (`rollguard.tui.seed`): the cluster is not read twice.
+        for the caches to watch on from (`rollguard.watcher.Keeping`): the cluster is not read twice.
         """
         scope = None if self.all_namespaces else [self.namespace or "default"]
         selector = self.options.selector or None
