@@ -50,7 +50,9 @@ def _metadata(obj: Obj, notes: Iterable[str] = (), *, owners: bool = False) -> O
     if kept:
         out["annotations"] = kept
     if owners and meta.get("ownerReferences"):
-        out["ownerReferences"] = [pick(r, ("uid", "kind", "name", "controller")) for r in meta["ownerReferences"]]
+        out["ownerReferences"] = [
+            pick(r, ("uid", "kind", "name", "controller")) for r in meta["ownerReferences"]
+        ]
     return out
 
 
@@ -121,11 +123,13 @@ class Interner:
     The parts are then shared between objects: whoever holds interned objects must not modify them
     (the read-only views never do; the rollout and the repairs read objects of their own). Safe to call
     from several threads (at worst a part is kept twice). The table only grows; `clear` it when most of
-    what it saw is gone (a cache does so after as many new objects as it held).
+    what it saw is gone (a cache does so after as many new objects as it held). `object` interns an API
+    object without remembering the object and its metadata themselves: those are unique (name, uid),
+    and a table entry each would cost more than what it shares.
     """
 
     def __init__(self) -> None:
-        self._table: dict[tuple[type, int], Any] = {}
+        self._table: dict[int, Any] = {}  # by the hash of a part's children (their identities)
         self._strings: dict[str, str] = {}
 
     def __len__(self) -> int:
@@ -135,6 +139,15 @@ class Interner:
         """Forget the parts seen so far (objects already interned keep what they share)."""
         self._table, self._strings = {}, {}
 
+    def object(self, obj: Obj) -> Obj:
+        """An API object with its parts interned (the object and its metadata are new dicts)."""
+        return {
+            self(k): {self(mk): self(mv) for mk, mv in v.items()}
+            if k == "metadata" and isinstance(v, dict)
+            else self(v)
+            for k, v in obj.items()
+        }
+
     def __call__(self, value: Any) -> Any:
         if isinstance(value, str):
             return self._strings.setdefault(value, value)
@@ -143,13 +156,13 @@ class Interner:
         if isinstance(value, dict):
             part: Any = {self(k): self(v) for k, v in value.items()}
             # children are interned already: their identity (scalars: their type and value) is the key
-            key = hash(tuple((k, _ident(v)) for k, v in part.items()))
+            key = hash((dict, *((k, _ident(v)) for k, v in part.items())))
         elif isinstance(value, list):
             part = [self(v) for v in value]
-            key = hash(tuple(_ident(v) for v in part))
+            key = hash((list, *(_ident(v) for v in part)))
         else:
             return value
-        seen = self._table.setdefault((type(part), key), part)
+        seen = self._table.setdefault(key, part)
         return seen if seen is part or _same(seen, part) else part
 
 
@@ -166,4 +179,8 @@ def _same(seen: Any, part: Any) -> bool:
             and all(k in seen and _ident(seen[k]) == _ident(v) for k, v in part.items())
             and list(seen) == list(part)
         )
-    return len(seen) == len(part) and all(_ident(a) == _ident(b) for a, b in zip(seen, part, strict=True))
+    return (
+        isinstance(seen, list)
+        and len(seen) == len(part)
+        and all(_ident(a) == _ident(b) for a, b in zip(seen, part, strict=True))
+    )

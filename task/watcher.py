@@ -51,6 +51,8 @@ class NamespaceCache:
         self._selectors = dict(selectors or {})  # a label selector per resource (journals, leases)
         self._resources = list(resources)
         self._objects: dict[Resource, dict[str, Obj]] = {r: {} for r in self._resources}
+        # a cluster-wide cache's keys by namespace, so that one namespace's objects are found directly
+        self._keys_in: dict[Resource, dict[str, set[str]]] = {r: {} for r in self._resources}
         self._owners: dict[Resource, Owners] = {}  # built on demand, dropped on every change
         self._changed: set[str] | None = None  # namespaces changed since `take_changed` (None: any)
         self._lock = threading.Lock()
@@ -65,8 +67,7 @@ class NamespaceCache:
         """Before `start`: the objects of one list of ``res`` read already (reduced and interned as this
         cache keeps them) at ``resource_version``; the watch goes on from there instead of listing again
         (an expired version, 410 Gone, makes it list after all)."""
-        with self._lock:
-            self._objects[res] = {self._key(o): o for o in items}
+        self._replace(res, {self._key(o): o for o in items})
         self._seeded[res] = resource_version
 
     def start(self, *, timeout: float = 30.0) -> None:
@@ -96,13 +97,20 @@ class NamespaceCache:
         with self._lock:
             return list(self._objects[res].values())
 
-    def objects_in(self, res: Resource, namespaces: set[str]) -> list[Obj]:
-        """The objects of ``res`` in some of the namespaces (of a cache that watches the whole cluster)."""
+    def objects_in(self, res: Resource, namespaces: Iterable[str]) -> list[Obj]:
+        """The objects of ``res`` in some namespaces."""
         with self._lock:
-            items = list(self._objects[res].items())
-        if self._namespace is not None:
-            return [o for _k, o in items] if self._namespace in namespaces else []
-        return [o for key, o in items if key.partition("/")[0] in namespaces]
+            if self._namespace is not None:
+                return list(self._objects[res].values()) if self._namespace in set(namespaces) else []
+            objects, keys = self._objects[res], self._keys_in[res]
+            return [objects[key] for ns in namespaces for key in keys.get(ns, ())]
+
+    def namespaces(self) -> set[str]:
+        """The namespaces this cache holds objects of."""
+        with self._lock:
+            if self._namespace is not None:
+                return {self._namespace} if any(self._objects.values()) else set()
+            return {ns for keys in self._keys_in.values() for ns, names in keys.items() if names}
 
     def take_changed(self) -> set[str] | None:
         """The namespaces whose objects changed since the last call; None when any may have (a list)."""
@@ -152,7 +160,7 @@ class NamespaceCache:
         if intern is None or reducer is None:
             return reducer
         slim = reducer
-        return lambda obj: intern(slim(obj))
+        return lambda obj: intern.object(slim(obj))
 
     def _store(self, res: Resource, obj: Obj, *, deleted: bool = False) -> None:
         reducer = self._reducer(res)
@@ -168,10 +176,19 @@ class NamespaceCache:
             current = self._objects[res].get(name)
             if current is not None and not deleted and _rv(current) > _rv(obj):
                 return
+            ns_keys = (
+                self._keys_in[res].setdefault(name.partition("/")[0], set())
+                if self._namespace is None
+                else None
+            )
             if deleted:
                 self._objects[res].pop(name, None)
+                if ns_keys is not None:
+                    ns_keys.discard(name)
             else:
                 self._objects[res][name] = obj
+                if ns_keys is not None:
+                    ns_keys.add(name)
             self._owners.pop(res, None)
             if self._changed is not None:
                 self._changed.add(str(obj.get("metadata", {}).get("namespace") or self._namespace or ""))
@@ -217,14 +234,21 @@ class NamespaceCache:
         listing = self._client.list(
             res, namespace=self._namespace, selector=self._selectors.get(res), reduce=reducer
         )
-        items = {self._key(o): o for o in listing.get("items", [])}
+        self._replace(res, {self._key(o): o for o in listing.get("items", [])})
         with self._lock:
-            self._objects[res] = items
-            self._owners.pop(res, None)
             self._changed = None
         self._synced[res].set()
         self.events.put((res.plural, ""))
         return str(listing.get("metadata", {}).get("resourceVersion", ""))
+
+    def _replace(self, res: Resource, items: dict[str, Obj]) -> None:
+        keys: dict[str, set[str]] = {}
+        if self._namespace is None:
+            for key in items:
+                keys.setdefault(key.partition("/")[0], set()).add(key)
+        with self._lock:
+            self._objects[res], self._keys_in[res] = items, keys
+            self._owners.pop(res, None)
 
 
 def _rv(obj: Obj) -> int:
@@ -278,7 +302,7 @@ class Keeping:
         slim, intern = reduce, self._intern
         items: list[Obj] = []
         rv, whole = "", True
-        for page in self._inner.pages(res, selector=selector, reduce=lambda o: intern(slim(o))):
+        for page in self._inner.pages(res, selector=selector, reduce=lambda o: intern.object(slim(o))):
             rv = rv or page.resource_version
             whole = whole and not page.restarted
             items.extend(page.items)

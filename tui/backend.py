@@ -197,7 +197,7 @@ class Backend:
         ):
             for arg, items in lists.items():
                 if arg in WORKLOADS and keeping is None:  # kept (detail), and shared with the caches' copies
-                    items = lists[arg] = [self._intern(o) for o in items]
+                    items = lists[arg] = [self._intern.object(o) for o in items]
                 objects[LISTS[arg][0]].extend(items)
             start = time.perf_counter()
             states[ns] = state.assess_namespace(ns, selector=selector, now=now, **lists)
@@ -323,15 +323,17 @@ class Backend:
 
         Only the namespaces whose objects changed since the last call are assessed again (a namespace's
         state depends on its own objects only), unless ``everything``: the same objects judged at a later
-        now (time-based findings), and after the caches (re)listed.
+        now (time-based findings). Either way one namespace at a time, each state replaced as it is
+        made, so that a whole cluster's states are not held twice. After a cache (re)listed, or before
+        the states are the caches' own, everything is built from the caches at once.
         """
         caches = list(self._caches.values())
         changed: set[str] | None = set()
         for cache in caches:
             got = cache.take_changed()
             changed = None if got is None or changed is None else changed | got
-        objects: dict[Resource, list[Obj]] = {res: [] for res in data.WATCHED}
-        if everything or changed is None or not self._incremental:
+        if changed is None or not self._incremental:
+            objects: dict[Resource, list[Obj]] = {res: [] for res in data.WATCHED}
             for cache in caches:
                 for res in data.WATCHED:
                     objects[res].extend(cache.objects(res))
@@ -340,14 +342,22 @@ class Backend:
             inventory = self._build(objects)
             self.timings["everything_s"] = time.perf_counter() - start
             return inventory
-        for cache in caches:
-            for res in data.WATCHED:
-                objects[res].extend(cache.objects_in(res, changed))
         self.timings["listed"] = time.perf_counter()
-        _inventory, fresh = data.build_inventory(objects, selector=self.options.selector, now=self.now())
-        states = {ns: s for ns, s in self._states.items() if ns not in changed}
-        states.update(fresh)
-        return self._done({}, dict(sorted(states.items())), data.inventory_of(states))
+        states, now = self._states, self.now()
+        todo = changed
+        if everything:
+            todo = set(states).union(*(cache.namespaces() for cache in caches))
+        for ns in sorted(todo):
+            objects = {
+                res: [o for cache in caches for o in cache.objects_in(res, (ns,))] for res in data.WATCHED
+            }
+            if any(objects.values()):
+                states[ns] = data.assess(ns, objects, selector=self.options.selector, now=now)
+            else:
+                states.pop(ns, None)
+        if everything:
+            self.timings["everything_s"] = time.perf_counter() - self.timings["listed"]
+        return self._done({}, states, data.inventory_of(states))
 
     def held(self, res: Resource) -> list[Obj]:
         """What the live caches hold of ``res`` (reduced, parts shared): for tests and benchmarks."""

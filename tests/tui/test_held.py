@@ -5,16 +5,18 @@ the template diffs), and a change another client makes still reaches its row, in
 from __future__ import annotations
 
 import json
+import time
 
 from rollguard.reduce import reducer_for
 from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, PODS, REPLICA_SETS, REPLICATION_CONTROLLERS
+from rollguard.tui.backend import Backend, Options
 from rollguard.tui.data import WATCHED
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.diff import DiffScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.widgets.workload_table import WorkloadTable
 from tests.tui.conftest import SIZE, make_app, until
-from tests.tui.fixtures import cluster_of, neighbours, reference_case
+from tests.tui.fixtures import NOW, cluster_of, neighbours, reference_case
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 PLURALS = {"DeploymentConfig": DEPLOYMENT_CONFIGS, "Deployment": DEPLOYMENTS, "ReplicaSet": REPLICA_SETS,
@@ -28,7 +30,9 @@ def bulky(objs: list[dict]) -> list[dict]:
             continue
         meta = obj["metadata"]
         meta["managedFields"] = [{"manager": "kubectl", "operation": "Update", "fieldsV1": {"f:spec": {}}}]
-        meta.setdefault("annotations", {})[LAST_APPLIED] = json.dumps({"kind": obj["kind"], "name": meta["name"]})
+        meta.setdefault("annotations", {})[LAST_APPLIED] = json.dumps(
+            {"kind": obj["kind"], "name": meta["name"]}
+        )
     return objs
 
 
@@ -73,7 +77,9 @@ async def test_caches_hold_reduced_objects_screens_show_the_live_ones_and_events
         # the detail screen: revisions and pods from the states; the diff against a revision reads it whole
         await open_row(app, pilot, "shop-dev/dc/dc2", "d")
         await until(
-            pilot, lambda: isinstance(app.screen, DetailScreen) and app.screen.detail is not None, what="detail"
+            pilot,
+            lambda: isinstance(app.screen, DetailScreen) and app.screen.detail is not None,
+            what="detail",
         )
         detail = app.screen.detail
         assert [r.number for r in detail.revisions][:2] == [2, 1] and detail.pods
@@ -97,4 +103,39 @@ async def test_caches_hold_reduced_objects_screens_show_the_live_ones_and_events
             what="dc1's new image",
         )
         assert row_of(app, "shop-prod/deployment/web").paused
+    cluster.close()
+
+
+def test_states_kept_up_namespace_by_namespace_equal_a_fresh_read():
+    """The read seeds the caches, events re-assess their namespace, the clock tick every namespace one
+    at a time: the rows and groups are those a fresh read of the cluster gives, finding for finding."""
+    cluster = cluster_of(bulky(reference_case() + neighbours("shop-prod") + neighbours("shop-qa")))
+
+    def backend() -> Backend:
+        made = Backend(
+            Options(all_namespaces=True, context="demo"), factory=lambda *_: cluster, now=lambda: NOW
+        )
+        made.connect()
+        return made
+
+    live = backend()
+    first = live.read(for_live=True)
+    live.start_live()
+    assert live.cached().rows == first.rows  # nothing changed: the read's states stand
+    cluster.patch(DEPLOYMENTS, "web", {"spec": {"paused": True}}, namespace="shop-prod")
+    dc = cluster.get(DEPLOYMENT_CONFIGS, "dc3", namespace="shop-dev")
+    dc["spec"]["paused"] = False
+    cluster.apply(dc)
+    deadline = time.monotonic() + 10
+    while not any(r.paused for r in live.cached().rows if r.namespace == "shop-prod" and r.name == "web"):
+        assert time.monotonic() < deadline, "the pause never reached the caches"
+        live.wait(0.5)
+    while any(r.paused for r in live.cached().rows if r.namespace == "shop-dev" and r.name == "dc3"):
+        assert time.monotonic() < deadline, "the resume never reached the caches"
+        live.wait(0.5)
+    got, everything = live.cached(), live.cached(everything=True)
+    want = backend().read()
+    assert got.rows == want.rows == everything.rows and got.groups == want.groups == everything.groups
+    assert got.rows != first.rows
+    live.stop_live()
     cluster.close()

@@ -49,7 +49,7 @@ UNIT = Path(__file__).parent / "fixtures"
 
 def reduced(lists: dict[str, list[dict]], *, intern: bool = False) -> dict[str, list[dict]]:
     """Each object reduced; ``intern``: and its equal parts shared, as the TUI's caches hold them."""
-    shared = reduce.Interner() if intern else (lambda o: o)
+    shared = reduce.Interner().object if intern else (lambda o: o)
     return {arg: [shared(RESOURCE[arg](copy.deepcopy(o))) for o in objs] for arg, objs in lists.items()}
 
 
@@ -158,7 +158,7 @@ def test_interned_objects_are_equal_and_share_their_equal_parts() -> None:
     before = copy.deepcopy(rss)
     intern = reduce.Interner()
     slim = reduce.revision(KINDS[DEPLOYMENT])
-    shared = [intern(slim(o)) for o in rss]
+    shared = [intern.object(slim(o)) for o in rss]
     assert rss == before  # the input is not modified
     assert shared == [slim(o) for o in rss]
     first, second = (r["spec"]["template"]["spec"]["containers"][0] for r in shared)
@@ -171,3 +171,12 @@ def test_interned_objects_are_equal_and_share_their_equal_parts() -> None:
     assert intern({"a": 1, "b": 2}) is not intern({"b": 2, "a": 1})  # key order is kept too
     intern.clear()
     assert intern({"a": "x"}) == {"a": "x"}
+
+
+def test_an_interned_object_is_new_its_parts_are_shared() -> None:
+    """`Interner.object`: the object and its metadata are unique (not remembered), what they hold is shared."""
+    intern = reduce.Interner()
+    pod = {"metadata": {"name": "p", "labels": {"app": "a"}}, "status": {"phase": "Pending"}}
+    one, two = intern.object(copy.deepcopy(pod)), intern.object(copy.deepcopy(pod))
+    assert one == two == pod and one is not two and one["metadata"] is not two["metadata"]
+    assert one["metadata"]["labels"] is two["metadata"]["labels"] and one["status"] is two["status"]
