@@ -343,6 +343,22 @@ class Keeping:
             selector=selector,
         )
 
+    def pod_log(
+        self,
+        pod: str,
+        *,
+        namespace: str,
+        container: str,
+        follow: bool = False,
+        previous: bool = False,
+        tail_lines: int | None = None,
+        stop: threading.Event | None = None,
+    ) -> Iterator[str]:
+        return self._inner.pod_log(
+            pod, namespace=namespace, container=container, follow=follow, previous=previous,
+            tail_lines=tail_lines, stop=stop,
+        )  # fmt: skip
+
 
 def _satisfies(keeping: Keeping) -> Api:
     return keeping  # mypy proves that Keeping is an Api
