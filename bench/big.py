@@ -26,7 +26,7 @@ from bench import bigcluster
 from bench.__main__ import exe_name, start_sandbox, stop_sandbox
 from bench.context import say
 from bench.doc import BIG_BEGIN, BIG_END, splice
-from bench.metrics import loadavg, machine
+from bench.metrics import bytecode_env, loadavg, machine
 from sandbox import cluster
 
 GOAL_RSS_MIB = 150.0
@@ -52,17 +52,25 @@ class Measured:
 
 
 def measure(
-    label: str, args: list[str], kubeconfig: str, tmp: Path, *, goal: str = "", reps: int = REPS
+    label: str,
+    args: list[str],
+    kubeconfig: str,
+    tmp: Path,
+    *,
+    goal: str = "",
+    reps: int = REPS,
+    env: dict[str, str] | None = None,
 ) -> Measured:
     """Run ``rollguard ARGS`` (through bench.counted) ``reps`` times as a child process; wait4 gives its RSS."""
     m = Measured(label, args, goal)
+    child_env = {**os.environ, **(env or {})}
     for i in range(reps):
         counts = tmp / f"counts-{label.replace(' ', '_')}-{i}.json"
         out = tmp / "out.txt"
         argv = [sys.executable, "-m", "bench.counted", str(counts), *args, "--kubeconfig", kubeconfig]
         t0 = time.perf_counter()
         with open(out, "w") as f:
-            proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, env=child_env)
             _, status, _usage = os.wait4(proc.pid, 0)
         m.seconds.append(time.perf_counter() - t0)
         # VmHWM of the rollguard process itself (ru_maxrss would carry this parent's RSS over the fork)
@@ -190,9 +198,11 @@ def main(argv: list[str] | None = None) -> int:
         for label, cmd, goal in cases:
             results["big"][label] = measure(label, cmd, kubeconfig, tmp, goal=goal, reps=BIG_REPS)
         results["tui"] = tui_first_screen(kubeconfig)
+        installed = bytecode_env(tmp / "pycache")  # compiled, as pip installs the wheel
+        measure("warm-up", ["status", "-n", "default"], kubeconfig, tmp, reps=1, env=installed)
         results["startup"] = measure(
             "status -n (empty namespace)", ["status", "-n", "default"], kubeconfig, tmp, reps=5,
-            goal=f"< {GOAL_START_S} s",
+            goal=f"< {GOAL_START_S} s", env=installed,
         )  # fmt: skip
     finally:
         stop_sandbox(d)
@@ -326,7 +336,8 @@ def startup_lines(r: dict[str, Any]) -> list[str]:
     verdict = "met" if min(s.seconds) < GOAL_START_S else "missed"
     return [
         f"Start-up of a command that talks to the cluster (`rollguard status -n default`, 5 small requests, "
-        f"whole process): {fmt(s.seconds, 's')} (goal < {GOAL_START_S} s: {verdict} at best; peak RSS "
+        f"whole process, from compiled bytecode as `pip install` leaves it): {fmt(s.seconds, 's')} "
+        f"(goal < {GOAL_START_S} s: {verdict} at best; peak RSS "
         f"{fmt(s.rss, 'MiB', 0)}).",
     ]
 

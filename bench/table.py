@@ -461,7 +461,8 @@ def section_reads(reads: ReadResults) -> list[str]:
 
 
 def section_startup(reads: ReadResults) -> list[str]:
-    out = ["## 5. Start-up", "", "Process time of the installed `rollguard` script, from spawn to exit.", ""]
+    out = ["## 5. Start-up", "", "Process time of the installed `rollguard` script, from spawn to exit, from compiled bytecode "
+           "as `pip install` leaves it (`bench.metrics.bytecode_env`).", ""]
     rows = []
     for label, stats in reads.startup.items():
         heavy = ", ".join(f"`{m}` {ms:.0f} ms" for m, ms in reads.imports.get(label, [])[:4])
