@@ -402,22 +402,24 @@ class Backend:
         return []
 
     def follow_logs(
-        self, row: WorkloadRow, *, revision: int | None, stop: threading.Event, tail: int = logs.TAIL
-    ) -> Iterator[logs.LogEvent]:
-        """The logs page's content for the newest pod of ``row`` (or of its revision ``revision``), as it
-        comes: the previous container's log when there is one, then the current one followed; a restart
-        adds the log of the container that ended. Ends soon after ``stop`` is set (the page closed)."""
+        self, row: WorkloadRow, *, revision: int | None, pod: str | None = None, stop: threading.Event,
+        tail: int = logs.TAIL,
+    ) -> Iterator[logs.LogEvent]:  # fmt: skip
+        """The logs page's content for pod ``pod``, else the newest pod of ``row`` (or of its revision
+        ``revision``), as it comes: the previous container's log when there is one, then the current one
+        followed; a restart adds the log of the container that ended. Ends soon after ``stop`` is set."""
         found = []
-        for name in self.log_pods(row, revision=revision)[: logs.MAX_PODS]:
+        for name in ([pod] if pod else self.log_pods(row, revision=revision))[: logs.MAX_PODS]:
             with contextlib.suppress(NotFound):  # deleted since the read the row was made from
                 found.append(self.api.get(PODS, name, namespace=row.namespace))
-        pod = logs.newest_pod(found)
-        if pod is None:
-            yield logs.Note("no pod to show the logs of: none runs now", warning=True)
+        newest = logs.newest_pod(found)
+        if newest is None:
+            yield logs.Note(f"no pod {pod}: it was deleted" if pod else "no pod to show the logs of: none runs now",
+                            warning=True)  # fmt: skip
             return
-        name, container, ns = pod["metadata"]["name"], logs.main_container(pod), row.namespace
-        yield from logs.opening(pod, container, len(found))
-        inst = logs.instance_of(pod, container)
+        name, container, ns = newest["metadata"]["name"], logs.main_container(newest), row.namespace
+        yield from logs.opening(newest, container, len(found))
+        inst = logs.instance_of(newest, container)
         if inst.previous:
             yield logs.Heading(f"previous container (restart {inst.restarts}): {inst.previous}")
             yield from self._log(name, ns, container, previous=True, tail=tail, stop=stop)
@@ -442,7 +444,9 @@ class Backend:
             else:
                 return
             if inst.restarts != seen.restarts and inst.previous:
-                yield logs.Heading(f"restarted (restart {inst.restarts}): the container before {inst.previous}")
+                yield logs.Heading(
+                    f"restarted (restart {inst.restarts}): the container before {inst.previous}"
+                )
                 yield from self._log(name, ns, container, previous=True, tail=tail, stop=stop)
 
     def _log(

@@ -109,4 +109,8 @@ def restarted(before: Instance, now: Instance) -> bool:
 def opening(pod: Obj, container: str, of: int) -> list[LogEvent]:
     """What the page says first: which pod and container (of how many pods)."""
     name = pod["metadata"]["name"]
-    return [Note(f"pod {name}, container {container}" + (f" (newest of {of} pods)" if of > 1 else ""))]
+    others = [c.get("name", "") for c in (pod.get("spec") or {}).get("containers") or []][1:]
+    text = f"pod {name}, container {container}" + (f" (newest of {of} pods)" if of > 1 else "")
+    if others:
+        text += f"; not shown: container {', '.join(others)}"
+    return [Note(text)]

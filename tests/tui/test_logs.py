@@ -136,3 +136,25 @@ async def test_80x24_crash_loop_logs(fake, svg):
         )
         await pilot.pause(0.2)
         assert app.export_screenshot() == svg
+
+
+async def test_l_on_a_pod_row_of_the_detail_shows_that_pod(fake):
+    fake.set_log(NS, "dc1-2-9df89", "app", ["INFO the first pod"])
+    fake.set_log(NS, "dc1-2-fd571", "app", ["INFO the second pod"])
+    app = make_app(fake)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "d")  # dc1
+        await settle(app, pilot)
+        detail = app.screen
+        assert isinstance(detail, DetailScreen)
+        await pilot.press("tab")  # from the revisions to the pods
+        assert detail.focused is detail.query_one("#pods")
+        await pilot.press("l")
+        screen = app.screen
+        assert isinstance(screen, LogsScreen) and screen.pod == "dc1-2-9df89"
+        await until(pilot, lambda: "INFO the first pod" in screen.lines, what="the first pod's log")
+        await pilot.press("escape", "j", "l")
+        screen = app.screen
+        assert isinstance(screen, LogsScreen) and screen.pod == "dc1-2-fd571"
+        await until(pilot, lambda: "INFO the second pod" in screen.lines, what="the second pod's log")

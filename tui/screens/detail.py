@@ -71,7 +71,7 @@ class DetailScreen(ActionsMixin, Screen[None]):
                 yield Label(
                     name.capitalize() if name != "revisions" else "Revision history", classes="section"
                 )
-                if name == "revisions":
+                if name in ("revisions", "pods"):  # tab moves between them
                     yield NavTable(id=name, cursor_type="row")
                 else:
                     yield DataTable(id=name, cursor_type="none", show_cursor=False)
@@ -83,7 +83,7 @@ class DetailScreen(ActionsMixin, Screen[None]):
         for name, columns in TABLES.items():
             table = self.query_one(f"#{name}", DataTable)
             table.add_columns(*columns)
-            table.can_focus = name == "revisions"
+            table.can_focus = name in ("revisions", "pods")
         self.query_one("#revisions", DataTable).focus()
         self.show_header()
         self.load()
@@ -157,7 +157,9 @@ class DetailScreen(ActionsMixin, Screen[None]):
         elif detail.revisions:
             revisions.move_cursor(row=min(keep, len(detail.revisions) - 1))
         self._fill(
-            "pods", [(p.name, p.status, p.ready, str(p.restarts), p.revision, p.node) for p in detail.pods]
+            "pods",
+            [(p.name, p.status, p.ready, str(p.restarts), p.revision, p.node) for p in detail.pods],
+            keys=[p.name for p in detail.pods],
         )
         self._fill(
             "events",
@@ -242,9 +244,24 @@ class DetailScreen(ActionsMixin, Screen[None]):
     def action_yaml(self) -> None:
         self.app.push_screen(YamlScreen(self.row))
 
+    def chosen_pod(self) -> str | None:
+        """The pod under the cursor of the pods table, when that table has the focus."""
+        table = self.query_one("#pods", DataTable)
+        if (
+            self.detail is None
+            or self.focused is not table
+            or not 0 <= table.cursor_row < len(self.detail.pods)
+        ):
+            return None
+        return self.detail.pods[table.cursor_row].name
+
     def action_logs(self) -> None:
-        """`l`: the logs of the newest pod of the revision under the cursor (else of the workload)."""
-        self.app.push_screen(LogsScreen(self.row, revision=self.chosen_revision()))
+        """`l`: the logs of the pod under the cursor, else of the newest pod of the chosen revision."""
+        pod = self.chosen_pod()
+        if pod is not None:
+            self.app.push_screen(LogsScreen(self.row, pod=pod))
+        else:
+            self.app.push_screen(LogsScreen(self.row, revision=self.chosen_revision()))
 
     def why_unoffered(self, action: str, parameters: tuple[object, ...]) -> str:
         if action == "revert" and parameters and parameters[0] == "revision" and self.detail is not None:

@@ -28,8 +28,10 @@ from rollguard.tui.widgets.workload_table import WorkloadTable
 SCOPE_NOTE = (
     "On a group row, resume/revert/redeploy act on the whole rollout group; on a workload row, on that "
     "workload (the capital letter: its whole group). Keys that do not apply to the selected row, or that "
-    "you may not use (SelfSubjectAccessReview, --read-only), are hidden; pressing one says why. A workload's action is confirmed "
-    "with y, a group's by typing the group's name: Enter alone never changes anything."
+    "you may not use (SelfSubjectAccessReview, --read-only), are hidden; pressing one says why. A "
+    "workload's action is confirmed with y, a group's by typing the group's name: Enter alone never changes anything. l shows the newest "
+    "pod's logs; in a workload's detail, of the revision under the cursor, or of the pod under it (tab to "
+    "the pods)."
 )
 
 

@@ -42,16 +42,18 @@ def _is_error(text: str) -> bool:
 class LogsScreen(ScrollPage):
     """Read-only and live; j/k/g/G scroll, esc closes (and ends the stream)."""
 
-    def __init__(self, row: WorkloadRow, *, revision: int | None = None) -> None:
+    def __init__(self, row: WorkloadRow, *, revision: int | None = None, pod: str | None = None) -> None:
         super().__init__()
         self.row = row
         self.revision = revision
+        self.pod = pod
         self.events: list[LogEvent] = []
         self._queue: queue.SimpleQueue[LogEvent] = queue.SimpleQueue()
 
     def heading(self) -> Text:
-        which = f"revision {self.revision}" if self.revision is not None else "newest pod"
-        return Text.assemble((self.row.ref, "bold"), f" in {self.row.namespace}  ·  logs of the {which}")
+        which = f"revision {self.revision}'s newest pod" if self.revision is not None else "newest pod"
+        which = f"pod {self.pod}" if self.pod else f"the {which}"
+        return Text.assemble((self.row.ref, "bold"), f" in {self.row.namespace}  ·  logs of {which}")
 
     def body(self) -> Widget:
         return RichLog(id="page-box", max_lines=MAX_LINES, wrap=True, auto_scroll=True, markup=False)
@@ -73,7 +75,9 @@ class LogsScreen(ScrollPage):
     def load(self) -> None:
         stop = get_current_worker().cancelled_event  # set when the page closes: cuts the stream
         try:
-            for event in self.app.backend.follow_logs(self.row, revision=self.revision, stop=stop):
+            for event in self.app.backend.follow_logs(
+                self.row, revision=self.revision, pod=self.pod, stop=stop
+            ):
                 self._queue.put(event)
         except Exception as exc:
             self._queue.put(Note(f"could not read the logs: {describe_error(exc)}", warning=True))
