@@ -17,6 +17,7 @@ the same calls from memory. mypy checks that both fit.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import threading
@@ -605,7 +606,8 @@ def _cut_when(stop: threading.Event, done: threading.Event, resp: Any) -> None:
     """Shut ``resp``'s socket once ``stop`` is set, so that a read blocked on it returns at once."""
     while not done.is_set():
         if stop.wait(0.25):
-            resp.shutdown()
+            with contextlib.suppress(RuntimeError, OSError):  # the stream ended and was released meanwhile
+                resp.shutdown()
             return
 
 
