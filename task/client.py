@@ -111,15 +111,7 @@ class Api(Protocol):
     ) -> Iterator[Obj]: ...
 
     def pod_log(
-        self,
-        pod: str,
-        *,
-        namespace: str,
-        container: str,
-        follow: bool = False,
-        previous: bool = False,
-        tail_lines: int | None = None,
-        stop: threading.Event | None = None,
+        self, pod: str, *, namespace: str, options: LogOptions, stop: threading.Event | None = None
     ) -> Iterator[str]: ...
 
 
@@ -203,20 +195,9 @@ class _Guarded:
         )
 
     def pod_log(
-        self,
-        pod: str,
-        *,
-        namespace: str,
-        container: str,
-        follow: bool = False,
-        previous: bool = False,
-        tail_lines: int | None = None,
-        stop: threading.Event | None = None,
+        self, pod: str, *, namespace: str, options: LogOptions, stop: threading.Event | None = None
     ) -> Iterator[str]:
-        return self._inner.pod_log(
-            pod, namespace=namespace, container=container, follow=follow, previous=previous,
-            tail_lines=tail_lines, stop=stop,
-        )  # fmt: skip
+        return self._inner.pod_log(pod, namespace=namespace, options=options, stop=stop)
 
 
 class Client:
@@ -417,15 +398,7 @@ class Client:
             resp.release_conn()
 
     def pod_log(
-        self,
-        pod: str,
-        *,
-        namespace: str,
-        container: str,
-        follow: bool = False,
-        previous: bool = False,
-        tail_lines: int | None = None,
-        stop: threading.Event | None = None,
+        self, pod: str, *, namespace: str, options: LogOptions, stop: threading.Event | None = None
     ) -> Iterator[str]:
         """Yields the lines of a container's log (`GET pods/P/log`, which the API server proxies to the
         node's kubelet); with ``follow`` the stream stays open until the container ends or it is cut.
@@ -440,24 +413,24 @@ class Client:
             resp = self._send(
                 "GET",
                 path,
-                query=pod_log_query(
-                    container=container, follow=follow, previous=previous, tail_lines=tail_lines
-                ),
+                query=pod_log_query(options),
                 verb="log",
                 stream=True,
-                timeout=3600.0 if follow else 30.0,
+                timeout=3600.0 if options.follow else 30.0,
             )
         except BadRequest as exc:
-            which = "previous log" if previous else "log"
+            which = "previous log" if options.previous else "log"
             said = str(exc).removeprefix(f"GET {path}: 400 ")  # the kubelet's (or API server's) sentence
             raise NoLog(
-                f"no {which} of container {container} in pod {namespace}/{pod}: {said}",
+                f"no {which} of container {options.container} in pod {namespace}/{pod}: {said}",
                 status=400,
                 reason=exc.reason,
             ) from exc
         done = threading.Event()
         if stop is not None:
-            threading.Thread(target=_cut_when, args=(stop, done, resp), name="pod-log-stop", daemon=True).start()
+            threading.Thread(
+                target=_cut_when, args=(stop, done, resp), name="pod-log-stop", daemon=True
+            ).start()
         try:
             for line in _stream_lines(resp, keep_partial=True):  # a log's last line may have no newline
                 if stop is not None and stop.is_set():
@@ -646,15 +619,24 @@ def _short(exc: BaseException) -> str:
     return text if len(text) < 160 else text[:157] + "..."
 
 
-def pod_log_query(
-    *, container: str, follow: bool = False, previous: bool = False, tail_lines: int | None = None
-) -> list[tuple[str, str]]:
-    """The query of `GET pods/P/log` (PodLogOptions), request building kept apart from the transport."""
-    query = [("container", container)]
-    if follow:
+@dataclass(frozen=True)
+class LogOptions:
+    """Which log of a pod to read (PodLogOptions): its container's, the last terminated instance's with
+    ``previous``, kept open for new lines with ``follow``, from the last ``tail_lines`` lines."""
+
+    container: str
+    follow: bool = False
+    previous: bool = False
+    tail_lines: int | None = None
+
+
+def pod_log_query(options: LogOptions) -> list[tuple[str, str]]:
+    """The query of `GET pods/P/log`, request building kept apart from the transport."""
+    query = [("container", options.container)]
+    if options.follow:
         query.append(("follow", "true"))
-    if previous:
+    if options.previous:
         query.append(("previous", "true"))
-    if tail_lines is not None:
-        query.append(("tailLines", str(tail_lines)))
+    if options.tail_lines is not None:
+        query.append(("tailLines", str(options.tail_lines)))
     return query

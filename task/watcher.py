@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 
-from rollguard.client import Api, Page
+from rollguard.client import Api, LogOptions, Page
 from rollguard.errors import ApiError, Forbidden, Gone, NotFound
 from rollguard.kinds import Owners
 from rollguard.reduce import Interner, Reducer, reducer_for
@@ -344,20 +344,9 @@ class Keeping:
         )
 
     def pod_log(
-        self,
-        pod: str,
-        *,
-        namespace: str,
-        container: str,
-        follow: bool = False,
-        previous: bool = False,
-        tail_lines: int | None = None,
-        stop: threading.Event | None = None,
+        self, pod: str, *, namespace: str, options: LogOptions, stop: threading.Event | None = None
     ) -> Iterator[str]:
-        return self._inner.pod_log(
-            pod, namespace=namespace, container=container, follow=follow, previous=previous,
-            tail_lines=tail_lines, stop=stop,
-        )  # fmt: skip
+        return self._inner.pod_log(pod, namespace=namespace, options=options, stop=stop)
 
 
 def _satisfies(keeping: Keeping) -> Api:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from rollguard import inventory, state
 from rollguard.access import check_access
-from rollguard.client import Api, Client
+from rollguard.client import Api, Client, LogOptions
 from rollguard.errors import EXIT_REFUSED, Forbidden, NoLog, NotFound, RefusedError
 from rollguard.inventory import LISTS, WORKLOADS
 from rollguard.kinds import kind_of
@@ -454,10 +454,8 @@ class Backend:
         follow: bool = False,
     ) -> Iterator[logs.LogEvent]:  # fmt: skip
         try:
-            for text in self.api.pod_log(
-                pod, namespace=namespace, container=container, previous=previous, follow=follow,
-                tail_lines=tail, stop=stop,
-            ):  # fmt: skip
+            options = LogOptions(container, follow=follow, previous=previous, tail_lines=tail)
+            for text in self.api.pod_log(pod, namespace=namespace, options=options, stop=stop):
                 yield logs.Line(text)
         except NoLog as exc:
             yield logs.Note(str(exc), warning=True)

@@ -17,7 +17,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from rollguard.client import Client
+from rollguard.client import Client, LogOptions
 from rollguard.errors import NoLog
 from sandbox.cluster import Sandbox
 from tests.sandbox.test_kubelet import APP, make_pod, wait_for, waiting_reason
@@ -103,10 +103,12 @@ def test_client_pod_log_maps_the_refusal_and_stops_a_follow(
     make_pod(core, namespace, "web", f"{APP}:v7")
     wait_for(core.list_namespaced_pod, namespace, name="web", until=lambda p: p.status.phase == "Running")
     with pytest.raises(NoLog, match='previous terminated container "app" in pod "web" not found'):
-        list(rg_client.pod_log("web", namespace=namespace, container="app", previous=True))
+        list(rg_client.pod_log("web", namespace=namespace, options=LogOptions("app", previous=True)))
     stop = threading.Event()
     got: list[str] = []
-    for line in rg_client.pod_log("web", namespace=namespace, container="app", follow=True, stop=stop):
+    for line in rg_client.pod_log(
+        "web", namespace=namespace, options=LogOptions("app", follow=True), stop=stop
+    ):
         got.append(line)
         if "GET /healthz" in line:
             stop.set()  # from here the stream ends, although the container goes on logging

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from rollguard.client import Page
+from rollguard.client import LogOptions, Page
 from rollguard.errors import NoLog, NotFound, Unreachable
 from rollguard.resources import PODS, Resource
 from rollguard.selectors import matches
@@ -231,27 +231,27 @@ class FakeCluster:
             self._watchers.remove(entry)
 
     def pod_log(
-        self,
-        pod: str,
-        *,
-        namespace: str,
-        container: str,
-        follow: bool = False,
-        previous: bool = False,
-        tail_lines: int | None = None,
-        stop: threading.Event | None = None,
+        self, pod: str, *, namespace: str, options: LogOptions, stop: threading.Event | None = None
     ) -> Iterator[str]:
         self.requests["log"] += 1
         self._reachable()
         self.get(PODS, pod, namespace=namespace)
         self.requests["get"] -= 1  # not a request of its own: the API server's lookup
+        container, previous, follow, tail_lines = (
+            options.container,
+            options.previous,
+            options.follow,
+            options.tail_lines,
+        )
         key = (namespace, pod, container, previous)
         with self._log_cv:
             if key not in self._logs:
                 sentence = (f'previous terminated container "{container}" in pod "{pod}" not found' if previous
                             else f'container "{container}" in pod "{pod}" is waiting to start: ContainerCreating')  # fmt: skip
                 which = "previous log" if previous else "log"
-                raise NoLog(f"no {which} of container {container} in pod {namespace}/{pod}: {sentence}", status=400)
+                raise NoLog(
+                    f"no {which} of container {container} in pod {namespace}/{pod}: {sentence}", status=400
+                )
             lines, _running = self._logs[key]
             sent = max(0, len(lines) - tail_lines) if tail_lines is not None else 0
         while True:

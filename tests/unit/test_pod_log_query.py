@@ -3,17 +3,17 @@ staging/src/k8s.io/api/core/v1 PodLogOptions: container, follow, previous, tailL
 
 from collections.abc import Iterator
 
-from rollguard.client import _stream_lines, pod_log_query
+from rollguard.client import LogOptions, _stream_lines, pod_log_query
 
 
 def test_a_crash_loops_previous_container_followed() -> None:
-    assert pod_log_query(container="app", follow=True, previous=True, tail_lines=100) == [
+    assert pod_log_query(LogOptions("app", follow=True, previous=True, tail_lines=100)) == [
         ("container", "app"), ("follow", "true"), ("previous", "true"), ("tailLines", "100"),
     ]  # fmt: skip
 
 
 def test_defaults_ask_only_for_the_container() -> None:
-    assert pod_log_query(container="app") == [("container", "app")]
+    assert pod_log_query(LogOptions("app")) == [("container", "app")]
 
 
 class _Chunks:
