@@ -319,7 +319,9 @@ def tui_lines(t: dict[str, Any], small: dict[str, Any] | None = None) -> list[st
         f"{t.get('live_s', nan):.2f} s; live changes through the API on their rows: one Deployment paused "
         f"{lags[0]:.2f} s later, one DeploymentConfig's image {lags[1]:.2f} s later (goal: each within "
         f"{GOAL_TUI_LIVE_S:.0f} s: {live_verdict}); a re-judgement of every namespace (the clock tick's) "
-        f"{t.get('everything_s') or nan:.2f} s; **peak RSS {rss:.0f} MiB**{grown} (goal: bounded like the commands, "
+        f"{t.get('everything_s') or nan:.2f} s; **peak RSS {rss:.0f} MiB**{grown}, {t.get('rss_table_mib', nan):.0f} MiB "
+        f"when the whole table was shown, of which the backend's caches, states and rows hold "
+        f"{t.get('held_mib', nan):.0f} MiB (the rest: imports, the table's widgets, transient) (goal: bounded like the commands, "
         f"< {GOAL_RSS_MIB:.0f} MiB: {rss_verdict}); requests {t.get('requests', {})}."
         + (
             f" Not measured further: {t['incomplete']} (the 540 s budget of bench/tui_big.py)."

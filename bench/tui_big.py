@@ -69,6 +69,33 @@ def _summary(out: dict[str, Any], clients: list[Any]) -> None:
     out["rss_mib"] = peak_rss_kib() / 1024
 
 
+def _held_mib(backend: Any) -> float:
+    """What the backend holds (caches, states, inventory; shared parts counted once), by getsizeof."""
+    import sys
+
+    from rollguard.tui.data import WATCHED
+
+    seen: set[int] = set()
+    total = 0
+    stack: list[Any] = [[backend.held(res) for res in WATCHED], backend._states, backend.inventory]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        if isinstance(obj, dict):
+            stack.extend(obj.keys())
+            stack.extend(obj.values())
+        elif isinstance(obj, list | tuple | set | frozenset):
+            stack.extend(obj)
+        elif hasattr(obj, "__dict__"):
+            stack.append(vars(obj))
+        elif hasattr(obj, "__slots__"):
+            stack.extend(getattr(obj, a) for a in obj.__slots__ if hasattr(obj, a))
+    return total / 2**20
+
+
 def _left() -> float:
     return max(BUDGET - (time.perf_counter() - T0), 1.0)
 
@@ -81,14 +108,18 @@ async def _steps(pilot: Any, app: Any, backend: Any, clients: list[Any], out: di
         "first screen", _left(),
     )  # fmt: skip
     out["first_screen_s"] = app.timings["first_shown"] - T0
+    out["rss_first_mib"] = peak_rss_kib() / 1024
     out["rows_first"] = len(app.inventory.rows) if app.inventory else 0
     await _until(pilot, lambda: "listed" in backend.timings, "whole read", _left())
     listed = backend.timings["listed"]
     await _until(pilot, lambda: app.timings.get("shown", 0.0) > listed, "whole table", _left())
     out["all_rows_s"] = app.timings["shown"] - T0
+    out["rss_table_mib"] = peak_rss_kib() / 1024  # the peak so far: the read, its partial tables, the table
     out["rows"] = len(app.inventory.rows) if app.inventory else 0
     await _until(pilot, lambda: backend.live, "live watches", _left())
     out["live_s"] = time.perf_counter() - T0
+    out["rss_live_mib"] = peak_rss_kib() / 1024
+    out["held_mib"] = _held_mib(backend)
     await pilot.pause(2.0)  # let the first cache rebuild land
     shown = app.timings.get("shown", 0.0)
     start = time.perf_counter()
