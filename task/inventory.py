@@ -14,14 +14,15 @@ Never per workload and never one unbounded response:
   by each workload's own selector (what its controllers select them by). `rollguard.read_plan`
   decides the requests: with -A, one set of queries cluster-wide when that is fewer requests than
   asking each matched namespace, the answers kept only in the namespace whose own workloads select
-  them. Requests and memory grow with what the selector matches; a namespace where it matches many
-  reads its lists whole instead.
+  them, streamed in namespace order as above. Requests and memory grow with what the selector
+  matches; a namespace where it matches many reads its lists whole instead.
 - Journal ConfigMaps and Leases: by label (few and small).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -142,18 +143,28 @@ class _Reader:
         kept = self.union(LISTS[arg][0], namespace, asked, lambda obj: keeps(need, obj))
         return sorted(kept.values(), key=_key)
 
-    def cluster_wide(self, arg: str, plan: ListPlan, wanted: dict[str, Need]) -> dict[str, list[Obj]]:
-        """``plan``'s cluster-wide queries of one list, bucketed: each namespace's objects its own need selects."""
+    def cluster_wide(self, arg: str, plan: ListPlan, wanted: dict[str, Need]) -> Iterator[tuple[str, list[Obj]]]:
+        """``plan``'s cluster-wide queries of one list, a namespace at a time in namespace order: each
+        covered namespace's objects that its own need selects (each once, in key order).
+
+        Every query's answer comes in etcd's key order (``namespace/name``); merged by namespace they
+        stream like `_side_by_side`'s lists, so one namespace's objects are held at a time, not the
+        whole answer (`OutOfOrder` when a list breaks that order).
+        """
 
         def mine(obj: Obj) -> bool:
             ns = obj.get("metadata", {}).get("namespace", "")
             need = wanted.get(ns) if ns in plan.covered else None
             return need is not None and keeps(need, obj)
 
-        buckets: dict[str, list[Obj]] = {}
-        for obj in sorted(self.union(LISTS[arg][0], None, plan.cluster_wide, mine).values(), key=_key):
-            buckets.setdefault(obj["metadata"].get("namespace", ""), []).append(obj)
-        return buckets
+        res = LISTS[arg][0]
+        answers = [
+            filter(mine, self.items(res, namespace=None, selector=query)) for query in plan.cluster_wide
+        ]
+        merged = heapq.merge(*answers, key=lambda obj: _order(obj.get("metadata", {}).get("namespace", "")))
+        for ns, objs in _runs(merged, res.label):
+            once = {obj["metadata"].get("uid") or _key(obj): obj for obj in objs}
+            yield ns, sorted(once.values(), key=_key)
 
     def union(
         self, res: Resource, namespace: str | None, selectors: Iterable[str], keep: Callable[[Obj], bool]
@@ -272,21 +283,37 @@ def namespace_lists(
             found.setdefault(ns, {a: [] for a in LISTS})[arg].append(obj)
     wanted = needs({ns: _workloads(lists) for ns, lists in found.items()})
     plans = {arg: plan_list(wanted[arg]) for arg in OWNED}
-    wide = [arg for arg in OWNED if plans[arg].cluster_wide]
-    with ThreadPoolExecutor(max(len(wide), 1), thread_name_prefix="list") as pool:  # side by side
-        answers = pool.map(lambda arg: reader.cluster_wide(arg, plans[arg], wanted[arg]), wide)
-        for arg, buckets in zip(wide, answers, strict=True):
-            for ns, objs in buckets.items():
-                found[ns][arg] = objs
+    wide = {arg: reader.cluster_wide(arg, plans[arg], wanted[arg]) for arg in OWNED if plans[arg].cluster_wide}
+    ready: dict[str, Lists] = {}
 
     def owned(ns: str) -> Lists:
-        lists = found.pop(ns)
+        lists = ready.pop(ns)
         for arg in OWNED:
             if ns in plans[arg].per_namespace:
                 lists[arg] = reader.in_namespace(arg, ns, plans[arg], wanted[arg].get(ns))
         return lists
 
-    yield from _in_parallel(sorted(found, key=_order), owned)
+    with ThreadPoolExecutor(max(len(wide), 1), thread_name_prefix="list") as pool:
+
+        def advance(args: Iterable[str]) -> dict[str, tuple[str, list[Obj]] | None]:
+            """The next namespace of each cluster-wide list in ``args``, their pages fetched side by side."""
+            moving = list(args)
+            return dict(zip(moving, pool.map(lambda a: next(wide[a], None), moving), strict=True))
+
+        heads = advance(wide)
+
+        def in_order() -> Iterator[str]:
+            """Each namespace once its cluster-wide lists have passed it (its part of them attached)."""
+            for ns in sorted(found, key=_order):
+                lists = found.pop(ns)
+                here = [arg for arg, head in heads.items() if head is not None and head[0] == ns]
+                for arg in here:
+                    lists[arg] = heads[arg][1]  # type: ignore[index]
+                ready[ns] = lists
+                heads.update(advance(here))
+                yield ns
+
+        yield from _in_parallel(in_order(), owned)
 
 
 def namespace_exists(client: Api, namespace: str) -> bool:
