@@ -28,6 +28,7 @@ from rollguard.resources import Resource
 from rollguard.structs import Obj
 
 _WAKE = ("wake", "")
+FAILING_LIST_TIMEOUT = 30.0  # seconds `start` waits for first lists that fail (a long timeout is for slow ones)
 
 
 class NamespaceCache:
@@ -78,12 +79,19 @@ class NamespaceCache:
             thread = threading.Thread(target=self._run, args=(res,), name=f"watch-{res.plural}", daemon=True)
             thread.start()
             self._threads.append(thread)
-        deadline = time.monotonic() + timeout
+        started = time.monotonic()
+        deadline = started + timeout
         for res, synced in self._synced.items():
-            if not synced.wait(max(deadline - time.monotonic(), 0.1)):
-                if self.errors:
-                    raise self.errors[-1]
-                raise TimeoutError(f"no initial list of {res.label} within {timeout:.0f}s")
+            # in steps, so that a cache stopped meanwhile (another context chosen) does not keep waiting
+            while not synced.wait(min(max(deadline - time.monotonic(), 0.1), 0.5)) and not self._stop.is_set():
+                now = time.monotonic()
+                failing = any(not isinstance(e, NotFound | Forbidden) for e in self.errors)  # not: no such kind
+                if now >= deadline or (failing and now >= started + FAILING_LIST_TIMEOUT):
+                    if self.errors:
+                        raise self.errors[-1]
+                    raise TimeoutError(f"no initial list of {res.label} within {timeout:.0f}s")
+            if self._stop.is_set():
+                return
 
     def stop(self) -> None:
         self._stop.set()

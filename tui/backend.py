@@ -47,6 +47,7 @@ PROBE_SELECTOR = "rollguard.io/liveness-probe=none"  # matches no namespace: the
 PARTIAL_EVERY = 0.5  # seconds to the first partial inventory of a long first read (then doubling)
 ClientFactory = Callable[[str | None, str | None], Api]  # (kubeconfig, context) -> a cluster connection
 Printer = Callable[[str], None]
+CLUSTER_LIST_TIMEOUT = 600.0  # seconds a cluster-wide cache may take for its first lists
 ACTION_TIMEOUT = 600  # seconds a repair started from the TUI may watch its rollouts
 
 
@@ -262,7 +263,9 @@ class Backend:
             cache.events = self._changes  # one queue for all caches: one blocking wait covers them all
             for res, (items, rv) in seed.items() if ns is None else ():
                 cache.seed(res, items, rv)
-            cache.start()
+            # A cluster-wide list not seeded (no read before, or its continue token expired) takes minutes
+            # on a big cluster: 30 s made the loader give up and read everything again, never live.
+            cache.start(timeout=30.0 if ns is not None else CLUSTER_LIST_TIMEOUT)
             self._caches[ns or ""] = cache
         if seeded:
             self._objects, self._incremental = {}, True
