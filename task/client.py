@@ -127,12 +127,14 @@ def guarded(api: Api, guard: Callable[[], None]) -> Api:
     return _Guarded(api, guard)
 
 
-class _Guarded:
-    """`guarded` for any other `Api` (a test double): reads pass through, writes ask ``guard`` first."""
+class Forwarding:
+    """An `Api` sending every request to ``inner``, each write after `before_write` (which may raise)."""
 
-    def __init__(self, inner: Api, guard: Callable[[], None]) -> None:
+    def __init__(self, inner: Api) -> None:
         self._inner = inner
-        self._guard = guard
+
+    def before_write(self) -> None:
+        """Called before each create, replace, patch and delete; raising stops it being sent."""
 
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
         return self._inner.get(res, name, namespace=namespace)
@@ -158,23 +160,23 @@ class _Guarded:
         return self._inner.pages(res, namespace=namespace, selector=selector, reduce=reduce)
 
     def create(self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False) -> Obj:
-        self._guard()
+        self.before_write()
         return self._inner.create(res, body, namespace=namespace, dry_run=dry_run)
 
     def replace(
         self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False
     ) -> Obj:
-        self._guard()
+        self.before_write()
         return self._inner.replace(res, body, namespace=namespace, dry_run=dry_run)
 
     def patch(self, res: Resource, name: str, body: Obj, *, namespace: str | None = None) -> Obj:
-        self._guard()
+        self.before_write()
         return self._inner.patch(res, name, body, namespace=namespace)
 
     def delete(
         self, res: Resource, name: str, *, namespace: str | None = None, resource_version: str | None = None
     ) -> Obj:
-        self._guard()
+        self.before_write()
         return self._inner.delete(res, name, namespace=namespace, resource_version=resource_version)
 
     def watch(
@@ -198,6 +200,21 @@ class _Guarded:
         self, pod: str, *, namespace: str, options: LogOptions, stop: threading.Event | None = None
     ) -> Iterator[str]:
         return self._inner.pod_log(pod, namespace=namespace, options=options, stop=stop)
+
+
+class _Guarded(Forwarding):
+    """`guarded` for any other `Api` (a test double): reads pass through, writes ask ``guard`` first."""
+
+    def __init__(self, inner: Api, guard: Callable[[], None]) -> None:
+        super().__init__(inner)
+        self._guard = guard
+
+    def before_write(self) -> None:
+        self._guard()
+
+
+def _forwarding_is_an_api(forwarding: Forwarding) -> Api:
+    return forwarding  # mypy proves that Forwarding is an Api
 
 
 class Client:

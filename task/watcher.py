@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 
-from rollguard.client import Api, LogOptions, Page
+from rollguard.client import Api, Forwarding, Page
 from rollguard.errors import ApiError, Forbidden, Gone, NotFound
 from rollguard.kinds import Owners
 from rollguard.reduce import Interner, Reducer, reducer_for
@@ -264,7 +264,7 @@ def _rv(obj: Obj) -> int:
     return int(value) if str(value).isdigit() else 0
 
 
-class Keeping:
+class Keeping(Forwarding):
     """An `Api` for one read whose cluster-wide lists are kept (objects and resourceVersion, by resource)
     to `NamespaceCache.seed` the caches that follow it.
 
@@ -279,22 +279,9 @@ class Keeping:
     """
 
     def __init__(self, inner: Api, intern: Interner) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._intern = intern
         self.kept: dict[tuple[Resource, str | None], tuple[list[Obj], str]] = {}
-
-    def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
-        return self._inner.get(res, name, namespace=namespace)
-
-    def list(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None = None,
-        selector: str | None = None,
-        reduce: Reducer | None = None,
-    ) -> Obj:
-        return self._inner.list(res, namespace=namespace, selector=selector, reduce=reduce)
 
     def pages(
         self,
@@ -318,44 +305,5 @@ class Keeping:
         if whole and rv:
             self.kept[(res, selector)] = (items, rv)
 
-    def create(self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False) -> Obj:
+    def before_write(self) -> None:
         raise TypeError("a read does not write")
-
-    def replace(
-        self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False
-    ) -> Obj:
-        raise TypeError("a read does not write")
-
-    def patch(self, res: Resource, name: str, body: Obj, *, namespace: str | None = None) -> Obj:
-        raise TypeError("a read does not write")
-
-    def delete(
-        self, res: Resource, name: str, *, namespace: str | None = None, resource_version: str | None = None
-    ) -> Obj:
-        raise TypeError("a read does not write")
-
-    def watch(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None,
-        resource_version: str,
-        timeout_seconds: int = 300,
-        selector: str | None = None,
-    ) -> Iterator[Obj]:
-        return self._inner.watch(
-            res,
-            namespace=namespace,
-            resource_version=resource_version,
-            timeout_seconds=timeout_seconds,
-            selector=selector,
-        )
-
-    def pod_log(
-        self, pod: str, *, namespace: str, options: LogOptions, stop: threading.Event | None = None
-    ) -> Iterator[str]:
-        return self._inner.pod_log(pod, namespace=namespace, options=options, stop=stop)
-
-
-def _satisfies(keeping: Keeping) -> Api:
-    return keeping  # mypy proves that Keeping is an Api
