@@ -109,6 +109,22 @@ def test_lines_group_headers_then_members():
     assert reference_case()  # the fixture builds without a cluster
 
 
+def test_a_refresh_keeps_the_cells_of_unchanged_lines_and_remakes_the_changed_ones():
+    """`build_lines(previous=...)` equals a fresh build; only the lines whose inputs changed are new."""
+    before = Inventory(rows=(row("a"), row("b"), row("c", group="app=c")), groups={})
+    after = Inventory(rows=(row("a"), row("b", "failed", revision=3), row("c", group="app=c")), groups={})
+    kw = {"text_filter": "", "sort": "name", "reverse": False, "now": NOW, "show_namespace": True}
+    shown = {ln.key: ln for ln in build_lines(before, **kw)}  # type: ignore[arg-type]
+    lines = build_lines(after, previous=shown, **kw)  # type: ignore[arg-type]
+    fresh = build_lines(after, **kw)  # type: ignore[arg-type]
+    assert [(ln.key, ln.cells, ln.row) for ln in lines] == [(ln.key, ln.cells, ln.row) for ln in fresh]
+    kept = {ln.key for ln in lines if ln.cells is shown[ln.key].cells}
+    assert kept == {"ns/dc/a", "group:ns/app=c", "ns/dc/c"}  # group app=a took b's failure, b its revision
+    assert all(ln.row is r for ln, r in zip([ln for ln in lines if ln.row], after.rows, strict=True))
+    later = build_lines(after, previous={ln.key: ln for ln in lines}, **{**kw, "now": NOW + dt.timedelta(hours=2)})  # type: ignore[arg-type]
+    assert [str(ln.cells[5]) for ln in later if ln.row] == ["5h", "5h", "5h"]  # the age counts on
+
+
 def test_groups_by_findings_put_the_ungrouped_last_among_equals():
     """Sorting by findings: worst group first; on a tie, named groups before the workloads in none."""
     rows = [row("z", group="app=z"), row("u", group=UNGROUPED), row("a", group="app=a"), row("f", "failed", group="app=m")]

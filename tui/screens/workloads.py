@@ -142,6 +142,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             folded=frozenset(self.folded),
             short=self.size.width < WIDE,
             repairs=badges_by_group(self.app.repairs, time.monotonic()),
+            previous=self.table.by_key,
         )
         started = time.perf_counter()
         self.table.show(lines)
