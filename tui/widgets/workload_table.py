@@ -41,11 +41,46 @@ def visible_columns(width: int) -> tuple[str, ...]:
 KIND_PREFIX = {"DeploymentConfig": "dc", "Deployment": "deploy"}
 
 
+class Cell:
+    """One cell, made each time the table measures or draws it, from its line's inputs.
+
+    DataTable keeps every cell of every line but draws only the lines in view (`_render_line` through
+    its LRU caches) and measures a line once, when it is added. At 10,000 workloads (20,000 lines)
+    holding the styled text of every cell cost ~50 MiB; a Cell holds two references.
+    """
+
+    __slots__ = ("column", "made")
+
+    def __init__(self, made: GroupCells | RowCells, column: int) -> None:
+        self.made = made
+        self.column = column
+
+    @property
+    def value(self) -> Text | str:
+        return self.made.cell(self.column)
+
+    def __rich__(self) -> Text:
+        # what DataTable's default_cell_formatter makes of a one-line cell: markup in a str is read
+        value = self.value
+        if isinstance(value, Text):
+            return value
+        text = Text.from_markup(value, end="")
+        text.no_wrap = True
+        return text
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Cell) and self.value == other.value
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, which is made on demand
+
+
 @dataclass(frozen=True, slots=True)
 class GroupCells:
-    """What a group header's cells are made of."""
+    """What a group header's cells are made of (small values only: a kept line keeps these alive)."""
 
-    group: GroupView | None
     selector: str
     namespace: str
     show_namespace: bool
@@ -53,16 +88,22 @@ class GroupCells:
     folded: bool
     short: bool
     repair: str
+    no_journal: bool
     codes: tuple[str, ...]  # the members' findings, healthy left out when there are others
+    journal: str
     when: str  # the last run's age
 
-    def cells(self) -> tuple[Text | str, ...]:
-        label = group_label(
-            self.group, self.selector, self.namespace, self.show_namespace, self.count, folded=self.folded,
-            short=self.short, repair=self.repair,
-        )
-        findings = badges((Finding(c) for c in self.codes), short=self.short)
-        return (label, findings, "", "", Text(journal_text(self.group), style="italic"), self.when)
+    def cell(self, column: int) -> Text | str:
+        if column == 0:
+            return group_label(
+                self.selector, self.namespace, self.show_namespace, self.count, folded=self.folded,
+                short=self.short, repair=self.repair, no_journal=self.no_journal,
+            )  # fmt: skip
+        if column == 1:
+            return badges((Finding(c) for c in self.codes), short=self.short)
+        if column == 4:
+            return Text(self.journal, style="italic")
+        return self.when if column == 5 else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,29 +112,37 @@ class RowCells:
 
     kind: str
     name: str
-    findings: tuple[Finding, ...]
+    codes: tuple[str, ...]
     revision: int
     ready: int
     desired: int
-    images: Mapping[str, str]
+    images: str
     age: str
     short: bool
 
-    def cells(self) -> tuple[Text | str, ...]:
-        name = Text("  ")
-        name.append(f"{KIND_PREFIX.get(self.kind, self.kind)}/", style="dim")
-        name.append(self.name)
-        ready = Text(f"{self.ready}/{self.desired}", style="" if self.ready >= self.desired else "bold red")
-        return (name, badges(self.findings, short=self.short), str(self.revision), ready,
-                _truncate(images_text(self.images), IMAGES_WIDTH), self.age)  # fmt: skip
+    def cell(self, column: int) -> Text | str:
+        if column == 0:
+            name = Text("  ")
+            name.append(f"{KIND_PREFIX.get(self.kind, self.kind)}/", style="dim")
+            name.append(self.name)
+            return name
+        if column == 1:
+            return badges((Finding(c) for c in self.codes), short=self.short)
+        if column == 3:
+            return Text(f"{self.ready}/{self.desired}", style="" if self.ready >= self.desired else "bold red")
+        return (str(self.revision), self.images, self.age)[(2, 4, 5).index(column)]
 
 
-@dataclass(frozen=True)
+def _cells(made: GroupCells | RowCells) -> tuple[Cell, ...]:
+    return tuple(Cell(made, column) for column in range(len(COLUMNS)))
+
+
+@dataclass(frozen=True, slots=True)
 class Line:
     """One table line: a group header or a workload, with its cells."""
 
     key: str
-    cells: tuple[Text | str, ...]
+    cells: tuple[Cell, ...]
     group: str  # group key
     row: WorkloadRow | None = None  # None for a group header
     # what the cells were made of (build_lines keeps a line's cells while these stay equal)
@@ -105,7 +154,6 @@ def _truncate(text: str, width: int) -> str:
 
 
 def group_label(
-    group: GroupView | None,
     selector: str,
     namespace: str,
     show_ns: bool,
@@ -114,6 +162,7 @@ def group_label(
     folded: bool = False,
     short: bool = False,
     repair: str = "",
+    no_journal: bool = False,
 ) -> Text:
     label = Text("▸ " if folded else "▾ ", style="bold")
     label.append(selector or "(no rollout group)", style="bold")
@@ -122,7 +171,7 @@ def group_label(
         label.append(f" {repair}", style="bold reverse magenta")
     if show_ns:
         label.append(f"  {namespace}", style="dim")
-    if group is not None and not group.journal and selector and not short:
+    if no_journal and selector and not short:
         label.append("  (no journal)", style="dim italic")
     return label
 
@@ -173,27 +222,28 @@ def build_lines(
         last = group.last_run if group else None
         when = parse_time(last.finished or last.started) if last else None
         made = GroupCells(
-            group=group, selector=first.group, namespace=first.namespace, show_namespace=show_namespace,
-            count=len(members), folded=key in folded, short=short, repair=(repairs or {}).get(key, ""),
-            codes=tuple(union), when=age(when, now) if when else "",
-        )
-        lines.append(_reuse(before.get(key), made, None) or Line(key=key, group=key, cells=made.cells(), made=made))
+            selector=first.group, namespace=first.namespace, show_namespace=show_namespace, count=len(members),
+            folded=key in folded, short=short, repair=(repairs or {}).get(key, ""),
+            no_journal=group is not None and not group.journal, codes=tuple(union), journal=journal_text(group),
+            when=age(when, now) if when else "",
+        )  # fmt: skip
+        lines.append(_reuse(before.get(key), made, None) or Line(key=key, group=key, cells=_cells(made), made=made))
         for row in members if key not in folded else ():
             cells = RowCells(
-                kind=row.kind, name=row.name, findings=row.findings, revision=row.revision, ready=row.ready,
-                desired=row.desired, images=row.images, age=age(row.created, now), short=short,
-            )
+                kind=row.kind, name=row.name, codes=tuple(f.code for f in row.findings), revision=row.revision,
+                ready=row.ready, desired=row.desired, images=_truncate(images_text(row.images), IMAGES_WIDTH),
+                age=age(row.created, now), short=short,
+            )  # fmt: skip
             line = _reuse(before.get(row.key), cells, row)
-            lines.append(line or Line(key=row.key, group=key, row=row, cells=cells.cells(), made=cells))
+            lines.append(line or Line(key=row.key, group=key, row=row, cells=_cells(cells), made=cells))
     return lines
 
 
 def _reuse(line: Line | None, made: GroupCells | RowCells, row: WorkloadRow | None) -> Line | None:
-    """``line``'s cells with ``row`` and ``made`` (the current ones: the previous ones are let go) if its
-    cells were made of the same inputs, else None."""
+    """``line`` with ``row`` (the current one) if its cells were made of the same inputs, else None."""
     if line is None or line.made != made:
         return None
-    return Line(key=line.key, cells=line.cells, group=line.group, row=row, made=made)
+    return Line(key=line.key, cells=line.cells, group=line.group, row=row, made=line.made)
 
 
 class WorkloadTable(NavTable):
@@ -227,7 +277,7 @@ class WorkloadTable(NavTable):
         lines, self.lines = self.lines, []
         self.show(lines)
 
-    def _cells(self, line: Line) -> list[Text | str]:
+    def _cells(self, line: Line) -> list[Cell]:
         return [c for (key, _l), c in zip(COLUMNS, line.cells, strict=True) if key in self.columns_shown]
 
     @property
