@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
 
 from rollguard.client import Api
+from rollguard.structs import Status
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.backend import Backend, Options
+from rollguard.tui.views import ResultView
 from tests.tui.fakecluster import FakeCluster
 from tests.tui.fixtures import NOW, demo_cluster
 
@@ -42,6 +45,29 @@ def make_app(
     )
     backend = Backend(options, factory=lambda _kubeconfig, _context: cluster, now=lambda: NOW)
     return RollguardApp(backend, now=lambda: NOW, live=live, static=True)
+
+
+def hold_repairs(
+    app: RollguardApp,
+    *,
+    before: Sequence[str],
+    after: Sequence[str] = (),
+    result: ResultView | None = None,
+) -> threading.Event:
+    """Make the app's repairs print ``before``, then run until the returned event is set (or 30 s),
+    then print ``after`` and end with ``result`` (succeeded, "done"): a repair a test can watch running."""
+    release = threading.Event()
+
+    def execute(plan: Any, out: Callable[[str], None], cancel: Any) -> ResultView:
+        for line in before:
+            out(line)
+        release.wait(30)
+        for line in after:
+            out(line)
+        return result or ResultView(Status.SUCCEEDED, 0, "done")
+
+    app.backend.execute = execute
+    return release
 
 
 async def settle(app: RollguardApp, pilot: Any, rounds: int = 3) -> None:

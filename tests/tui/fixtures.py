@@ -6,6 +6,7 @@ cluster and always shows the same thing. Times are fixed relative to `NOW`.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import json
 import uuid
@@ -20,6 +21,7 @@ from rollguard.journal import (
     WorkloadEntry,
     group_name,
 )
+from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
 from rollguard.structs import VerifiedState
 from tests.tui.fakecluster import Allow, FakeCluster, allow_all
 
@@ -288,6 +290,22 @@ def namespace(name: str) -> Obj:
         "kind": "Namespace",
         "metadata": {"name": name, "creationTimestamp": ts(60 * 24 * 100)},
     }
+
+
+def rollout_from_another_shell(fake: FakeCluster, *, phase: str | None = None, ns: str = "shop-dev") -> None:
+    """A DC rollout no rollguard run made, in `reference_case`: dc2's revision 3, a copy of dc2-2 (its
+    phase too, unless ``phase``), newer than every other revision."""
+    rc = copy.deepcopy(fake.get(REPLICATION_CONTROLLERS, "dc2-2", namespace=ns))
+    rc["metadata"]["name"] = "dc2-3"
+    rc["metadata"]["annotations"]["openshift.io/deployment-config.latest-version"] = "3"
+    if phase is not None:
+        rc["metadata"]["annotations"]["openshift.io/deployment.phase"] = phase
+    rc["metadata"]["creationTimestamp"] = "2030-01-01T00:00:00Z"
+    rc["metadata"]["uid"] = "uid-dc2-3"
+    fake.apply(rc)
+    dc = fake.get(DEPLOYMENT_CONFIGS, "dc2", namespace=ns)
+    dc["status"]["latestVersion"] = 3
+    fake.apply(dc)
 
 
 def cluster_of(objects: list[Obj], *, allow: Allow = allow_all, latency: float = 0.0) -> FakeCluster:

@@ -8,14 +8,12 @@ that "while it runs" is a state the test controls (the live test is in test_live
 
 from __future__ import annotations
 
-import threading
-
 from rollguard.structs import Status
 from rollguard.tui.repairs import Repair, badge, elapsed, header_text
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.views import PlanView, ResultView, Target
-from tests.tui.conftest import SIZE, make_app, settle
+from tests.tui.conftest import SIZE, hold_repairs, make_app, settle
 
 
 def test_elapsed_and_badge() -> None:
@@ -30,15 +28,12 @@ def test_elapsed_and_badge() -> None:
 
 async def test_a_repair_runs_in_the_background_while_the_table_is_used(fake):
     app = make_app(fake)
-    release = threading.Event()
-
-    def execute(plan, out, cancel):
-        out("dc/dc1: redeploying " + "x" * 120)  # longer than an 80-column dialog: it must wrap
-        release.wait(30)
-        out("dc/dc1: complete")
-        return ResultView(Status.SUCCEEDED, 0, "redeployed dc/dc1")
-
-    app.backend.execute = execute
+    release = hold_repairs(
+        app,
+        before=["dc/dc1: redeploying " + "x" * 120],  # longer than an 80-column dialog: it must wrap
+        after=["dc/dc1: complete"],
+        result=ResultView(Status.SUCCEEDED, 0, "redeployed dc/dc1"),
+    )
     try:
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)

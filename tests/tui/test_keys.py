@@ -6,11 +6,9 @@ needs `y` and a group's needs its name typed. Assertions are on the (fake) clust
 
 from __future__ import annotations
 
-import copy
 import inspect
-import threading
 
-from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
+from rollguard.resources import DEPLOYMENT_CONFIGS
 from rollguard.structs import Status
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.screens.confirm import ConfirmScreen
@@ -24,8 +22,8 @@ from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import ResultView
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.tui.conftest import SIZE, make_app, settle
-from tests.tui.fixtures import cluster_of, neighbours, reference_case
+from tests.tui.conftest import SIZE, hold_repairs, make_app, settle
+from tests.tui.fixtures import cluster_of, neighbours, reference_case, rollout_from_another_shell
 
 
 def table(app) -> WorkloadTable:
@@ -275,15 +273,7 @@ async def test_the_revision_cursor_follows_the_revision_not_the_row(fake):
         assert isinstance(screen, DetailScreen)
         await pilot.press("j")
         assert screen.chosen_revision() == 1
-        rc = copy.deepcopy(fake.get(REPLICATION_CONTROLLERS, "dc2-2", namespace="shop-dev"))
-        rc["metadata"]["name"] = "dc2-3"
-        rc["metadata"]["annotations"]["openshift.io/deployment-config.latest-version"] = "3"
-        rc["metadata"]["creationTimestamp"] = "2030-01-01T00:00:00Z"
-        rc["metadata"]["uid"] = "uid-dc2-3"
-        fake.apply(rc)
-        dc = fake.get(DEPLOYMENT_CONFIGS, "dc2", namespace="shop-dev")
-        dc["status"]["latestVersion"] = 3
-        fake.apply(dc)
+        rollout_from_another_shell(fake)
         await pilot.press("ctrl+r")  # the app would refresh by itself when live; here by hand
         await settle(app, pilot)
         assert [r.number for r in screen.detail.revisions][:1] == [3]
@@ -291,17 +281,9 @@ async def test_the_revision_cursor_follows_the_revision_not_the_row(fake):
         assert screen.action_label("revert", "revision").endswith("to revision 1")
 
 
-
 async def test_quitting_while_a_repair_runs_asks_wait_or_detach(fake):
     app = make_app(fake)
-    release = threading.Event()
-
-    def execute(plan, out, cancel):
-        out("dc/dc1: redeploying")
-        release.wait(30)
-        return ResultView(Status.SUCCEEDED, 0, "done")
-
-    app.backend.execute = execute
+    release = hold_repairs(app, before=["dc/dc1: redeploying"])
     try:
         async with app.run_test(size=SIZE) as pilot:
             await settle(app, pilot)

@@ -4,15 +4,13 @@ reads them off the detail screen of the fake cluster's reference case."""
 
 from __future__ import annotations
 
-import copy
-
 from rollguard.journal import Journal, WorkloadEntry
-from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
 from rollguard.structs import VerifiedState, WorkloadPhase
 from rollguard.tui.revisions import revision_marks, rollback_warning
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
 from tests.tui.conftest import SIZE, make_app, settle
+from tests.tui.fixtures import rollout_from_another_shell
 
 
 def _journal(*, verified: int, after: int, phase: WorkloadPhase) -> Journal:
@@ -66,16 +64,7 @@ async def test_a_revision_made_by_hand_is_marked_and_its_rollback_warned(fake):
         assert isinstance(screen, DetailScreen)
         marks = {r.number: r.mark for r in screen.detail.revisions}
         # a DC rollout from another shell: revision 3, which no rollguard run made
-        rc = copy.deepcopy(fake.get(REPLICATION_CONTROLLERS, "dc2-2", namespace="shop-dev"))
-        rc["metadata"]["name"] = "dc2-3"
-        rc["metadata"]["annotations"]["openshift.io/deployment-config.latest-version"] = "3"
-        rc["metadata"]["annotations"]["openshift.io/deployment.phase"] = "Complete"
-        rc["metadata"]["creationTimestamp"] = "2030-01-01T00:00:00Z"
-        rc["metadata"]["uid"] = "uid-dc2-3"
-        fake.apply(rc)
-        dc = fake.get(DEPLOYMENT_CONFIGS, "dc2", namespace="shop-dev")
-        dc["status"]["latestVersion"] = 3
-        fake.apply(dc)
+        rollout_from_another_shell(fake, phase="Complete")
         await pilot.press("ctrl+r")
         await settle(app, pilot)
         marks = {r.number: r.mark for r in screen.detail.revisions}

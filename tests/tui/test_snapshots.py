@@ -7,19 +7,16 @@ look at the result (e.g. `rsvg-convert x.svg -o x.png`) before committing.
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
 
-from rollguard.structs import Status
 from rollguard.tui.liveness import Link, Liveness
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
-from rollguard.tui.views import ResultView
 from rollguard.tui.widgets.badges import SHORT
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.tui.conftest import SIZE, make_app, settle
+from tests.tui.conftest import SIZE, hold_repairs, make_app, settle
 from tests.tui.fixtures import cluster_of, neighbours, reference_case
 from tests.tui.snapshot import SVGScreenshot
 
@@ -97,14 +94,12 @@ async def test_80x24_group_revert_dialog(fake, svg):
 async def test_80x24_repair_running(fake, svg):
     """A long progress line wraps in the running dialog; its Background button stays in view."""
     app = make_app(fake)
-    release = threading.Event()
-
-    def execute(plan, out, cancel):
-        out("dc/dc1: rolled out revision 3; waiting for 2 of 2 pods ready (deadline 600s, progressDeadline)")
-        release.wait(30)
-        return ResultView(Status.SUCCEEDED, 0, "done")
-
-    app.backend.execute = execute
+    release = hold_repairs(
+        app,
+        before=[
+            "dc/dc1: rolled out revision 3; waiting for 2 of 2 pods ready (deadline 600s, progressDeadline)"
+        ],
+    )
     try:
         async with app.run_test(size=(80, 24)) as pilot:
             await settle(app, pilot)
