@@ -24,7 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import heapq
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from rollguard.client import Api
@@ -143,7 +143,9 @@ class _Reader:
         kept = self.union(LISTS[arg][0], namespace, asked, lambda obj: keeps(need, obj))
         return sorted(kept.values(), key=_key)
 
-    def cluster_wide(self, arg: str, plan: ListPlan, wanted: dict[str, Need]) -> Iterator[tuple[str, list[Obj]]]:
+    def cluster_wide(
+        self, arg: str, plan: ListPlan, wanted: dict[str, Need]
+    ) -> Iterator[tuple[str, list[Obj]]]:
         """``plan``'s cluster-wide queries of one list, a namespace at a time in namespace order: each
         covered namespace's objects that its own need selects (each once, in key order).
 
@@ -163,7 +165,7 @@ class _Reader:
         ]
         merged = heapq.merge(*answers, key=lambda obj: _order(obj.get("metadata", {}).get("namespace", "")))
         for ns, objs in _runs(merged, res.label):
-            once = {obj["metadata"].get("uid") or _key(obj): obj for obj in objs}
+            once = {_identity(obj): obj for obj in objs}
             yield ns, sorted(once.values(), key=_key)
 
     def union(
@@ -174,8 +176,32 @@ class _Reader:
         for selector in selectors:
             for obj in self.items(res, namespace=namespace, selector=selector):
                 if keep(obj):
-                    found[obj["metadata"].get("uid") or _key(obj)] = obj
+                    found[_identity(obj)] = obj
         return found
+
+
+def _identity(obj: Obj) -> str:
+    """What makes an object the same one in two answers: its UID (its key when it has none)."""
+    return str(obj["metadata"].get("uid") or _key(obj))
+
+
+Heads = dict[str, tuple[str, list[Obj]] | None]  # per list: its next (namespace, objects), None when done
+
+
+def _advance(
+    pool: ThreadPoolExecutor, streams: Mapping[str, Iterator[tuple[str, list[Obj]]]], args: Iterable[str]
+) -> Heads:
+    """The next (namespace, objects) of each stream in ``args``, their pages fetched side by side."""
+    moving = list(args)
+    return dict(zip(moving, pool.map(lambda a: next(streams[a], None), moving), strict=True))
+
+
+def _take(heads: Heads, ns: str, lists: Lists) -> list[str]:
+    """Put into ``lists`` every head that is at ``ns``; the lists taken (they move on next)."""
+    here = [arg for arg, head in heads.items() if head is not None and head[0] == ns]
+    for arg in here:
+        lists[arg] = heads[arg][1]  # type: ignore[index]
+    return here
 
 
 def _workloads(lists: Lists) -> list[tuple[str, Obj]]:
@@ -213,21 +239,14 @@ def _side_by_side(reader: _Reader, selector: str | None) -> Iterator[tuple[str, 
         for arg, (res, fixed, filtered) in LISTS.items()
     }
     with ThreadPoolExecutor(len(streams), thread_name_prefix="list") as pool:
-
-        def advance(args: Iterable[str]) -> dict[str, tuple[str, list[Obj]] | None]:
-            moving = list(args)
-            return dict(zip(moving, pool.map(lambda a: next(streams[a], None), moving), strict=True))
-
-        heads = advance(streams)
+        heads = _advance(pool, streams, streams)
         while any(heads.values()):
             ns = min((h[0] for h in heads.values() if h), key=_order)
             lists: Lists = {arg: [] for arg in LISTS}
-            done = [arg for arg, head in heads.items() if head is not None and head[0] == ns]
-            for arg in done:
-                lists[arg] = heads[arg][1]  # type: ignore[index]
+            done = _take(heads, ns, lists)
             yield ns, lists
             del lists
-            heads.update(advance(done))
+            heads.update(_advance(pool, streams, done))
 
 
 def _in_parallel(items: Iterable[str], read: Callable[[str], Lists]) -> Iterator[tuple[str, Lists]]:
@@ -283,7 +302,9 @@ def namespace_lists(
             found.setdefault(ns, {a: [] for a in LISTS})[arg].append(obj)
     wanted = needs({ns: _workloads(lists) for ns, lists in found.items()})
     plans = {arg: plan_list(wanted[arg]) for arg in OWNED}
-    wide = {arg: reader.cluster_wide(arg, plans[arg], wanted[arg]) for arg in OWNED if plans[arg].cluster_wide}
+    wide = {
+        arg: reader.cluster_wide(arg, plans[arg], wanted[arg]) for arg in OWNED if plans[arg].cluster_wide
+    }
     ready: dict[str, Lists] = {}
 
     def owned(ns: str) -> Lists:
@@ -294,23 +315,14 @@ def namespace_lists(
         return lists
 
     with ThreadPoolExecutor(max(len(wide), 1), thread_name_prefix="list") as pool:
-
-        def advance(args: Iterable[str]) -> dict[str, tuple[str, list[Obj]] | None]:
-            """The next namespace of each cluster-wide list in ``args``, their pages fetched side by side."""
-            moving = list(args)
-            return dict(zip(moving, pool.map(lambda a: next(wide[a], None), moving), strict=True))
-
-        heads = advance(wide)
+        heads = _advance(pool, wide, wide)
 
         def in_order() -> Iterator[str]:
             """Each namespace once its cluster-wide lists have passed it (its part of them attached)."""
             for ns in sorted(found, key=_order):
                 lists = found.pop(ns)
-                here = [arg for arg, head in heads.items() if head is not None and head[0] == ns]
-                for arg in here:
-                    lists[arg] = heads[arg][1]  # type: ignore[index]
                 ready[ns] = lists
-                heads.update(advance(here))
+                heads.update(_advance(pool, wide, _take(heads, ns, lists)))
                 yield ns
 
         yield from _in_parallel(in_order(), owned)
