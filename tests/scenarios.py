@@ -6,6 +6,7 @@ Everything goes through the API (rollguard's Client) and waits on watch events (
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 from rollguard.client import Client
@@ -21,6 +22,7 @@ from rollguard.resources import (
     IMAGE_STREAMS,
     LEASES,
     REPLICATION_CONTROLLERS,
+    Resource,
 )
 from rollguard.state import WorkloadState
 from rollguard.structs import DC, Obj
@@ -56,11 +58,13 @@ def image_stream(
 
 def move_tag(client: Client, namespace: str, stream: str, tag: str, ref: str) -> None:
     """`oc tag REF stream:tag`: point the tag at another image."""
-    obj = client.get(IMAGE_STREAMS, stream, namespace=namespace)
-    obj["spec"]["tags"] = [t for t in obj["spec"].get("tags", []) if t["name"] != tag] + [
-        {"name": tag, "from": {"kind": "DockerImage", "name": ref}}
-    ]
-    client.replace(IMAGE_STREAMS, obj, namespace=namespace)
+
+    def point(obj: Obj) -> None:
+        obj["spec"]["tags"] = [t for t in obj["spec"].get("tags", []) if t["name"] != tag] + [
+            {"name": tag, "from": {"kind": "DockerImage", "name": ref}}
+        ]
+
+    edit(client, IMAGE_STREAMS, namespace, stream, point)
 
 
 def image_change_trigger(stream_tag: str, *, automatic: bool = True) -> Obj:
@@ -90,17 +94,26 @@ def rc_phase(client: Client, namespace: str, name: str, phase: str, *, timeout: 
     )  # fmt: skip
 
 
-def set_image(client: Client, namespace: str, kind: str, name: str, image: str) -> Obj:
-    """Edit the container image by hand (get, change, PUT; again on a conflict with a controller)."""
-    res = KINDS[kind].resource
+def edit(client: Client, res: Resource, namespace: str, name: str, change: Callable[[Obj], None]) -> Obj:
+    """Get, change, PUT, the way a person's tool does; again on a conflict with a controller that wrote
+    the object's status in between (a stale resourceVersion is refused with 409, never merged)."""
     for _ in range(10):
         obj = client.get(res, name, namespace=namespace)
-        obj["spec"]["template"]["spec"]["containers"][0]["image"] = image
+        change(obj)
         try:
             return client.replace(res, obj, namespace=namespace)
         except Conflict:
             continue
     raise AssertionError(f"{name}: too many conflicts")
+
+
+def set_image(client: Client, namespace: str, kind: str, name: str, image: str) -> Obj:
+    """Edit the first container's image by hand (`kubectl set image` / `oc set image`)."""
+
+    def point(obj: Obj) -> None:
+        obj["spec"]["template"]["spec"]["containers"][0]["image"] = image
+
+    return edit(client, KINDS[kind].resource, namespace, name, point)
 
 
 def guarded_rollout(sandbox: Any, namespace: str, images: dict[str, str]) -> Any:

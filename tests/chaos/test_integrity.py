@@ -22,6 +22,7 @@ from rollguard.journal import Journal, JournalStore
 from rollguard.resources import CONFIG_MAPS, DEPLOYMENTS
 from tests.chaos import harness as h
 from tests.chaos.proxy import FaultPlan
+from tests.scenarios import set_image
 from tests.support import (
     DC,
     DEPLOYMENT,
@@ -215,9 +216,7 @@ def test_a_hotfix_set_by_hand_during_the_watch_is_left_as_set_and_the_rest_rever
         sandbox.kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW), report=report
     )
     journal_reaches(client, namespace, "watching")
-    web = client.get(DEPLOYMENTS, "web", namespace=namespace)
-    web["spec"]["template"]["spec"]["containers"][0]["image"] = HOTFIX
-    client.replace(DEPLOYMENTS, web, namespace=namespace)
+    set_image(client, namespace, DEPLOYMENT, "web", HOTFIX)  # again on a conflict with the controller
     result = h.finish(run, report, timeout=150)
     assert result.code == 3, result.stdout[-2000:] + result.stderr[-1000:]
     assert result.report["status"] == "inconsistent"

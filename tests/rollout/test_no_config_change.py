@@ -15,18 +15,18 @@ from pathlib import Path
 
 from rollguard.client import Client
 from rollguard.resources import DEPLOYMENT_CONFIGS
-from tests.scenarios import image_change_trigger, image_stream
+from rollguard.structs import Obj
+from tests.scenarios import edit, image_change_trigger, image_stream
 from tests.support import CRASH, DC, NEW, OLD, SELECTOR, dc_body, rolled_out, rollguard, view, wait_until
 
 
 def _rollout_latest(client: Client, namespace: str, name: str) -> None:
     """`oc rollout latest` without the instantiate subresource: latestVersion + 1 on the main resource."""
-    dc = client.get(DEPLOYMENT_CONFIGS, name, namespace=namespace)
-    dc["status"] = {
-        **(dc.get("status") or {}),
-        "latestVersion": int(dc["status"].get("latestVersion") or 0) + 1,
-    }
-    client.replace(DEPLOYMENT_CONFIGS, dc, namespace=namespace)
+
+    def bump(dc: Obj) -> None:
+        dc["status"] = {**(dc.get("status") or {}), "latestVersion": int(dc["status"].get("latestVersion") or 0) + 1}
+
+    edit(client, DEPLOYMENT_CONFIGS, namespace, name, bump)
 
 
 def _group(client: Client, namespace: str) -> dict[str, dict[str, str]]:
