@@ -171,7 +171,13 @@ def test_status_subresource_refuses_a_decrement_and_takes_a_jump(kube: Kube, nam
         assert (
             'DeploymentConfig.apps.openshift.io "web" is invalid: ' in message and words in message
         )
-    fresh = kube.get(f"{dcs}/web")
-    kube.request("PUT", status, {**fresh, "status": {**fresh["status"], "latestVersion": 3}})
+    for _ in range(10):  # read again on a conflict: the controller writes the status meanwhile
+        fresh = kube.get(f"{dcs}/web")
+        try:
+            kube.request("PUT", status, {**fresh, "status": {**fresh["status"], "latestVersion": 3}})
+            break
+        except ApiError as e:
+            if e.status != 409:
+                raise
     rc = wait_rc(kube, namespace, "web-3", "Complete")
     assert rc["metadata"]["annotations"]["openshift.io/deployment-config.latest-version"] == "3"

@@ -933,9 +933,15 @@ def test_tag_copy_is_rewritten_to_the_destination_and_does_not_follow_the_source
     )
     wait_for(kube, src, "build", lambda s: status_tag(s, "abc")["items"][0]["image"] != item["image"])
     # a spec change of its own after the source moved: once it resolves, the stream has been synced since
-    current = kube.get(f"{ISS.format(ns=namespace)}/app")
-    current["spec"]["tags"].append({"name": "poke", "from": {"kind": "DockerImage", "name": f"{APP}:v1"}})
-    kube.request("PUT", f"{ISS.format(ns=namespace)}/app", current)
+    for _ in range(10):  # read again on a conflict: the importer writes the status meanwhile
+        current = kube.get(f"{ISS.format(ns=namespace)}/app")
+        current["spec"]["tags"].append({"name": "poke", "from": {"kind": "DockerImage", "name": f"{APP}:v1"}})
+        try:
+            kube.request("PUT", f"{ISS.format(ns=namespace)}/app", current)
+            break
+        except ApiError as e:
+            if e.status != 409:
+                raise
     again = wait_for(kube, ISS.format(ns=namespace), "app", has_items("poke"))
     assert [i["image"] for i in status_tag(again, "follow")["items"]] == [item["image"]]
 
