@@ -81,13 +81,13 @@ def lease_live(client: Client, namespace: str) -> bool:
         return False
 
 
-def expire_lease(client: Client, namespace: str) -> bool:
+def expire_lease(client: Client, namespace: str, name: str = JOURNAL) -> bool:
     """Move a dead run's lease renewTime into the past: what waiting LEASE_SECONDS would do.
 
-    True when there was a live lease to expire.
+    ``name``: the group's Lease, or another (a repair's own). True when there was a live lease to expire.
     """
     try:
-        lease = client.get(LEASES, JOURNAL, namespace=namespace)
+        lease = client.get(LEASES, name, namespace=namespace)
     except NotFound:
         return False
     if not read_lease(lease).live:

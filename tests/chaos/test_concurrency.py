@@ -11,9 +11,12 @@ import signal
 
 import pytest
 
-from rollguard.resources import DEPLOYMENT_CONFIGS
+from rollguard.claims import claim_name, read_claim
+from rollguard.resources import DEPLOYMENT_CONFIGS, LEASES
+from rollguard.structs import WorkloadRef
 from tests.chaos import harness as h
-from tests.support import DC, DEPLOYMENT, IMAGE, journal_reaches, view
+from tests.scenarios import pause, set_image
+from tests.support import DC, DEPLOYMENT, IMAGE, journal_reaches, view, wait_until
 
 SLOW = f"{IMAGE}:v2-slow8"  # the winner outlives the losers' start-up
 
@@ -153,3 +156,49 @@ def test_sigkill_of_the_winner_lets_the_next_run_in(client, sandbox, proxy, tmp_
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.NEWER,))
     ledger_entry.case("dead holder, then the next run", faults={"SIGKILL": 1, "concurrent run": 1},
                       states=verdict.checks + 1, detail=f"refused naming dead run {holder}; after expiry exit 0")
+
+
+@pytest.mark.chaos
+def test_two_repairs_of_one_workload_and_a_killed_one(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
+    """Repairs of named workloads in no group meet on their own Lease (task/repair.py repair_lease_name)
+    and on the workloads' claims (task/claims.py): a second `resume dc/dc2` while the first watches is
+    refused naming it and changes nothing; the first one SIGKILLed, the next is refused until the dead
+    repair's Lease expired, then takes over its claim, finishes dc2 and leaves no Lease behind."""
+    kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
+    h.make_group(client, namespace)
+    pause(client, namespace, "dc2")
+    set_image(client, namespace, DC, "dc2", SLOW)  # waits while paused; slow once resumed
+    first = h.start(kubeconfig, "resume", "dc/dc2", "-n", namespace)
+    claim = wait_until(client, LEASES, namespace, claim_name(WorkloadRef(DC, "dc2")),
+                       lambda o: bool(o["spec"].get("holderIdentity")), what="the repair's claim")  # fmt: skip
+    wait_until(client, DEPLOYMENT_CONFIGS, namespace, "dc2", lambda o: not o["spec"].get("paused"),
+               what="the first repair's write")  # fmt: skip
+    holder = read_claim(claim)
+    before = len(proxy.mutating())
+    second = h.finish(h.start(kubeconfig, "resume", "dc/dc2", "-n", namespace), timeout=60)
+    assert second.code == 2, second.stdout[-1000:] + second.stderr[-1000:]
+    assert "Traceback" not in second.stderr and holder.holder in second.stderr, second.stderr
+    wrote = [r for r in proxy.mutating()[before:] if r.resource not in ("leases", "events")]
+    assert not wrote, [(r.method, r.path) for r in wrote]
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    early = h.finish(h.start(kubeconfig, "resume", "dc/dc2", "-n", namespace), timeout=60)
+    assert early.code == 2 and holder.holder in early.stderr, early.stdout[-1000:] + early.stderr[-1000:]
+    assert h.expire_lease(client, namespace, holder.group_lease), holder
+    after = h.finish(h.start(kubeconfig, "resume", "dc/dc2", "-n", namespace), timeout=120)
+    assert after.code == 0, after.stdout[-1500:] + after.stderr[-1500:]
+    dc2 = view(client, namespace, DC, "dc2")
+    assert dc2.images == {"app": SLOW} and dc2.complete and not dc2.paused, dc2
+    for kind, name in ((DC, "dc1"), (DEPLOYMENT, "web")):  # outside the repair: untouched
+        other = view(client, namespace, kind, name)
+        assert other.images == {"app": h.OLD} and other.complete and not other.paused, other
+    left = [n for n in (o["metadata"]["name"] for o in client.list(LEASES, namespace=namespace)["items"])
+            if n.startswith(("rollguard-claim-", "rollguard-repair-"))]  # fmt: skip
+    assert not left, left
+    ledger_entry.case(
+        "two repairs of one workload, one killed",
+        faults={"concurrent repair": 2, "SIGKILL": 1},
+        states=5,
+        detail=f"refused naming {holder.holder} (Lease {holder.group_lease}) while it lived; "
+        f"after expiry exit 0, dc2 complete on the slow image, no Lease left",
+    )
