@@ -107,7 +107,7 @@ class Rollout(GroupRun):
         self._promote(plan, cache)
         watched = self._apply(plan)
         self.journal.state = RunState.WATCHING
-        self._try_save()
+        self.try_save()
         return watched
 
     def after_run(self, plan: Plan, status: Status) -> None:
@@ -236,7 +236,7 @@ class Rollout(GroupRun):
         results = self.each_at_once(todo, apply)
         watched = [r for r in results if isinstance(r, Watched)]
         errors = [r for r in results if isinstance(r, RollguardError)]
-        self._try_save()
+        self.try_save()
         if errors:
             raise errors[0]
         return watched

@@ -8,7 +8,8 @@
    after it is finished by the next one. A SIGTERM before that save, or a failed save: ``refused``.
 3. The live cache starts; ``change`` (the subclass) writes the changes and says what to watch; every
    workload is watched at once; the first failure (or SIGTERM) reverts every workload the run touched
-   to its journal's last verified state (``reverted`` when verified, else ``inconsistent``).
+   to its journal's last verified state (`rollguard.group_revert`; ``reverted`` when verified, else
+   ``inconsistent``).
 4. ``after_run`` (the subclass) while the cache is still live; then, always, the cache stops and the
    claims and the lock are released; the `Outcome` reports the first error as the cause, later ones added.
 
@@ -31,8 +32,6 @@ no journal, no Event. The renewer finding the loss wakes every wait, so the run 
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import getpass
 import os
 import socket
@@ -43,7 +42,6 @@ from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from rollguard import merge
 from rollguard.claims import Claims
 from rollguard.client import Api, guarded
 from rollguard.errors import (
@@ -57,20 +55,19 @@ from rollguard.errors import (
     Superseded,
     WorkloadDeleted,
 )
+from rollguard.group_revert import SETTLE_SECONDS, GroupRevert
 from rollguard.journal import Journal, JournalStore, group_name, now
 from rollguard.kinds import images_of, pods_of_revision
 from rollguard.lock import LEASE_SECONDS, GroupLock
 from rollguard.preflight import Plan, WorkloadPlan
 from rollguard.report import Outcome, WorkloadResult, pod_record
 from rollguard.resources import PODS, Resource
-from rollguard.streams import firing_now
 from rollguard.structs import Obj, Phase, RunState, Status, WorkloadOutcome, WorkloadPhase
 from rollguard.templates import normalized
-from rollguard.watch import Watched, deleted_message, edited_message, wait_for
+from rollguard.watch import Watched, deleted_message, wait_for
 from rollguard.watcher import NamespaceCache
 
 Printer = Callable[[str], None]
-SETTLE_SECONDS = 5
 WRITERS = 16  # concurrent workload writes; the API server's own limits sit far above this
 T = TypeVar("T")
 
@@ -87,7 +84,8 @@ def actor() -> str:
 
 
 class GroupRun:
-    """The run skeleton (`execute`) and the machinery it shares: lock, journal, live cache, writes, revert.
+    """The run skeleton (`execute`) and the machinery it shares: lock, journal, live cache, writes; its
+    revert is carried out by the `GroupRevert` it owns (``group_revert``).
 
     A subclass sets ``command`` and fills in `prepare`, `begin` and `change`; `record_success`,
     `end_run` and `after_run` have defaults it may override.
@@ -150,7 +148,7 @@ class GroupRun:
         # is none of them, nor the one preflight read, is someone else's edit, which the revert leaves
         # as they set it. Sent ones count too: a write whose answer was lost may have landed.
         self.ours: dict[str, list[Obj]] = {}
-        self.edited_away: list[str] = []  # left on someone else's edit that is not the verified state
+        self.group_revert = GroupRevert(self)
 
     # -- what a kind of run fills in ----------------------------------------------------------------
 
@@ -191,7 +189,7 @@ class GroupRun:
             self.journal.state = state
         else:
             self.journal.close_run(state)
-        self._try_save()
+        self.try_save()
 
     def after_run(self, plan: Plan, status: Status) -> None:
         """Called with the run's status while the live cache still runs (e.g. for audit Events)."""
@@ -307,8 +305,9 @@ class GroupRun:
             return Status.REVERTED
         if ok:
             why = f"reverted and verified, but {self.store.describe_last_saved()}"
-        elif self.edited_away:
-            why = f"{', '.join(self.edited_away)} left as someone else set them, the rest reverted"
+        elif self.group_revert.edited_away:
+            left = ", ".join(self.group_revert.edited_away)
+            why = f"{left} left as someone else set them, the rest reverted"
         else:
             why = "the revert could not be verified"
         self.say(f"INCONSISTENT: {why}" + (f"; see journal {self.store.name}" if self.grouped else ""))
@@ -510,8 +509,6 @@ class GroupRun:
             since=now(),
         )
 
-    # -- revert -----------------------------------------------------------------------------------------
-
     def each_at_once(
         self, plans: list[WorkloadPlan], work: Callable[[WorkloadPlan], T]
     ) -> list[T | RollguardError]:
@@ -529,181 +526,22 @@ class GroupRun:
                 results.append(exc)
         return results
 
-    def needs_revert(self, plan: WorkloadPlan) -> bool:
-        if plan.remove_on_revert:  # brought by this run (or a dead one): there until deleted
-            return (
-                self.cache is not None
-                and self.cache.get(plan.kind.resource, plan.snapshot.ref.name) is not None
-            )
-        obj = self.live(plan)
-        entry = self.journal.workloads.get(plan.key)
-        touched = entry is not None and entry.phase.touched
-        spec = obj.get("spec", {})
-        return touched or bool(spec.get("paused")) or spec.get("template") != plan.baseline.template
-
-    def left_alone(self, plan: WorkloadPlan) -> bool:
-        """True for a workload the revert must not write to, its journal entry saying why: deleted by
-        someone else, or changed by someone else since this run's write (or, unwritten, since preflight).
-
-        The user's edit wins: it is left as they set it. It leaves the group consistent with its journal
-        only when it is the verified state itself; otherwise the key goes to `edited_away`.
-        """
-        assert self.cache is not None
-        entry = self.journal.workloads.get(plan.key)
-        if entry is None:
-            return False
-        obj = self.cache.get(plan.kind.resource, plan.snapshot.ref.name)
-        if obj is None:  # gone from the cache: ask the API, the cache may be behind
-            try:
-                obj = self.client.get(plan.kind.resource, plan.snapshot.ref.name, namespace=self.namespace)
-            except NotFound:
-                self.fail(str(self.deleted(plan)))
-                return True
-        live = obj.get("spec", {}).get("template", {})
-        if normalized(live) in (normalized(plan.snapshot.template), *self.ours.get(plan.key, [])):
-            return False
-        entry.phase = WorkloadPhase.EDITED
-        entry.note = f"{edited_message(plan.key, images_of(live))}; left as they set it (run {self.run_id})"
-        self.fail(edited_message(plan.key, images_of(live)))
-        if normalized(live) != normalized(plan.baseline.template):
-            self.edited_away.append(plan.key)
-        return True
+    # -- revert (carried out by `rollguard.group_revert.GroupRevert`) -----------------------------------
 
     def revert(self, plan: Plan, timeout: int) -> bool:
-        """Return every touched or drifted workload to its journal state; True when verified.
-
-        Workloads someone else deleted or changed are left alone (`left_alone`); a change of theirs that
-        is not the verified state leaves the group inconsistent with its journal: False.
-        """
-        assert self.cache is not None
-        self.journal.state = RunState.REVERTING
-        self._try_save()
-        targets = [
-            wp
-            for wp in plan.workloads
-            if not wp.remove_on_revert and not self.left_alone(wp) and self.needs_revert(wp)
-        ]
-        removed = [wp for wp in plan.workloads if wp.remove_on_revert and self.needs_revert(wp)]
-        self.remove(removed)
-
-        def start(wp: WorkloadPlan) -> Watched:
-            self.journal.workloads[wp.key].phase = WorkloadPhase.REVERTING
-            self.keep_triggers_from_undoing(wp)
-            revert = _reverter(wp, self.journal.workloads[wp.key].restore)
-            live = self.live(wp)
-            start_note = wp.kind.start_request(live, revert(live), self.revisions(wp, live))
-            wp.notes += [f"revert: {start_note}"] if start_note else []
-            self.write(wp, revert, guard_spec=False)
-            self.say(f"{wp.key}: reverting to revision {wp.baseline.revision} {wp.baseline.images}")
-            return Watched(
-                ref=wp.snapshot.ref,
-                expected_images=wp.baseline.images,
-                deadline=time.monotonic() + timeout + SETTLE_SECONDS,
-                deadline_reason=f"revert not complete within {timeout}s",
-                since=now(),
-            )
-
-        watched = []
-        unexpected: list[RollguardError] = []
-        for wp, result in zip(targets, self.each_at_once(targets, start), strict=True):
-            if isinstance(result, Watched):
-                watched.append(result)
-            elif isinstance(result, WorkloadDeleted):  # deleted as the revert went: nothing to restore
-                self.fail(str(result))
-            elif isinstance(result, ApiError):
-                self.fail(f"revert of {wp.key} failed: {result}")
-                self.journal.workloads[wp.key].phase = WorkloadPhase.ERROR
-            else:
-                self.journal.workloads[wp.key].phase = WorkloadPhase.ERROR
-                unexpected.append(result)
-        if unexpected:
-            raise unexpected[0]
-        self._try_save()
-        wait_for(
-            self.cache,
-            watched,
-            fail_fast=False,
-            crash_restarts=0,
-            stop_on_failure=False,
-            cancel=self.abort,
-            out=self.say,
-        )
-        for item in watched:
-            entry = self.journal.workloads[item.ref.key]
-            if item.verdict is not None and item.verdict.phase is Phase.COMPLETE:
-                entry.phase = WorkloadPhase.REVERTED
-                entry.revision_after = item.verdict.revision
-            else:
-                entry.phase = WorkloadPhase.ERROR
-                why = (
-                    item.verdict.message
-                    if item.verdict
-                    else f"stopped waiting after {self.stop_signal.split()[0]}; last seen: {item.last_message or 'nothing'}"
-                )
-                entry.note = why
-                self.fail(f"revert of {item.ref.key} not verified: {why}")
-        self.wait_removed(removed)
-        for key in self.edited_away:
-            self.fail(f"{key} is left on someone else's edit, not on its last verified state")
-        # An unverified revert or a failed write marks its entry ERROR; an edit not on the verified state
-        # is not what the journal says either.
-        return not self.edited_away and not any(
-            e.phase is WorkloadPhase.ERROR for e in self.journal.workloads.values()
-        )
-
-    def keep_triggers_from_undoing(self, wp: WorkloadPlan) -> None:
-        """A restored automatic trigger whose tag moved on would undo the revert at once (the trigger
-        controller rewrites the template, paused or not): restore it manual instead, and say so."""
-        restored = wp.kind.with_state(self.live(wp), wp.baseline)
-        fire = firing_now(self.client, wp.kind, self.namespace, restored)
-        if not fire or wp.baseline.triggers is None:
-            return
-        manual = wp.kind.with_manual_triggers(restored, set(fire))
-        wp.baseline = dataclasses.replace(wp.baseline, triggers=wp.kind.triggers(manual))
-        wp.notes += [
-            f"revert: trigger of {c} set to manual: its tag now points at {ref}, which would undo the "
-            f"revert (re-enable: oc set triggers {wp.key} --auto)"
-            for c, ref in sorted(fire.items())
-        ]
+        """Return every touched or drifted workload to its journal state; True when verified."""
+        return self.group_revert.revert(plan, timeout)
 
     def remove(self, plans: list[WorkloadPlan]) -> None:
         """Delete the workloads the run created (its revert); a 404 means gone already."""
-
-        def delete(wp: WorkloadPlan) -> None:
-            self.journal.workloads[wp.key].phase = WorkloadPhase.REVERTING
-            with contextlib.suppress(NotFound):
-                self.client.delete(wp.kind.resource, wp.snapshot.ref.name, namespace=self.namespace)
-            self.say(f"{wp.key}: deleting it (this run created it)")
-
-        for wp, result in zip(plans, self.each_at_once(plans, delete), strict=True):
-            if isinstance(result, RollguardError):
-                self.fail(f"revert of {wp.key} failed: could not delete it: {result}")
-                self.journal.workloads[wp.key].phase = WorkloadPhase.ERROR
+        self.group_revert.remove(plans)
 
     def wait_removed(self, plans: list[WorkloadPlan]) -> None:
-        """Wait until every deleted workload is gone from the live view (its pods follow by garbage
-        collection); one still there at the deadline or after SIGTERM is an unverified revert."""
-        assert self.cache is not None
-        deadline = time.monotonic() + self.timeout + SETTLE_SECONDS
-        waiting = [wp for wp in plans if self.journal.workloads[wp.key].phase is not WorkloadPhase.ERROR]
-        while waiting and not self.abort.is_set():
-            waiting = [
-                wp for wp in waiting if self.cache.get(wp.kind.resource, wp.snapshot.ref.name) is not None
-            ]
-            if not waiting or time.monotonic() >= deadline:
-                break
-            self.cache.wait(min(1.0, deadline - time.monotonic()))
-        for wp in plans:
-            entry = self.journal.workloads[wp.key]
-            if entry.phase is WorkloadPhase.ERROR:
-                continue
-            if wp in waiting:
-                entry.phase, entry.note = WorkloadPhase.ERROR, "still there after its deletion"
-                self.fail(f"revert of {wp.key} not verified: it is still there after its deletion")
-            else:
-                entry.phase = WorkloadPhase.REVERTED
+        """Wait until every deleted workload is gone from the live view; one still there is unverified."""
+        self.group_revert.wait_removed(plans)
 
-    def _try_save(self) -> None:
+    def try_save(self) -> None:
+        """Save the journal; a failure is recorded as an error, not raised (the run goes on)."""
         try:
             self.save()
         except ApiError as exc:
@@ -749,13 +587,3 @@ class GroupRun:
             error=entry.note if entry else "",
             pods=sorted(pods, key=lambda p: p["name"]),
         )
-
-
-def _reverter(wp: WorkloadPlan, restore: Obj) -> Callable[[Obj], Obj]:
-    """Back to the journal's state: the verified template (and triggers), and the labels, annotations and
-    spec fields a manifest changed (``restore``)."""
-
-    def revert(obj: Obj) -> Obj:
-        return wp.kind.with_state(merge.restored(obj, restore), wp.baseline)
-
-    return revert

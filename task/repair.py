@@ -114,7 +114,7 @@ class Repair(GroupRun):
                 raise RolloutFailed(errors[0], workload="imagestreams")
             self.say(f"imagestreams: tags {', '.join(sorted(self.journal.tags))} restored")
             self.journal.tags = {}
-            self._try_save()
+            self.try_save()
             self.tags_restored = True
         watched: list[Watched] = []
         for change, wp in zip(self.plan.changes, plan.workloads, strict=True):
@@ -134,13 +134,13 @@ class Repair(GroupRun):
             if change.delete:  # created by an unfinished rollout -f: its verified state is absence
                 self.remove([wp])
                 self.wait_removed([wp])
-                self._try_save()
+                self.try_save()
                 if entry.phase is WorkloadPhase.ERROR:
                     raise RolloutFailed(f"{wp.key}: {entry.note or 'could not delete it'}", workload=wp.key)
                 continue
             written = self.write(wp, functools.partial(self.plan.body, wp.key), guard_spec=True)
             entry.phase = WorkloadPhase.APPLIED
-            self._try_save()
+            self.try_save()
             self._audit(change, written)
             watched.append(self.watched(wp, written, self.timeout))
             self.say(f"{wp.key}: {'; '.join(change.diff()[1:]) or self.command}")
@@ -194,4 +194,4 @@ class Repair(GroupRun):
             self.journal.close_run(state)  # recorded in the history ...
             for name, value in self.prior.items():  # ... but the group stays as half-rolled as it was
                 setattr(self.journal, name, value)
-        self._try_save()
+        self.try_save()
