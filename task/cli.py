@@ -21,11 +21,23 @@ from rollguard.errors import EXIT_REFUSED, RefusedError
 
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
-# Subcommand modules under rollguard.commands, in help order. Each defines register(subparsers).
+# Subcommand modules under rollguard.commands, in help order. Each defines register(subparsers) and
+# registers the command named like the module, "_" written "-".
 SUBCOMMANDS = ["rollout", "status", "resume", "revert", "redeploy", "drift_check", "tui"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_module(arg: str | None) -> str | None:
+    """The module of the subcommand ``arg`` names, if it names one."""
+    return {module.replace("_", "-"): module for module in SUBCOMMANDS}.get(arg or "")
+
+
+def build_parser(*, only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or (``only``: a module of SUBCOMMANDS) one with that subcommand alone.
+
+    A command line that starts with a subcommand's name is parsed by the parser of that subcommand
+    alone, the same as the whole one would: the other subcommands' modules (and what their options'
+    help texts import, such as drift-check's finding names from rollguard.state) stay unimported.
+    """
     parser = argparse.ArgumentParser(
         prog="rollguard",
         description="Guarded, all-or-nothing rollouts of DeploymentConfigs and Deployments.",
@@ -36,13 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"rollguard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
+    for name in SUBCOMMANDS if only is None else [only]:
         importlib.import_module(f"rollguard.commands.{name}").register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(only=command_module(argv[0] if argv else None))
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:

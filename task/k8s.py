@@ -14,6 +14,16 @@ only the submodules above are imported from them. Such a package completes itsel
 kubernetes; kubernetes.watch`, ``from kubernetes import client; client.CoreV1Api``): code in the same
 process that wants the whole library still gets it. When `kubernetes` was imported before, it is used
 as it is.
+
+Two of those submodules import, at module level, libraries that serve one rare path each: ``client.rest``
+imports ``requests`` (~20 ms with its cookie, charset and email machinery) for ``should_bypass_proxies``,
+called only when a proxy is configured; ``config.kube_config`` imports ``oauthlib.oauth2`` and
+``requests_oauthlib`` (~15 ms) for the OIDC token refresh. While such a submodule is imported, those names
+are stand-ins (`_Later`) in ``sys.modules``: a name the submodule imports from them is a forwarder that
+imports the real library when called, and the module bound by ``import oauthlib.oauth2`` resolves its
+attributes from the real one when used. The stand-ins leave ``sys.modules`` as soon as the submodule is
+imported, so anything else importing those libraries gets the real ones; were a newer client to import
+another name from them, its import is retried without stand-ins (correct, only slower).
 """
 
 from __future__ import annotations
@@ -27,6 +37,11 @@ from pathlib import Path
 from typing import Any
 
 _PACKAGES = ("kubernetes", "kubernetes.client", "kubernetes.config")
+# submodule -> {module it imports at module level for a rare path: names it takes with ``from M import``}
+_LATER: dict[str, dict[str, tuple[str, ...]]] = {
+    "client.rest": {"requests": (), "requests.utils": ("should_bypass_proxies",)},
+    "config.kube_config": {"oauthlib": (), "oauthlib.oauth2": (), "requests_oauthlib": ("OAuth2Session",)},
+}
 _lock = threading.RLock()
 
 
@@ -93,7 +108,56 @@ def _ensure() -> None:
         client.ApiClient = _api_client  # type: ignore[attr-defined]
 
 
+class _Later(types.ModuleType):
+    """Stands in for module ``name`` while an official submodule imports it (see the module docstring)."""
+
+    def __init__(self, name: str, forwarded: tuple[str, ...]) -> None:
+        super().__init__(name)
+        self._rollguard_importing = True
+        for attr in forwarded:
+            setattr(self, attr, _forwarder(name, attr))
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__") or self.__dict__.get("_rollguard_importing", True):
+            raise AttributeError(attr)  # during the import: a name not forwarded, retried without stand-ins
+        real = importlib.import_module(self.__name__)
+        try:
+            return getattr(real, attr)
+        except AttributeError:
+            return importlib.import_module(f"{self.__name__}.{attr}")  # ``oauthlib.oauth2`` of ``import oauthlib``
+
+
+def _forwarder(module_name: str, attr: str) -> Any:
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module_name), attr)(*args, **kwargs)
+
+    forward.__name__ = forward.__qualname__ = attr
+    forward.__doc__ = f"{module_name}.{attr}, imported when first called."
+    return forward
+
+
+def _import_deferring(name: str) -> Any:
+    """Import ``kubernetes.<name>`` with the stand-ins `_LATER` lists for it (if none of them is loaded)."""
+    full = f"kubernetes.{name}"
+    later = _LATER.get(name, {})
+    if full in sys.modules or not later or any(m in sys.modules for m in later):
+        return importlib.import_module(full)
+    stand_ins = {m: _Later(m, forwarded) for m, forwarded in later.items()}
+    sys.modules.update(stand_ins)
+    try:
+        return importlib.import_module(full)
+    except ImportError:
+        pass
+    finally:
+        for m, stand_in in stand_ins.items():
+            stand_in.__dict__["_rollguard_importing"] = False
+            if sys.modules.get(m) is stand_in:
+                del sys.modules[m]
+    return importlib.import_module(full)  # the client changed what it imports: the plain import
+
+
 def module(name: str) -> Any:
     """``kubernetes.<name>`` (e.g. ``client.rest``, ``config.kube_config``), importing no more than it needs."""
-    _ensure()
-    return importlib.import_module(f"kubernetes.{name}")
+    with _lock:
+        _ensure()
+        return _import_deferring(name)

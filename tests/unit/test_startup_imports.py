@@ -1,14 +1,18 @@
 """What a command's start-up imports (structure only; the time it takes is in bench/big.py).
 
 Each check runs in a fresh interpreter and reads its ``sys.modules``: the CLI and its parser import
-no transport, no TUI and no YAML; a pod's ServiceAccount connection imports the official client's
-in-cluster loader and transport but not ``kubernetes.config.kube_config``, whose module-level imports
-(oauthlib, requests_oauthlib, yaml) serve only kubeconfig users.
+no transport, no TUI and no YAML, and a command line naming a subcommand builds (and imports) that
+subcommand alone; a pod's ServiceAccount connection imports the official client's in-cluster loader and
+transport but not ``kubernetes.config.kube_config``, whose module-level imports serve only kubeconfig
+users; no connection imports ``requests``, ``oauthlib`` or ``requests_oauthlib`` (the official
+transport's proxy check and kube_config's OIDC refresh, see `rollguard.k8s`) until those paths run,
+and then they get the real libraries.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -16,21 +20,48 @@ import textwrap
 HEAVY = ("urllib3", "requests", "requests_oauthlib", "oauthlib", "yaml", "textual", "kubernetes")
 
 
-def loaded(code: str) -> set[str]:
-    """The top-level packages (of HEAVY, and kube_config itself) that ``code`` leaves imported."""
+def loaded(code: str, *, env: dict[str, str] | None = None, modules: tuple[str, ...] = ()) -> set[str]:
+    """The top-level packages (of HEAVY, and kube_config itself, and any of ``modules``) that ``code``
+    leaves imported."""
     probe = code + textwrap.dedent(f"""
         import json, sys
         names = {{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r})
-        names |= {{m for m in sys.modules if m == "kubernetes.config.kube_config"}}
+        names |= {{m for m in sys.modules if m == "kubernetes.config.kube_config" or m in {modules!r}}}
         print(json.dumps(sorted(names)))
     """)
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})}
+    )
     assert result.returncode == 0, result.stderr
     return set(json.loads(result.stdout.splitlines()[-1]))
 
 
 def test_the_cli_and_its_parser_import_no_transport_tui_or_yaml():
     assert loaded("import rollguard.cli\nrollguard.cli.build_parser()\n") == set()
+
+
+OTHER_COMMANDS = tuple(f"rollguard.commands.{m}" for m in ("rollout", "resume", "revert", "redeploy", "drift_check", "tui"))
+
+
+def test_a_command_line_naming_a_subcommand_builds_that_subcommand_alone():
+    code = textwrap.dedent("""
+        import rollguard.cli
+        parser = rollguard.cli.build_parser(only=rollguard.cli.command_module("status"))
+        args = parser.parse_args(["status", "-n", "shop", "-o", "json"])
+        assert (args.command, args.namespace, args.output) == ("status", "shop", "json"), args
+    """)
+    assert loaded(code, modules=(*OTHER_COMMANDS, "rollguard.state")) == set()
+    # the whole parser still knows them all (`rollguard --help`, an unknown command's error)
+    every = loaded("import rollguard.cli\nrollguard.cli.build_parser()\n", modules=OTHER_COMMANDS)
+    assert every == set(OTHER_COMMANDS)
+
+
+def test_subcommand_names_map_to_their_modules():
+    from rollguard.cli import SUBCOMMANDS, command_module
+
+    assert command_module("drift-check") == "drift_check" and command_module("status") == "status"
+    assert command_module("drift_check") is None and command_module("--help") is None and command_module(None) is None
+    assert {command_module(m.replace("_", "-")) for m in SUBCOMMANDS} == set(SUBCOMMANDS)
 
 
 def test_a_serviceaccount_connection_does_not_import_the_kubeconfig_machinery(tmp_path):
@@ -49,7 +80,7 @@ def test_a_serviceaccount_connection_does_not_import_the_kubeconfig_machinery(tm
         assert client._api.configuration.host == "https://10.0.0.1:443", client._api.configuration.host
     """))
     assert {"kubernetes", "urllib3"} <= got  # the official client's configuration and transport
-    assert not got & {"kubernetes.config.kube_config", "requests_oauthlib", "oauthlib", "yaml", "textual"}
+    assert not got & {"kubernetes.config.kube_config", "requests", "requests_oauthlib", "oauthlib", "yaml", "textual"}
 
 
 def test_a_kubeconfig_connection_uses_the_official_loader(tmp_path):
@@ -66,4 +97,57 @@ def test_a_kubeconfig_connection_uses_the_official_loader(tmp_path):
         cfg = client._api.configuration
         assert cfg.host == "https://example.invalid:6443" and cfg.api_key["authorization"] == "Bearer abc"
     """))
-    assert {"kubernetes.config.kube_config", "yaml"} <= got and "textual" not in got
+    assert {"kubernetes.config.kube_config", "yaml"} <= got
+    assert not got & {"requests", "requests_oauthlib", "oauthlib", "textual"}
+
+
+def kubeconfig_file(tmp_path, server: str = "https://example.invalid:6443") -> str:
+    config = tmp_path / "config"
+    config.write_text(json.dumps({
+        "current-context": "a",
+        "clusters": [{"name": "k", "cluster": {"server": server}}],
+        "users": [{"name": "u", "user": {"token": "abc"}}],
+        "contexts": [{"name": "a", "context": {"cluster": "k", "user": "u"}}],
+    }))  # fmt: skip
+    return str(config)
+
+
+def test_a_proxy_from_the_environment_still_gets_the_official_proxy_check(tmp_path):
+    """HTTPS_PROXY (read by the official Configuration) makes its transport call requests'
+    should_bypass_proxies: through the stand-in that imports the real one, and the pool is a proxy's."""
+    code = textwrap.dedent(f"""
+        import urllib3
+        from rollguard.client import Client
+        pool = Client.connect(kubeconfig={kubeconfig_file(tmp_path)!r})._api.rest_client.pool_manager
+        print(type(pool).__name__, getattr(getattr(pool, "proxy", None), "host", None))
+    """)
+    direct = {name: "" for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")}
+    proxied = {**direct, "HTTPS_PROXY": "http://proxy.invalid:3128"}
+    for env, pool, needs_requests in ((direct, "PoolManager None", False), (proxied, "ProxyManager proxy.invalid", True)):
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={**os.environ, **env}
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == pool, env
+        assert ("requests" in loaded(code, env=env)) is needs_requests, env
+
+
+def test_the_oidc_refresh_names_resolve_to_the_real_libraries(tmp_path):
+    """kube_config's OAuth2Session and oauthlib.oauth2 (its OIDC refresh) are the real ones when used, and
+    anything importing those libraries afterwards gets the real modules, not the stand-ins."""
+    code = textwrap.dedent(f"""
+        import sys
+        from rollguard import k8s
+        from rollguard.client import Client
+        Client.connect(kubeconfig={kubeconfig_file(tmp_path)!r})
+        kube_config = k8s.module("config.kube_config")
+        assert "requests_oauthlib" not in sys.modules and "oauthlib" not in sys.modules
+        session = kube_config.OAuth2Session(client_id="x")
+        error = kube_config.oauthlib.oauth2.rfc6749.errors.InvalidClientIdError
+        import oauthlib.oauth2, requests, requests.utils, requests_oauthlib
+        assert isinstance(session, requests_oauthlib.OAuth2Session), type(session)
+        assert error is oauthlib.oauth2.rfc6749.errors.InvalidClientIdError
+        assert requests.Session and requests.utils.should_bypass_proxies.__module__ == "requests.utils"
+        assert not any(type(m).__name__ == "_Later" for m in list(sys.modules.values()))
+    """)
+    assert {"requests", "requests_oauthlib", "oauthlib"} <= loaded(code)
