@@ -25,6 +25,7 @@ from typing import Any
 from bench import bigcluster
 from bench.__main__ import exe_name, start_sandbox, stop_sandbox
 from bench.context import say
+from bench.counted import Split, split
 from bench.doc import BIG_BEGIN, BIG_END, splice
 from bench.metrics import bytecode_env, loadavg, machine
 from sandbox import cluster
@@ -34,6 +35,7 @@ GOAL_TUI_S = 3.0
 GOAL_TUI_LIVE_S = 5.0  # a change made by another client on its row: the TUI keeps up with events
 GOAL_START_S = 0.25
 REPS = 2
+STARTUP_REPS = 9
 BIG_REPS = 1  # at 10,000 workloads a cluster-wide read takes minutes on the shared machine
 
 
@@ -49,6 +51,7 @@ class Measured:
     requests: dict[str, int] = field(default_factory=dict)
     code: int | None = None
     note: str = ""
+    splits: list[Split] = field(default_factory=list)  # start-up / waiting for the server / the rest
 
 
 def measure(
@@ -68,11 +71,14 @@ def measure(
         counts = tmp / f"counts-{label.replace(' ', '_')}-{i}.json"
         out = tmp / "out.txt"
         argv = [sys.executable, "-m", "bench.counted", str(counts), *args, "--kubeconfig", kubeconfig]
-        t0 = time.perf_counter()
+        t0 = time.monotonic()  # the clock bench.counted stamps the first request with
         with open(out, "w") as f:
             proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, env=child_env)
             _, status, _usage = os.wait4(proc.pid, 0)
-        m.seconds.append(time.perf_counter() - t0)
+        t1 = time.monotonic()
+        m.seconds.append(t1 - t0)
+        if (parts := split(str(counts), t0, t1)) is not None:
+            m.splits.append(parts)
         # VmHWM of the rollguard process itself (ru_maxrss would carry this parent's RSS over the fork)
         with contextlib.suppress(OSError, ValueError):
             m.rss.append(int(Path(f"{counts}.rss").read_text()) / 1024)
@@ -201,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         installed = bytecode_env(tmp / "pycache")  # compiled, as pip installs the wheel
         measure("warm-up", ["status", "-n", "default"], kubeconfig, tmp, reps=1, env=installed)
         results["startup"] = measure(
-            "status -n (empty namespace)", ["status", "-n", "default"], kubeconfig, tmp, reps=5,
+            "status -n (empty namespace)", ["status", "-n", "default"], kubeconfig, tmp, reps=STARTUP_REPS,
             goal=f"< {GOAL_START_S} s", env=installed,
         )  # fmt: skip
     finally:
@@ -335,12 +341,23 @@ def startup_lines(r: dict[str, Any]) -> list[str]:
     s: Measured | None = r.get("startup")
     if s is None or not s.seconds:
         return []
-    verdict = "met" if min(s.seconds) < GOAL_START_S else "missed"
+    line = (
+        f"Start-up of a command that talks to the cluster (`rollguard status -n default`, "
+        f"{sum(s.requests.values())} small requests, "
+        f"whole process, from compiled bytecode as `pip install` leaves it, started through `bench.counted`): "
+        f"{fmt(s.seconds, 's')} in all (peak RSS {fmt(s.rss, 'MiB', 0)})"
+    )
+    if not s.splits:  # an older bench.counted, or no request sent: only the whole process
+        verdict = "met" if min(s.seconds) < GOAL_START_S else "missed"
+        return [f"{line} (goal < {GOAL_START_S} s: {verdict} at best)."]
+    startup = [p.startup_s for p in s.splits]
+    verdict = "met" if sorted(startup)[len(startup) // 2] < GOAL_START_S else "missed"
     return [
-        f"Start-up of a command that talks to the cluster (`rollguard status -n default`, 5 small requests, "
-        f"whole process, from compiled bytecode as `pip install` leaves it): {fmt(s.seconds, 's')} "
-        f"(goal < {GOAL_START_S} s: {verdict} at best; peak RSS "
-        f"{fmt(s.rss, 'MiB', 0)}).",
+        f"{line}: **until the first request is sent {fmt(startup, 's')}** (interpreter, imports, kubeconfig, "
+        f"parser: the start-up the goal names, < {GOAL_START_S} s: {verdict}), waiting for the server's "
+        f"answers {fmt([p.waited_s for p in s.splits], 's')} (without the watch cache every list is read "
+        f"from etcd, which holds the whole big cluster), the rest (reading, assessing, printing, exit) "
+        f"{fmt([p.rest_s for p in s.splits], 's')}.",
     ]
 
 

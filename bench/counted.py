@@ -4,13 +4,21 @@ requests its clients sent, by verb, to OUT.json.
 The API server's counters cannot tell clients apart (the sandbox's controllers and kubelet react to a
 rollout with many requests of their own), so rollguard's own share is counted here, on the client side,
 from `rollguard.client.Client.requests`. The command runs exactly as `rollguard ARGS...` would.
+
+OUT.json.times gets when (``time.monotonic``, the system's CLOCK_MONOTONIC, the same clock in the parent
+process) the first request was handed to the transport and how long the process then waited for
+response headers in all: a parent that reads its own clock before starting this process can tell the
+start-up (until the first request) from the server's answers and what follows (`split`).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+import threading
+import time
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -20,10 +28,24 @@ def main(argv: list[str]) -> int:
 
     clients: list[Any] = []
     original = transport.Client.__init__
+    times: dict[str, float] = {"waited_s": 0.0}
+    lock = threading.Lock()
 
     def init(self: Any, *a: Any, **kw: Any) -> None:
         original(self, *a, **kw)
         clients.append(self)
+        send = self._api.call_api  # the official transport's side of Client (see rollguard.client.Transport)
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t = time.monotonic()
+            times.setdefault("first_request", t)
+            try:
+                return send(*args, **kwargs)
+            finally:
+                with lock:
+                    times["waited_s"] += time.monotonic() - t
+
+        self._api.call_api = timed
 
     transport.Client.__init__ = init  # type: ignore[method-assign]
     from rollguard.cli import main as cli_main
@@ -39,7 +61,31 @@ def main(argv: list[str]) -> int:
             json.dump(dict(total), f)
         with open(out + ".rss", "w") as f:
             f.write(str(peak_rss_kib()))
+        with open(out + ".times", "w") as f:
+            json.dump({**times, "done": time.monotonic()}, f)
     return code
+
+
+@dataclass(frozen=True)
+class Split:
+    """One process's wall time, from the parent's clock reading before the spawn."""
+
+    startup_s: float  # until the first request went to the transport (interpreter, imports, kubeconfig)
+    waited_s: float  # waiting for response headers, all requests (the server's share, and the network's)
+    rest_s: float  # everything else: reading bodies, assessing, printing, exiting
+
+
+def split(out: str, started: float, ended: float) -> Split | None:
+    """`Split` of the run that wrote ``out`` (None when it sent no request or wrote no times)."""
+    try:
+        with open(out + ".times") as f:
+            times = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if "first_request" not in times:
+        return None
+    startup = times["first_request"] - started
+    return Split(startup, times["waited_s"], max(0.0, ended - started - startup - times["waited_s"]))
 
 
 def peak_rss_kib() -> int:

@@ -94,18 +94,17 @@ def lazy_imports(rd: ReadResults) -> list[str]:
                    "`rollguard.state` would save those milliseconds on a help screen: imperceptible, not done."
                    if state else "")
             )  # fmt: skip
-        elif k8s:
-            share = k8s / 1000 / seconds if seconds else 0.0
+        else:
+            heavy = ", ".join(f"`{mod}` {ms:.0f} ms" for mod, ms in found[:3])
             out.append(
-                f"- `{label}`: importing `kubernetes` takes {k8s:.0f} ms ({share:.0%} of the {seconds:.2f} s these "
-                f"runs took under `-X importtime`, medians of {IMPORT_REPS}). `rollguard.client.Client.connect` uses the official "
-                "client's kubeconfig loader and `ApiClient`, and importing any part of the `kubernetes` package "
-                "(even `kubernetes.config`) imports `kubernetes.client` with every generated model. It is a "
-                "fixed cost per process, paid by every command that talks to a cluster, not per workload; the "
-                "handlers in `task/commands/*.py` already import on use, so there is nothing left to defer there. "
-                "Only a transport without the `kubernetes` package (its own kubeconfig parsing on `urllib3`) "
-                "would remove it: a real gain for short commands like `status` and `drift-check`, negligible "
-                "for a rollout that lasts seconds to minutes."
+                f"- `{label}`: the heaviest imports are {heavy} (of the {seconds:.2f} s these runs took under "
+                f"`-X importtime`, medians of {IMPORT_REPS}). rollguard keeps the official client "
+                "for configuration (the kubeconfig and in-cluster loaders) and transport (`rest.RESTClientObject` "
+                "on urllib3) but imports only those submodules, not the package's generated models, and not "
+                "`requests` (the transport's proxy check) or `oauthlib`/`requests_oauthlib` (the OIDC refresh) "
+                "until those paths run (`rollguard.k8s`); a command line naming a subcommand builds that "
+                "subcommand's parser alone. What remains is mostly urllib3 with ssl and http.client (any HTTPS "
+                "client needs them) and PyYAML for the kubeconfig file."
             )
     return [*out, ""]
 
