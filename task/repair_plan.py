@@ -24,12 +24,6 @@ from rollguard.preflight import Found, list_group, namespace_exists, with_revisi
 from rollguard.promote import as_restored
 from rollguard.reading import gather, stops_at_refusal
 from rollguard.repair_decide import (
-    ACTIONS,
-    REDEPLOYED_AT,
-    Change,
-    RepairPlan,
-    RepairRead,
-    RepairRequest,
     decide_repair,
     lock_names,
     parse_targets,
@@ -39,6 +33,7 @@ from rollguard.repair_decide import (
     revert_target,
     the_group,
 )
+from rollguard.repair_types import ACTIONS, REDEPLOYED_AT, Change, RepairPlan, RepairRead, RepairRequest
 from rollguard.resources import CONFIG_MAPS, LEASES
 from rollguard.state import read_groups
 from rollguard.streams import read_streams
