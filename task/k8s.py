@@ -15,13 +15,15 @@ kubernetes; kubernetes.watch`, ``from kubernetes import client; client.CoreV1Api
 process that wants the whole library still gets it. When `kubernetes` was imported before, it is used
 as it is.
 
-Two of those submodules import, at module level, libraries that serve one rare path each: ``client.rest``
+Some of those submodules import, at module level, libraries that serve one rare path each: ``client.rest``
 imports ``requests`` (~20 ms with its cookie, charset and email machinery) for ``should_bypass_proxies``,
 called only when a proxy is configured; ``config.kube_config`` imports ``oauthlib.oauth2`` and
-``requests_oauthlib`` (~15 ms) for the OIDC token refresh. While such a submodule is imported, those names
-are stand-ins (`_Later`) in ``sys.modules``: a name the submodule imports from them is a forwarder that
-imports the real library when called, and the module bound by ``import oauthlib.oauth2`` resolves its
-attributes from the real one when used. The stand-ins leave ``sys.modules`` as soon as the submodule is
+``requests_oauthlib`` (~15 ms) for the OIDC token refresh; ``client.configuration`` imports
+``multiprocessing`` for ``cpu_count`` and, through urllib3's opt-in HTTP/2, ``importlib.metadata`` for
+``version`` (~6 ms together). While such a submodule is imported, those names are stand-ins (`_Later`) in
+``sys.modules``: a name the submodule imports from them is a forwarder that imports the real library when
+called (``cpu_count``, called at once, is our copy of it), and the module bound by ``import oauthlib.oauth2``
+resolves its attributes from the real one when used. The stand-ins leave ``sys.modules`` as soon as the submodule is
 imported, so anything else importing those libraries gets the real ones; were a newer client to import
 another name from them, its import is retried without stand-ins (correct, only slower).
 """
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 import threading
 import types
@@ -39,6 +42,9 @@ from typing import Any
 _PACKAGES = ("kubernetes", "kubernetes.client", "kubernetes.config")
 # submodule -> {module it imports at module level for a rare path: names it takes with ``from M import``}
 _LATER: dict[str, dict[str, tuple[str, ...]]] = {
+    # urllib3 (imported here first) takes importlib.metadata's version for its opt-in HTTP/2; the
+    # Configuration's default pool size calls multiprocessing.cpu_count (see `_cpu_count`)
+    "client.configuration": {"importlib.metadata": ("version",), "multiprocessing": ("cpu_count",)},
     "client.rest": {"requests": (), "requests.utils": ("should_bypass_proxies",)},
     "config.kube_config": {"oauthlib": (), "oauthlib.oauth2": (), "requests_oauthlib": ("OAuth2Session",)},
 }
@@ -104,7 +110,7 @@ def _ensure() -> None:
             parent = parent or module
         client = sys.modules["kubernetes.client"]
         # what kubernetes.config.kube_config imports from the client package at import time
-        client.Configuration = importlib.import_module("kubernetes.client.configuration").Configuration  # type: ignore[attr-defined]
+        client.Configuration = _import_deferring("client.configuration").Configuration  # type: ignore[attr-defined]
         client.ApiClient = _api_client  # type: ignore[attr-defined]
 
 
@@ -115,7 +121,7 @@ class _Later(types.ModuleType):
         super().__init__(name)
         self._rollguard_importing = True
         for attr in forwarded:
-            setattr(self, attr, _forwarder(name, attr))
+            setattr(self, attr, _SAME.get((name, attr)) or _forwarder(name, attr))
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__") or self.__dict__.get("_rollguard_importing", True):
@@ -125,6 +131,19 @@ class _Later(types.ModuleType):
             return getattr(real, attr)
         except AttributeError:
             return importlib.import_module(f"{self.__name__}.{attr}")  # ``oauthlib.oauth2`` of ``import oauthlib``
+
+
+def _cpu_count() -> int:
+    """``multiprocessing.cpu_count()`` as it is written (``os.cpu_count()``, refusing None), without
+    importing multiprocessing (pickle, its contexts) for the one call ``Configuration()`` makes."""
+    count = os.cpu_count()
+    if count is None:
+        raise NotImplementedError("cannot determine number of cpus")
+    return count
+
+
+# names called at once (a forwarder would import the library right away): the same function, our copy
+_SAME: dict[tuple[str, str], Any] = {("multiprocessing", "cpu_count"): _cpu_count}
 
 
 def _forwarder(module_name: str, attr: str) -> Any:

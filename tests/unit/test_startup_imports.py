@@ -4,9 +4,10 @@ Each check runs in a fresh interpreter and reads its ``sys.modules``: the CLI an
 no transport, no TUI and no YAML, and a command line naming a subcommand builds (and imports) that
 subcommand alone; a pod's ServiceAccount connection imports the official client's in-cluster loader and
 transport but not ``kubernetes.config.kube_config``, whose module-level imports serve only kubeconfig
-users; no connection imports ``requests``, ``oauthlib`` or ``requests_oauthlib`` (the official
-transport's proxy check and kube_config's OIDC refresh, see `rollguard.k8s`) until those paths run,
-and then they get the real libraries.
+users; no connection imports ``requests``, ``oauthlib``, ``requests_oauthlib``, ``multiprocessing`` or
+``importlib.metadata`` (the official transport's proxy check, kube_config's OIDC refresh, the
+Configuration's pool size, urllib3's HTTP/2 check: see `rollguard.k8s`) until those paths run, and then
+they get the real libraries.
 """
 
 from __future__ import annotations
@@ -83,24 +84,6 @@ def test_a_serviceaccount_connection_does_not_import_the_kubeconfig_machinery(tm
     assert not got & {"kubernetes.config.kube_config", "requests", "requests_oauthlib", "oauthlib", "yaml", "textual"}
 
 
-def test_a_kubeconfig_connection_uses_the_official_loader(tmp_path):
-    config = tmp_path / "config"
-    config.write_text(json.dumps({
-        "current-context": "a",
-        "clusters": [{"name": "k", "cluster": {"server": "https://example.invalid:6443"}}],
-        "users": [{"name": "u", "user": {"token": "abc"}}],
-        "contexts": [{"name": "a", "context": {"cluster": "k", "user": "u"}}],
-    }))  # fmt: skip
-    got = loaded(textwrap.dedent(f"""
-        from rollguard.client import Client
-        client = Client.connect(kubeconfig={str(config)!r})
-        cfg = client._api.configuration
-        assert cfg.host == "https://example.invalid:6443" and cfg.api_key["authorization"] == "Bearer abc"
-    """))
-    assert {"kubernetes.config.kube_config", "yaml"} <= got
-    assert not got & {"requests", "requests_oauthlib", "oauthlib", "textual"}
-
-
 def kubeconfig_file(tmp_path, server: str = "https://example.invalid:6443") -> str:
     config = tmp_path / "config"
     config.write_text(json.dumps({
@@ -110,6 +93,36 @@ def kubeconfig_file(tmp_path, server: str = "https://example.invalid:6443") -> s
         "contexts": [{"name": "a", "context": {"cluster": "k", "user": "u"}}],
     }))  # fmt: skip
     return str(config)
+
+
+def test_a_kubeconfig_connection_uses_the_official_loader(tmp_path):
+    got = loaded(textwrap.dedent(f"""
+        from rollguard.client import Client
+        client = Client.connect(kubeconfig={kubeconfig_file(tmp_path)!r})
+        cfg = client._api.configuration
+        assert cfg.host == "https://example.invalid:6443" and cfg.api_key["authorization"] == "Bearer abc"
+    """))
+    assert {"kubernetes.config.kube_config", "yaml"} <= got
+    assert not got & {"requests", "requests_oauthlib", "oauthlib", "textual"}
+
+
+def test_a_connection_imports_neither_multiprocessing_nor_importlib_metadata(tmp_path):
+    """The official Configuration's default pool size (multiprocessing.cpu_count) and urllib3's HTTP/2
+    version check (importlib.metadata.version) come out as they would, without those imports."""
+    code = textwrap.dedent(f"""
+        import os
+        from rollguard import k8s
+        from rollguard.client import Client
+        Client.connect(kubeconfig={kubeconfig_file(tmp_path)!r})
+        assert k8s.module("client.configuration").Configuration().connection_pool_maxsize == os.cpu_count() * 5
+    """)
+    assert not loaded(code, modules=("multiprocessing", "importlib.metadata")) & {"multiprocessing", "importlib.metadata"}
+    later = code + textwrap.dedent("""
+        import urllib3.http2
+        assert urllib3.http2.version("urllib3") == urllib3.__version__
+        assert k8s.module("client.configuration").multiprocessing.Process  # the rest of it, when asked for
+    """)
+    assert {"multiprocessing", "importlib.metadata"} <= loaded(later, modules=("multiprocessing", "importlib.metadata"))
 
 
 def test_a_proxy_from_the_environment_still_gets_the_official_proxy_check(tmp_path):
