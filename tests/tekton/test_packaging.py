@@ -239,6 +239,26 @@ def test_rollguard_runs_from_the_clean_venv_alone(installed: Installed) -> None:
 
 
 @pytest.mark.slow
+def test_every_installed_module_has_its_bytecode(installed: Installed) -> None:
+    """The image runs with PYTHONDONTWRITEBYTECODE=1 (the Task on a read-only root): a module without the
+    bytecode its install wrote would be compiled from source at every start of every command."""
+    site = next((installed.venv / "lib").glob("python3*/site-packages"))
+    uninstalled = {"pip", "setuptools", "pkg_resources", "_distutils_hack"}  # the image removes its installer
+    sources = [p for p in site.rglob("*.py") if p.relative_to(site).parts[0] not in uninstalled]
+    assert any(p.relative_to(site).parts[0] == "rollguard" for p in sources)
+    probe = subprocess.run(
+        [str(installed.venv / "bin" / "python"), "-c",
+         "import importlib.util, json, os, sys\n"
+         "paths = json.load(sys.stdin)\n"
+         "print(json.dumps([p for p in paths if not os.path.exists(importlib.util.cache_from_source(p))]))"],
+        input=json.dumps([str(p) for p in sources]), env=installed.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert probe.returncode == 0, probe.stderr
+    missing = json.loads(probe.stdout)
+    assert not missing, f"{len(missing)} of {len(sources)} modules have no bytecode, e.g. {missing[:5]}"
+
+
+@pytest.mark.slow
 def test_the_wheel_installs_one_import_name_and_no_test_equipment(installed: Installed) -> None:
     """Every module of task/ and tui/ is in the wheel, as `rollguard` and `rollguard.tui`; nothing else is."""
     with zipfile.ZipFile(installed.wheel) as wheel:
