@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from rollguard.client import Api
+from rollguard.api import Api
 from rollguard.errors import ApiError, RefusedError
 from rollguard.kinds import KINDS
 from rollguard.resources import (

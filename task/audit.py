@@ -14,7 +14,7 @@ import datetime as dt
 import hashlib
 import socket
 
-from rollguard.client import Api
+from rollguard.api import Api
 from rollguard.errors import Conflict, Forbidden, NotFound
 from rollguard.kinds import kind_of
 from rollguard.resources import EVENTS

@@ -22,7 +22,7 @@ import datetime as dt
 import hashlib
 from dataclasses import dataclass
 
-from rollguard.client import Api
+from rollguard.api import Api
 from rollguard.errors import Conflict, NotFound, RefusedError
 from rollguard.journal import MANAGED_BY, SELECTOR_ANNOTATION
 from rollguard.lock import GroupLock, read_lease

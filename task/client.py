@@ -1,8 +1,10 @@
-"""Transport: sends requests built from `resources` to the API server, returns plain dicts.
+"""The client: typed calls on `resources`, built into requests and sent by `rollguard.transport`.
 
-Built on the official client's ApiClient (auth, TLS, in-cluster config) but speaking raw JSON, so
-that every kind, custom resources included, is handled alike. Errors become `rollguard.errors` classes
-with the HTTP exception chained. Safe retries (overload, 5xx, dropped connections) happen here, once.
+`Client` is the `rollguard.api.Api` that speaks HTTP, raw JSON rather than the official client's
+models, so that every kind, custom resources included, is handled alike. Each call builds its request
+here (path, query, body) and `rollguard.transport.send` sends it, mapping errors to `rollguard.errors`
+classes with the HTTP exception chained. Safe retries (overload, 5xx, dropped connections) happen
+here, once; the run's fence (`guarded`) is asked before every mutating attempt.
 
 Every LIST is paginated (``limit``/``continue``, pages of `Client.page_size` as client-go's pager) and
 each page may be reduced item by item before the next page is fetched, so a cluster-wide read never
@@ -10,31 +12,30 @@ holds one huge response. A continue token that expired (410 Expired: etcd compac
 list started at) is handled as client-go's ``tools/pager`` does: a full list at the requested
 resourceVersion replaces the pages read so far (`Page.restarted` tells a streaming consumer).
 
-`Api` is the contract the engine, the inventory, the repairs and the TUI are written against: the nine
-calls below (`pod_log` for the TUI's logs). `Client` is the one that speaks HTTP; a test double (tests/tui/fakecluster.py) may answer
-the same calls from memory. mypy checks that both fit.
+The contract (`Api`, `Page`, `LogOptions`, `Forwarding`) lives in `rollguard.api`; it is re-exported
+here, where the code written against it imports it from.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from rollguard import k8s
+from rollguard.api import Api, Forwarding, LogOptions, Obj, Page, Reducer
 from rollguard.errors import ApiError, BadRequest, Gone, NoLog, Unreachable, error_for_status, is_retryable
 from rollguard.resources import PODS, Resource
+from rollguard.transport import Transport, cut_when, send, stream_lines
 
 if TYPE_CHECKING:
     from rollguard.kubeconfig import Connection
 
-Obj = dict[str, Any]
+__all__ = ["Api", "Client", "Forwarding", "LogOptions", "Obj", "Page", "Reducer", "guarded", "pod_log_query"]
 
 _RETRIES = 5
 _POOL_SIZE = 32
@@ -46,73 +47,6 @@ PAGE_SIZE = 500  # at most, client-go's pager default
 PAGE_BYTES = 1 << 20
 FIRST_PAGE = 50
 MUTATING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-
-Reducer = Callable[[Obj], Obj]
-
-
-@dataclass(frozen=True)
-class Page:
-    """One page of a LIST: its (possibly reduced) items and the list's resourceVersion.
-
-    ``restarted``: the continue token expired and this page is a full list that replaces every page
-    before it (client-go's pager falls back the same way).
-    """
-
-    items: list[Obj]
-    resource_version: str
-    restarted: bool = False
-
-
-class Api(Protocol):
-    """What rollguard asks of a cluster; errors are `rollguard.errors` classes (NotFound, Conflict, ...)."""
-
-    def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj: ...
-
-    def list(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None = None,
-        selector: str | None = None,
-        reduce: Reducer | None = None,
-    ) -> Obj: ...
-
-    def pages(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None = None,
-        selector: str | None = None,
-        reduce: Reducer | None = None,
-    ) -> Iterator[Page]: ...
-
-    def create(
-        self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False
-    ) -> Obj: ...
-
-    def replace(
-        self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False
-    ) -> Obj: ...
-
-    def patch(self, res: Resource, name: str, body: Obj, *, namespace: str | None = None) -> Obj: ...
-
-    def delete(
-        self, res: Resource, name: str, *, namespace: str | None = None, resource_version: str | None = None
-    ) -> Obj: ...
-
-    def watch(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None,
-        resource_version: str,
-        timeout_seconds: int = 300,
-        selector: str | None = None,
-    ) -> Iterator[Obj]: ...
-
-    def pod_log(
-        self, pod: str, *, namespace: str, options: LogOptions, stop: threading.Event | None = None
-    ) -> Iterator[str]: ...
 
 
 def guarded(api: Api, guard: Callable[[], None]) -> Api:
@@ -127,81 +61,6 @@ def guarded(api: Api, guard: Callable[[], None]) -> Api:
     return _Guarded(api, guard)
 
 
-class Forwarding:
-    """An `Api` sending every request to ``inner``, each write after `before_write` (which may raise)."""
-
-    def __init__(self, inner: Api) -> None:
-        self._inner = inner
-
-    def before_write(self) -> None:
-        """Called before each create, replace, patch and delete; raising stops it being sent."""
-
-    def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
-        return self._inner.get(res, name, namespace=namespace)
-
-    def list(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None = None,
-        selector: str | None = None,
-        reduce: Reducer | None = None,
-    ) -> Obj:
-        return self._inner.list(res, namespace=namespace, selector=selector, reduce=reduce)
-
-    def pages(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None = None,
-        selector: str | None = None,
-        reduce: Reducer | None = None,
-    ) -> Iterator[Page]:
-        return self._inner.pages(res, namespace=namespace, selector=selector, reduce=reduce)
-
-    def create(self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False) -> Obj:
-        self.before_write()
-        return self._inner.create(res, body, namespace=namespace, dry_run=dry_run)
-
-    def replace(
-        self, res: Resource, body: Obj, *, namespace: str | None = None, dry_run: bool = False
-    ) -> Obj:
-        self.before_write()
-        return self._inner.replace(res, body, namespace=namespace, dry_run=dry_run)
-
-    def patch(self, res: Resource, name: str, body: Obj, *, namespace: str | None = None) -> Obj:
-        self.before_write()
-        return self._inner.patch(res, name, body, namespace=namespace)
-
-    def delete(
-        self, res: Resource, name: str, *, namespace: str | None = None, resource_version: str | None = None
-    ) -> Obj:
-        self.before_write()
-        return self._inner.delete(res, name, namespace=namespace, resource_version=resource_version)
-
-    def watch(
-        self,
-        res: Resource,
-        *,
-        namespace: str | None,
-        resource_version: str,
-        timeout_seconds: int = 300,
-        selector: str | None = None,
-    ) -> Iterator[Obj]:
-        return self._inner.watch(
-            res,
-            namespace=namespace,
-            resource_version=resource_version,
-            timeout_seconds=timeout_seconds,
-            selector=selector,
-        )
-
-    def pod_log(
-        self, pod: str, *, namespace: str, options: LogOptions, stop: threading.Event | None = None
-    ) -> Iterator[str]:
-        return self._inner.pod_log(pod, namespace=namespace, options=options, stop=stop)
-
-
 class _Guarded(Forwarding):
     """`guarded` for any other `Api` (a test double): reads pass through, writes ask ``guard`` first."""
 
@@ -211,10 +70,6 @@ class _Guarded(Forwarding):
 
     def before_write(self) -> None:
         self._guard()
-
-
-def _forwarding_is_an_api(forwarding: Forwarding) -> Api:
-    return forwarding  # mypy proves that Forwarding is an Api
 
 
 class Client:
@@ -395,7 +250,7 @@ class Client:
             timeout=timeout_seconds + 10,
         )
         try:
-            for line in _stream_lines(resp, keep_partial=False):  # a partial line is a cut event
+            for line in stream_lines(resp, keep_partial=False):  # a partial line is a cut event
                 if line.strip():
                     event: Obj = json.loads(line)
                     if event.get("type") == "ERROR":
@@ -446,10 +301,10 @@ class Client:
         done = threading.Event()
         if stop is not None:
             threading.Thread(
-                target=_cut_when, args=(stop, done, resp), name="pod-log-stop", daemon=True
+                target=cut_when, args=(stop, done, resp), name="pod-log-stop", daemon=True
             ).start()
         try:
-            for line in _stream_lines(resp, keep_partial=True):  # a log's last line may have no newline
+            for line in stream_lines(resp, keep_partial=True):  # a log's last line may have no newline
                 if stop is not None and stop.is_set():
                     return
                 yield line.decode("utf-8", "replace")
@@ -514,91 +369,18 @@ class Client:
         stream: bool = False,
         timeout: float = 30.0,
     ) -> Any:
-        ApiException = k8s.module("client.exceptions").ApiException
-
         with self._lock:
             self.requests[verb] += 1
-        headers = {"Accept": "application/json", "Content-Type": content_type}
-        try:
-            return self._api.call_api(
-                path,
-                method,
-                query_params=list(query or []),
-                header_params=headers,
-                body=body,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _return_http_data_only=True,
-                _request_timeout=timeout if stream else (5.0, timeout),
-            )
-        except ApiException as exc:
-            raise _api_error(exc, method, path) from exc
-        except Exception as exc:  # urllib3: refused, reset, timed out, TLS
-            raise Unreachable(f"{method} {path}: cannot reach the API server ({_short(exc)})") from exc
-
-
-class Transport:
-    """The official client's transport without its ApiClient: ``rest.RESTClientObject`` and the auth of a
-    ``Configuration`` (token refresh hooks included), behind ApiClient's ``call_api`` as Client uses it.
-
-    ApiClient would add model (de)serialization, which raw JSON does not need, and importing it imports
-    every generated model (`rollguard.k8s`).
-    """
-
-    def __init__(self, configuration: Any) -> None:
-        self.configuration = configuration
-        self.rest_client = k8s.module("client.rest").RESTClientObject(configuration)
-        self.user_agent = "rollguard"
-
-    def call_api(
-        self,
-        path: str,
-        method: str,
-        *,
-        query_params: list[tuple[str, Any]],
-        header_params: dict[str, str],
-        body: Obj | None,
-        auth_settings: list[str],
-        _preload_content: bool,
-        _return_http_data_only: bool,
-        _request_timeout: Any,
-    ) -> Any:
-        headers = {**header_params, "User-Agent": self.user_agent}
-        if "BearerToken" in auth_settings:
-            token = self.configuration.get_api_key_with_prefix("authorization")
-            if token:
-                headers["authorization"] = token
-        return self.rest_client.request(
+        return send(
+            self._api,
             method,
-            self.configuration.host + path,
-            query_params=query_params,
-            headers=headers,
+            path,
+            query=query,
             body=body,
-            _preload_content=_preload_content,
-            _request_timeout=_request_timeout,
+            content_type=content_type,
+            stream=stream,
+            timeout=timeout,
         )
-
-
-def _stream_lines(resp: Any, *, keep_partial: bool) -> Iterator[bytes]:
-    """The lines of a streamed answer as they arrive, without their newline; with ``keep_partial`` also
-    a last line that ends without one."""
-    buf = b""
-    for chunk in resp.stream(4096, decode_content=True):
-        buf += chunk
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            yield line
-    if keep_partial and buf:
-        yield buf
-
-
-def _cut_when(stop: threading.Event, done: threading.Event, resp: Any) -> None:
-    """Shut ``resp``'s socket once ``stop`` is set, so that a read blocked on it returns at once."""
-    while not done.is_set():
-        if stop.wait(0.25):
-            with contextlib.suppress(RuntimeError, OSError):  # the stream ended and was released meanwhile
-                resp.shutdown()
-            return
 
 
 def _dry_run(dry_run: bool) -> list[tuple[str, Any]]:
@@ -612,39 +394,6 @@ def _reduced(data: Obj, reduce: Reducer | None) -> list[Obj]:
 
 def _rv(data: Obj) -> str:
     return str((data.get("metadata") or {}).get("resourceVersion") or "")
-
-
-def _api_error(exc: Any, method: str, path: str) -> ApiError:
-    status = int(exc.status or 0)
-    message, reason = exc.reason or "", ""
-    try:
-        payload = json.loads(exc.body or b"{}")
-        message = payload.get("message") or message
-        reason = payload.get("reason") or ""
-    except (ValueError, TypeError):
-        pass
-    retry_after = 0.0
-    headers = exc.headers or {}
-    if headers.get("Retry-After", "").isdigit():
-        retry_after = float(headers["Retry-After"])
-    cls = error_for_status(status) if status else Unreachable
-    return cls(f"{method} {path}: {status} {message}", status=status, reason=reason, retry_after=retry_after)
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc)
-    return text if len(text) < 160 else text[:157] + "..."
-
-
-@dataclass(frozen=True)
-class LogOptions:
-    """Which log of a pod to read (PodLogOptions): its container's, the last terminated instance's with
-    ``previous``, kept open for new lines with ``follow``, from the last ``tail_lines`` lines."""
-
-    container: str
-    follow: bool = False
-    previous: bool = False
-    tail_lines: int | None = None
 
 
 def pod_log_query(options: LogOptions) -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Collection
 
 from rollguard import audit
-from rollguard.client import Api
+from rollguard.api import Api
 from rollguard.errors import ApiError, RollguardError, RolloutFailed
 from rollguard.group import GroupRun, Printer, actor
 from rollguard.journal import WorkloadEntry

@@ -42,8 +42,9 @@ from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from rollguard.api import Api
 from rollguard.claims import Claims
-from rollguard.client import Api, guarded
+from rollguard.client import guarded
 from rollguard.errors import (
     ApiError,
     Conflict,

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from rollguard import merge
-from rollguard.client import Api
+from rollguard.api import Api
 from rollguard.errors import ApiError, NotFound, RollguardError, WorkloadDeleted
 from rollguard.journal import Journal, now
 from rollguard.kinds import images_of

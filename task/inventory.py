@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from rollguard.client import Api
+from rollguard.api import Api
 from rollguard.errors import ApiError, Forbidden, NoSuchNamespace, NotFound, RefusedError
 from rollguard.journal import JOURNAL_LABEL, MANAGED_BY
 from rollguard.kinds import KINDS

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rollguard.client import Api
+from rollguard.api import Api
 from rollguard.errors import Conflict, NotFound
 from rollguard.journal_codec import (
     DATA_KEY,

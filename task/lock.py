@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rollguard.client import Api
+from rollguard.api import Api
 from rollguard.errors import ApiError, Conflict, LockHeldError, NotFound, Superseded
 from rollguard.resources import LEASES
 from rollguard.structs import Obj

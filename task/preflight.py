@@ -14,8 +14,8 @@ import dataclasses
 from collections.abc import Sequence
 
 from rollguard.access import ask, check_access, rollout_permissions
+from rollguard.api import Api
 from rollguard.claims import Claims
-from rollguard.client import Api
 from rollguard.errors import ApiError, Conflict, Forbidden, NotFound, RefusedError
 from rollguard.inventory import check_namespace, namespace_exists
 from rollguard.journal import JournalStore

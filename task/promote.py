@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 
-from rollguard.client import Api
+from rollguard.api import Api
 from rollguard.errors import ApiError, Conflict, RolloutFailed
 from rollguard.kinds.triggers import tag_reference, untrigger_promotion
 from rollguard.resources import IMAGE_STREAMS

@@ -17,8 +17,8 @@ import functools
 import threading
 from collections.abc import Callable, Collection
 
+from rollguard.api import Api
 from rollguard.audit import emit
-from rollguard.client import Api
 from rollguard.errors import ApiError, RolloutFailed
 from rollguard.group import GroupRun, actor
 from rollguard.journal import Journal, WorkloadEntry, group_name

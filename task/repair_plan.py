@@ -14,7 +14,7 @@ import datetime as dt
 from collections.abc import Iterable, Sequence
 
 from rollguard.access import ask, rollout_permissions
-from rollguard.client import Api
+from rollguard.api import Api
 from rollguard.errors import Forbidden, NotFound
 from rollguard.journal import JOURNAL_LABEL
 from rollguard.kinds import Kind, kind_of, triggers

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rollguard.client import Api
+from rollguard.api import Api
 from rollguard.errors import ApiError, NotFound
 from rollguard.kinds import Kind, images_of, triggers
 from rollguard.kinds.triggers import StreamKey, Streams

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 
-from rollguard.client import Api, Forwarding, Page
+from rollguard.api import Api, Forwarding, Page
 from rollguard.errors import ApiError, Forbidden, Gone, NotFound
 from rollguard.kinds import Owners
 from rollguard.reduce import Interner, Reducer, reducer_for

@@ -75,7 +75,7 @@ def test_screens_and_widgets_import_the_app_only_for_typing():
 
 # What talks to a cluster or reads a kubeconfig: only rollguard.tui.backend may import these at run time.
 IO_MODULES = ("kubernetes", "rollguard.access", "rollguard.client", "rollguard.inventory", "rollguard.kubeconfig",
-              "rollguard.preflight", "rollguard.repair", "rollguard.watcher")  # fmt: skip
+              "rollguard.preflight", "rollguard.repair", "rollguard.transport", "rollguard.watcher")  # fmt: skip
 
 
 def _runtime_imports(path: Path) -> set[str]:

@@ -3,7 +3,8 @@ staging/src/k8s.io/api/core/v1 PodLogOptions: container, follow, previous, tailL
 
 from collections.abc import Iterator
 
-from rollguard.client import LogOptions, _stream_lines, pod_log_query
+from rollguard.client import LogOptions, pod_log_query
+from rollguard.transport import stream_lines
 
 
 def test_a_crash_loops_previous_container_followed() -> None:
@@ -26,6 +27,6 @@ class _Chunks:
 
 def test_lines_split_across_chunks_and_a_last_partial_line() -> None:
     resp = _Chunks(b"INFO star", b"ting\n\nFATAL x\nexit", b" 1")
-    assert list(_stream_lines(resp, keep_partial=True)) == [b"INFO starting", b"", b"FATAL x", b"exit 1"]
+    assert list(stream_lines(resp, keep_partial=True)) == [b"INFO starting", b"", b"FATAL x", b"exit 1"]
     # a watch's partial line is a cut event: dropped
-    assert list(_stream_lines(resp, keep_partial=False)) == [b"INFO starting", b"", b"FATAL x"]
+    assert list(stream_lines(resp, keep_partial=False)) == [b"INFO starting", b"", b"FATAL x"]
