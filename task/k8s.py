@@ -17,7 +17,8 @@ as it is.
 
 Some of those submodules import, at module level, libraries that serve one rare path each: ``client.rest``
 imports ``requests`` (~20 ms with its cookie, charset and email machinery) for ``should_bypass_proxies``,
-called only when a proxy is configured; ``config.kube_config`` imports ``oauthlib.oauth2`` and
+called only when a proxy is configured, and ``certifi`` (~5 ms with importlib.resources and pathlib),
+used only when the cluster's CA is not configured; ``config.kube_config`` imports ``oauthlib.oauth2`` and
 ``requests_oauthlib`` (~15 ms) for the OIDC token refresh; ``client.configuration`` imports
 ``multiprocessing`` for ``cpu_count`` and, through urllib3's opt-in HTTP/2, ``importlib.metadata`` for
 ``version`` (~6 ms together). While such a submodule is imported, those names are stand-ins (`_Later`) in
@@ -36,7 +37,6 @@ import os
 import sys
 import threading
 import types
-from pathlib import Path
 from typing import Any
 
 _PACKAGES = ("kubernetes", "kubernetes.client", "kubernetes.config")
@@ -45,7 +45,8 @@ _LATER: dict[str, dict[str, tuple[str, ...]]] = {
     # urllib3 (imported here first) takes importlib.metadata's version for its opt-in HTTP/2; the
     # Configuration's default pool size calls multiprocessing.cpu_count (see `_cpu_count`)
     "client.configuration": {"importlib.metadata": ("version",), "multiprocessing": ("cpu_count",)},
-    "client.rest": {"requests": (), "requests.utils": ("should_bypass_proxies",)},
+    # the proxy check; Mozilla's CA bundle (certifi: importlib.resources, pathlib) when no CA is configured
+    "client.rest": {"requests": (), "requests.utils": ("should_bypass_proxies",), "certifi": ()},
     "config.kube_config": {"oauthlib": (), "oauthlib.oauth2": (), "requests_oauthlib": ("OAuth2Session",)},
 }
 _lock = threading.RLock()
@@ -57,17 +58,18 @@ def _complete(module: types.ModuleType) -> None:
         if module.__dict__.get("_rollguard_complete", True):
             return
         module.__dict__["_rollguard_complete"] = True
-        init = Path(module.__dict__["__file__"])
-        exec(compile(init.read_text(), str(init), "exec"), module.__dict__)
+        init = module.__dict__["__file__"]
+        with open(init, encoding="utf-8") as f:
+            exec(compile(f.read(), init, "exec"), module.__dict__)
 
 
-def _bare(name: str, directory: Path) -> types.ModuleType:
+def _bare(name: str, directory: str) -> types.ModuleType:
     module = types.ModuleType(name)
-    init = directory / "__init__.py"
-    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[str(directory)])
+    init = os.path.join(directory, "__init__.py")
+    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=[directory])
     module.__dict__.update(
-        __file__=str(init),
-        __path__=[str(directory)],
+        __file__=init,
+        __path__=[directory],
         __package__=name,
         __spec__=spec,
         _rollguard_complete=False,
@@ -100,10 +102,10 @@ def _ensure() -> None:
         spec = importlib.util.find_spec("kubernetes")
         if spec is None or spec.origin is None:
             raise ImportError("the 'kubernetes' package is not installed")
-        root = Path(spec.origin).parent
+        root = os.path.dirname(spec.origin)  # os.path, not pathlib: nothing else at start-up needs pathlib
         parent: types.ModuleType | None = None
         for name in _PACKAGES:
-            module = _bare(name, root if name == "kubernetes" else root / name.rsplit(".", 1)[1])
+            module = _bare(name, root if name == "kubernetes" else os.path.join(root, name.rsplit(".", 1)[1]))
             sys.modules[name] = module
             if parent is not None:
                 setattr(parent, name.rsplit(".", 1)[1], module)

@@ -5,9 +5,9 @@ no transport, no TUI and no YAML, and a command line naming a subcommand builds 
 subcommand alone; a pod's ServiceAccount connection imports the official client's in-cluster loader and
 transport but not ``kubernetes.config.kube_config``, whose module-level imports serve only kubeconfig
 users; no connection imports ``requests``, ``oauthlib``, ``requests_oauthlib``, ``multiprocessing`` or
-``importlib.metadata`` (the official transport's proxy check, kube_config's OIDC refresh, the
-Configuration's pool size, urllib3's HTTP/2 check: see `rollguard.k8s`) until those paths run, and then
-they get the real libraries.
+``importlib.metadata`` or ``certifi`` (the official transport's proxy check, kube_config's OIDC refresh,
+the Configuration's pool size, urllib3's HTTP/2 check, the CA bundle used when no CA is configured: see
+`rollguard.k8s`) until those paths run, and then they get the real libraries.
 """
 
 from __future__ import annotations
@@ -104,6 +104,29 @@ def test_a_kubeconfig_connection_uses_the_official_loader(tmp_path):
     """))
     assert {"kubernetes.config.kube_config", "yaml"} <= got
     assert not got & {"requests", "requests_oauthlib", "oauthlib", "textual"}
+
+
+def test_a_connection_without_a_ca_still_gets_mozillas_bundle(tmp_path):
+    """No certificate-authority in the kubeconfig: the official transport verifies against certifi's
+    bundle, imported then; with one (the sandbox's, a pod's ca.crt) certifi is never imported."""
+    code = textwrap.dedent(f"""
+        from rollguard.client import Client
+        pool = Client.connect(kubeconfig={kubeconfig_file(tmp_path)!r})._api.rest_client.pool_manager
+        import certifi
+        assert pool.connection_pool_kw["ca_certs"] == certifi.where(), pool.connection_pool_kw
+    """)
+    assert "certifi" in loaded(code, modules=("certifi",))
+    sa = tmp_path / "sa"
+    sa.mkdir()
+    for name, text in (("token", "t"), ("ca.crt", "x"), ("namespace", "ns")):
+        (sa / name).write_text(text)
+    env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    in_pod = textwrap.dedent(f"""
+        from rollguard.client import Client
+        from rollguard.kubeconfig import resolve
+        Client.from_connection(resolve(environ={env!r}, serviceaccount_dir={str(sa)!r}))
+    """)
+    assert "certifi" not in loaded(in_pod, modules=("certifi",))
 
 
 def test_a_connection_imports_neither_multiprocessing_nor_importlib_metadata(tmp_path):
