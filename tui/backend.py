@@ -408,12 +408,13 @@ class Backend:
         return []
 
     def follow_logs(
-        self, row: WorkloadRow, *, revision: int | None, pod: str | None = None, stop: threading.Event,
-        tail: int = logs.TAIL,
+        self, row: WorkloadRow, *, revision: int | None, pod: str | None = None, container: str | None = None,
+        stop: threading.Event, tail: int = logs.TAIL,
     ) -> Iterator[logs.LogEvent]:  # fmt: skip
         """The logs page's content for pod ``pod``, else the newest pod of ``row`` (or of its revision
         ``revision``), as it comes: the previous container's log when there is one, then the current one
-        followed; a restart adds the log of the container that ended. Ends soon after ``stop`` is set."""
+        followed; a restart adds the log of the container that ended. ``container``: that one, else the
+        one `logs.container_to_show` picks. Ends soon after ``stop`` is set."""
         found = []
         for name in ([pod] if pod else self.log_pods(row, revision=revision))[: logs.MAX_PODS]:
             with contextlib.suppress(NotFound):  # deleted since the read the row was made from
@@ -423,7 +424,7 @@ class Backend:
             yield logs.Note(f"no pod {pod}: it was deleted" if pod else "no pod to show the logs of: none runs now",
                             warning=True)  # fmt: skip
             return
-        name, container, ns = newest["metadata"]["name"], logs.main_container(newest), row.namespace
+        name, container, ns = newest["metadata"]["name"], logs.container_to_show(newest, container), row.namespace
         yield from logs.opening(newest, container, len(found))
         inst = logs.instance_of(newest, container)
         if inst.previous:

@@ -44,7 +44,17 @@ class Note:
     warning: bool = False
 
 
-LogEvent = Heading | Line | Note
+@dataclass(frozen=True)
+class Shown:
+    """Which pod and container the page shows, and the pod's containers (for `c`); not a line shown."""
+
+    pod: str
+    container: str
+    containers: tuple[str, ...]
+
+
+PageEvent = Heading | Line | Note  # what the page prints
+LogEvent = PageEvent | Shown
 
 
 @dataclass(frozen=True)
@@ -65,9 +75,27 @@ def newest_pod(pods: Iterable[Obj]) -> Obj | None:
     )
 
 
-def main_container(pod: Obj) -> str:
-    containers = (pod.get("spec") or {}).get("containers") or [{}]
-    return str(containers[0].get("name", ""))
+def containers_of(pod: Obj) -> tuple[str, ...]:
+    return tuple(str(c.get("name", "")) for c in (pod.get("spec") or {}).get("containers") or [])
+
+
+def container_to_show(pod: Obj, wanted: str | None = None) -> str:
+    """``wanted`` when the pod has it; else the first container that is not ready and has ended or waits
+    (the one whose log says why the pod is not ready); else the first."""
+    names = containers_of(pod)
+    if wanted in names:
+        return str(wanted)
+    for status in (pod.get("status") or {}).get("containerStatuses") or []:
+        waits_or_ended = any(k in (status.get("state") or {}) for k in ("waiting", "terminated"))
+        if status.get("name") in names and not status.get("ready") and waits_or_ended:
+            return str(status["name"])
+    return names[0] if names else ""
+
+
+def next_container(shown: Shown) -> str:
+    """The container after the one shown, in the pod's order (round)."""
+    names = shown.containers
+    return names[(names.index(shown.container) + 1) % len(names)] if shown.container in names else names[0]
 
 
 def instance_of(pod: Obj, container: str) -> Instance:
@@ -107,10 +135,11 @@ def restarted(before: Instance, now: Instance) -> bool:
 
 
 def opening(pod: Obj, container: str, of: int) -> list[LogEvent]:
-    """What the page says first: which pod and container (of how many pods)."""
+    """What the page says first: which pod and container (of how many pods), and the other containers."""
     name = pod["metadata"]["name"]
-    others = [c.get("name", "") for c in (pod.get("spec") or {}).get("containers") or []][1:]
+    names = containers_of(pod)
+    others = [c for c in names if c != container]
     text = f"pod {name}, container {container}" + (f" (newest of {of} pods)" if of > 1 else "")
     if others:
-        text += f"; not shown: container {', '.join(others)}"
-    return [Note(text)]
+        text += f"; c for the next container ({', '.join(others)})"
+    return [Shown(name, container, names), Note(text)]

@@ -158,3 +158,57 @@ async def test_l_on_a_pod_row_of_the_detail_shows_that_pod(fake):
         screen = app.screen
         assert isinstance(screen, LogsScreen) and screen.pod == "dc1-2-fd571"
         await until(pilot, lambda: "INFO the second pod" in screen.lines, what="the second pod's log")
+
+
+def sidecar_pod(fake, pod_name: str = "dc1-2-fd571") -> str:
+    """Make one of dc1's pods the newest, with a second container `proxy` in back-off (its log says why)
+    while `app` runs."""
+    pod = fake.get(PODS, pod_name, namespace=NS)
+    pod["metadata"]["creationTimestamp"] = "2024-05-02T09:45:00Z"
+    pod["spec"]["containers"].append({"name": "proxy", "image": "registry.local/proxy:1"})
+    pod["status"]["containerStatuses"].append({
+        "name": "proxy", "ready": False, "restartCount": 3, "image": "registry.local/proxy:1",
+        "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s"}},
+        "lastState": {"terminated": {"exitCode": 2, "reason": "Error", "finishedAt": "2024-05-02T09:58:10Z"}},
+    })  # fmt: skip
+    fake.apply(pod)
+    fake.set_log(NS, pod_name, "proxy", ["FATAL proxy: no upstream configured"], previous=True)
+    fake.set_log(NS, pod_name, "app", ["INFO api v2 ready"], running=True)
+    return pod_name
+
+
+async def test_a_pod_with_two_containers_starts_on_the_failing_one_and_c_shows_the_other(fake):
+    pod = sidecar_pod(fake)
+    app = make_app(fake)
+    async with app.run_test(size=(120, 35)) as pilot:
+        screen = await open_logs(app, pilot, "l")
+        await until(pilot, lambda: "FATAL proxy: no upstream configured" in screen.lines, what="proxy's last run")
+        notes = [e.text for e in screen.events if isinstance(e, Note)]
+        assert notes[0] == f"pod {pod}, container proxy (newest of 2 pods); c for the next container (app)"
+        assert "INFO api v2 ready" not in screen.lines
+        await pilot.press("c")
+        await until(pilot, lambda: "INFO api v2 ready" in screen.lines, what="app's log")
+        assert screen.pod == pod and screen.container == "app"
+        assert "FATAL proxy: no upstream configured" not in screen.lines  # the page started again
+        shown = [strip.text for strip in screen.query_one("#page-box").lines]
+        assert not any("proxy: no upstream" in line for line in shown), shown
+        assert f"logs of pod {pod}, container app" in str(screen.query_one("#status").render())
+        fake.add_log(NS, pod, "app", 'INFO "GET /healthz" 200')  # still followed after the switch
+        await until(pilot, lambda: 'INFO "GET /healthz" 200' in screen.lines, what="a line written later")
+        await pilot.press("c")  # round: back to proxy
+        await until(pilot, lambda: "FATAL proxy: no upstream configured" in screen.lines, what="proxy again")
+        assert screen.container == "proxy" and "INFO api v2 ready" not in screen.lines
+        workers = [w for w in app.workers if w.group == "logs"]
+        await pilot.press("escape")
+        await until(pilot, lambda: all(w.is_finished for w in workers), what="every log worker to end")
+
+
+async def test_c_on_a_pod_with_one_container_says_so(fake):
+    fake.set_log(NS, "dc1-2-fd571", "app", ["INFO api v2 ready"])
+    app = make_app(fake)
+    async with app.run_test(size=(120, 35)) as pilot:
+        screen = await open_logs(app, pilot, "l")
+        await until(pilot, lambda: screen.shown is not None, what="the pod shown")
+        await pilot.press("c")
+        assert [n.message for n in app._notifications] == ["next container: pod dc1-2-fd571 has one container"]
+        assert screen.container is None and "INFO api v2 ready" in screen.lines

@@ -4,29 +4,33 @@ The lines arrive in a thread worker, which queues them; the UI thread appends wh
 second. The worker's stream
 is cut when the page closes (the worker's cancel event is the stream's ``stop``), so no thread outlives
 the page. The page keeps the last `MAX_LINES` lines, wraps them (at 80 columns the end of an error line
-is the part that says why) and follows the end unless scrolled up.
+is the part that says why) and follows the end unless scrolled up. `c` shows the pod's next container
+(the page starts on the one that is not ready, if any): the stream is cut and the page starts again on
+the same pod, so a newer pod appearing meanwhile does not switch pods under the reader.
 """
 
 from __future__ import annotations
 
 import queue
+from typing import ClassVar
 
 from rich.text import Text
 from textual import work
+from textual.binding import Binding, BindingType
 from textual.widget import Widget
-from textual.widgets import RichLog
+from textual.widgets import RichLog, Static
 from textual.worker import get_current_worker
 
 from rollguard.tui.errors import describe_error
-from rollguard.tui.logs import Heading, Line, LogEvent, Note
-from rollguard.tui.screens.scroll import ScrollPage
+from rollguard.tui.logs import Heading, Line, LogEvent, Note, PageEvent, Shown, next_container
+from rollguard.tui.screens.scroll import SCROLL_BINDINGS, ScrollPage
 from rollguard.tui.views import WorkloadRow
 
 MAX_LINES = 5000
 DRAIN_EVERY = 0.1  # seconds between looks at the worker's queue: one refresh per look, not per line
 
 
-def render(event: LogEvent) -> Text:
+def render(event: PageEvent) -> Text:
     if isinstance(event, Heading):
         return Text(f"── {event.text}", style="bold cyan")
     if isinstance(event, Note):
@@ -40,19 +44,30 @@ def _is_error(text: str) -> bool:
 
 
 class LogsScreen(ScrollPage):
-    """Read-only and live; j/k/g/G scroll, esc closes (and ends the stream)."""
+    """Read-only and live; j/k/g/G scroll, c the next container, esc closes (and ends the stream)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *SCROLL_BINDINGS,
+        Binding("c", "next_container", "Next container"),
+    ]
 
     def __init__(self, row: WorkloadRow, *, revision: int | None = None, pod: str | None = None) -> None:
         super().__init__()
         self.row = row
         self.revision = revision
         self.pod = pod
-        self.events: list[LogEvent] = []
-        self._queue: queue.SimpleQueue[LogEvent] = queue.SimpleQueue()
+        self.container: str | None = None  # chosen with `c`; None: the one `container_to_show` picks
+        self.shown: Shown | None = None
+        self.events: list[PageEvent] = []  # what the page shows
+        # (generation, event): a stream cut by `c` may still queue a line; the page drops old generations
+        self._queue: queue.SimpleQueue[tuple[int, LogEvent]] = queue.SimpleQueue()
+        self._generation = 0
 
     def heading(self) -> Text:
         which = f"revision {self.revision}'s newest pod" if self.revision is not None else "newest pod"
         which = f"pod {self.pod}" if self.pod else f"the {which}"
+        if self.container:
+            which += f", container {self.container}"
         return Text.assemble((self.row.ref, "bold"), f" in {self.row.namespace}  ·  logs of {which}")
 
     def body(self) -> Widget:
@@ -73,23 +88,45 @@ class LogsScreen(ScrollPage):
 
     @work(thread=True, exclusive=True, group="logs", exit_on_error=False)
     def load(self) -> None:
-        stop = get_current_worker().cancelled_event  # set when the page closes: cuts the stream
+        stop = get_current_worker().cancelled_event  # set when the page closes (or `c`): cuts the stream
+        generation, pod, container = self._generation, self.pod, self.container
         try:
             for event in self.app.backend.follow_logs(
-                self.row, revision=self.revision, pod=self.pod, stop=stop
+                self.row, revision=self.revision, pod=pod, container=container, stop=stop
             ):
-                self._queue.put(event)
+                self._queue.put((generation, event))
         except Exception as exc:
-            self._queue.put(Note(f"could not read the logs: {describe_error(exc)}", warning=True))
+            self._queue.put((generation, Note(f"could not read the logs: {describe_error(exc)}", warning=True)))
+
+    def action_next_container(self) -> None:
+        """Start again on the same pod's next container (said why not, when there is none)."""
+        shown = self.shown
+        if shown is None or len(shown.containers) < 2:
+            why = "no pod shown yet" if shown is None else f"pod {shown.pod} has one container"
+            self.notify(f"next container: {why}", timeout=4)
+            return
+        self._generation += 1  # before the worker is cut: whatever it still queues is dropped
+        self.pod, self.container = shown.pod, next_container(shown)
+        self.shown = None
+        self.events.clear()
+        self.query_one("#page-box", RichLog).clear()
+        self.query_one("#status", Static).update(self.heading())
+        self.load()  # exclusive: cancels the running stream's worker
 
     def _drain(self) -> None:
         """Show what the worker queued since the last look: one refresh per tick, however many lines."""
-        batch: list[LogEvent] = []
+        batch: list[PageEvent] = []
         while True:
             try:
-                batch.append(self._queue.get_nowait())
+                generation, event = self._queue.get_nowait()
             except queue.Empty:
                 break
+            if generation != self._generation:
+                continue
+            if isinstance(event, Shown):
+                self.shown = event  # not a line of the page: what `c` steps from
+            else:
+                batch.append(event)
         if not batch:
             return
         self.events.extend(batch)
