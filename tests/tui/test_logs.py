@@ -212,3 +212,21 @@ async def test_c_on_a_pod_with_one_container_says_so(fake):
         await pilot.press("c")
         assert [n.message for n in app._notifications] == ["next container: pod dc1-2-fd571 has one container"]
         assert screen.container is None and "INFO api v2 ready" in screen.lines
+
+
+async def test_a_resize_wraps_the_lines_again_at_the_new_width(fake):
+    crash_loop(fake)
+    app = make_app(fake)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_logs(app, pilot, "l")
+        await until(pilot, lambda: FATAL in screen.lines, what="the FATAL line")
+
+        def shown() -> list[str]:
+            return [strip.text.rstrip() for strip in screen.query_one("#page-box").lines]
+
+        await until(pilot, lambda: FATAL not in shown(), what="the FATAL line wrapped at 80 columns")
+        await pilot.resize_terminal(160, 30)
+        await until(pilot, lambda: FATAL in shown(), what="the FATAL line on one line at 160 columns")
+        await pilot.resize_terminal(80, 24)
+        await until(pilot, lambda: FATAL not in shown(), what="wrapped again at 80 columns")
+        assert shown().count(shown()[0]) == 1  # wrapped again, not written twice

@@ -4,7 +4,7 @@ The lines arrive in a thread worker, which queues them; the UI thread appends wh
 second. The worker's stream
 is cut when the page closes (the worker's cancel event is the stream's ``stop``), so no thread outlives
 the page. The page keeps the last `MAX_LINES` lines, wraps them (at 80 columns the end of an error line
-is the part that says why) and follows the end unless scrolled up. `c` shows the pod's next container
+is the part that says why; a resize wraps them again) and follows the end unless scrolled up. `c` shows the pod's next container
 (the page starts on the one that is not ready, if any): the stream is cut and the page starts again on
 the same pod, so a newer pod appearing meanwhile does not switch pods under the reader.
 """
@@ -62,6 +62,7 @@ class LogsScreen(ScrollPage):
         # (generation, event): a stream cut by `c` may still queue a line; the page drops old generations
         self._queue: queue.SimpleQueue[tuple[int, LogEvent]] = queue.SimpleQueue()
         self._generation = 0
+        self._wrapped_at: int | None = None  # the width the shown lines were wrapped at
 
     def heading(self) -> Text:
         which = f"revision {self.revision}'s newest pod" if self.revision is not None else "newest pod"
@@ -127,10 +128,13 @@ class LogsScreen(ScrollPage):
                 self.shown = event  # not a line of the page: what `c` steps from
             else:
                 batch.append(event)
-        if not batch:
-            return
         self.events.extend(batch)
+        del self.events[:-MAX_LINES]  # what the log keeps, so a re-wrap has no more to write
         log = self.query_one("#page-box", RichLog)
         width = log.scrollable_content_region.width or None  # wrap at the page, not at the console's 80
+        if width != self._wrapped_at:  # first lines, or the page was resized: wrap all again at its width
+            self._wrapped_at = width
+            log.clear()
+            batch = self.events
         for event in batch:
             log.write(render(event), width=width)
