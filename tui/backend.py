@@ -111,6 +111,7 @@ class Backend:
         self._problems: list[str] = []
         self.timings: dict[str, float] = {}
         self._states: dict[str, state.NamespaceState] = {}
+        self._parts: dict[str, data.Part] = {}  # the rows and group views each namespace's state made
         self.inventory: Inventory | None = None
 
     @property
@@ -130,6 +131,7 @@ class Backend:
         self.client = self._factory(self.options.kubeconfig, self.context)
         self._access.clear()
         self.by_kind.clear()
+        self._parts = {}
         if self.context is None:  # show which context "the current one" is
             self.context_name = kubeconfig_contexts(self.options.kubeconfig)[1]
         else:
@@ -204,7 +206,7 @@ class Backend:
             states[ns] = state.assess_namespace(ns, selector=selector, now=now, **lists)
             assessing += time.perf_counter() - start
             if on_partial is not None and time.perf_counter() - last >= every:
-                on_partial(data.inventory_of(states))
+                on_partial(data.inventory_of(states, reuse=self._parts))
                 last, every = time.perf_counter(), every * 2  # each repaint of a growing table costs more
         self.timings["listed"] = time.perf_counter()
         self.timings["everything_s"] = assessing
@@ -214,11 +216,13 @@ class Backend:
                 for res, fixed, _f in LISTS.values()
                 if (res, fixed) in keeping.kept
             }
-        return self._done(objects, states, data.inventory_of(states))
+        return self._done(objects, states, data.inventory_of(states, reuse=self._parts))
 
     def _build(self, objects: dict[Resource, list[Obj]]) -> Inventory:
         self.timings["listed"] = time.perf_counter()  # the data is here; the rest is ours
-        inventory, states = data.build_inventory(objects, selector=self.options.selector, now=self.now())
+        inventory, states = data.build_inventory(
+            objects, selector=self.options.selector, now=self.now(), reuse=self._parts
+        )
         return self._done(objects, states, inventory)
 
     def _done(
@@ -233,6 +237,9 @@ class Backend:
         # before the live caches list theirs, so the two copies are not held at once.
         if not self._incremental:
             self._objects = {res: objects.get(res, []) for res in (DEPLOYMENT_CONFIGS, DEPLOYMENTS)}
+        if self._caches:  # the caches hold what revisions and pods are: `_full` judges them on demand
+            for ns, ns_state in states.items():
+                states[ns] = _without_revisions(ns_state, self._parts)
         self._states, self.inventory = states, inventory
         self.timings["assessed"] = time.perf_counter()
         self.timings.setdefault("first_assess_s", self.timings["assessed"] - self.timings["listed"])
@@ -272,6 +279,9 @@ class Backend:
         # The parts of what is held are shared now; the table that found them would cost a third as much
         # again (300,000 entries at 10,000 workloads). Changes from here on share among themselves.
         self._intern.clear()
+        if seeded:  # the read's states are the caches' own now: what `_full` judges again is dropped
+            for ns, ns_state in list(self._states.items()):
+                self._states[ns] = _without_revisions(ns_state, self._parts)
 
     def stop_live(self) -> None:
         for cache in self._caches.values():
@@ -354,16 +364,30 @@ class Backend:
         if everything:
             todo = set(states).union(*(cache.namespaces() for cache in caches))
         for ns in sorted(todo):
-            objects = {
-                res: [o for cache in caches for o in cache.objects_in(res, (ns,))] for res in data.WATCHED
-            }
+            objects = self._cached_in(ns)
             if any(objects.values()):
                 states[ns] = data.assess(ns, objects, selector=self.options.selector, now=now)
             else:
                 states.pop(ns, None)
         if everything:
             self.timings["everything_s"] = time.perf_counter() - self.timings["listed"]
-        return self._done({}, states, data.inventory_of(states))
+        return self._done({}, states, data.inventory_of(states, reuse=self._parts))
+
+    def _cached_in(self, namespace: str) -> dict[Resource, list[Obj]]:
+        caches = list(self._caches.values())
+        return {res: [o for c in caches for o in c.objects_in(res, (namespace,))] for res in data.WATCHED}
+
+    def _full(self, row: WorkloadRow) -> state.WorkloadState | None:
+        """The state of a row's workload with its revisions and pods (detail, logs, diffs).
+
+        While the caches serve, the held states leave those out (50,000 revisions and 30,000 pods at
+        10,000 workloads, read by one screen of one workload): its namespace is judged again from the
+        caches, now."""
+        if not self._caches:
+            return data.find_state(self._states, row)
+        ns = row.namespace
+        judged = data.assess(ns, self._cached_in(ns), selector=self.options.selector, now=self.now())
+        return data.find_state({ns: judged}, row)
 
     def held(self, res: Resource) -> list[Obj]:
         """What the live caches hold of ``res`` (reduced, parts shared): for tests and benchmarks."""
@@ -381,7 +405,7 @@ class Backend:
 
     def detail(self, row: WorkloadRow) -> DetailView:
         """The detail of one row, from the last read plus the namespace's events (one list call)."""
-        ws = data.find_state(self._states, row)
+        ws = self._full(row)
         obj = self._workload(row)
         names = data.involved_names(ws, row)
         events = [
@@ -397,7 +421,7 @@ class Backend:
     def log_pods(self, row: WorkloadRow, *, revision: int | None = None) -> list[str]:
         """The pods `l` may show the logs of: those of revision ``revision``, else of the newest revision
         that has pods (from the last read; `rollguard.tui.logs` GETs them to find the newest)."""
-        ws = data.find_state(self._states, row)
+        ws = self._full(row)
         if ws is None:
             return []
         names = [r.name for r in ws.revisions if revision is None or r.number == revision]
@@ -477,7 +501,7 @@ class Backend:
         kind = kind_of(row.kind)
         live = self.api.get(kind.resource, row.name, namespace=row.namespace)
         after = (live.get("spec") or {}).get("template")
-        ws = data.find_state(self._states, row)
+        ws = self._full(row)
         if revision is not None:
             names = [r.name for r in (ws.revisions if ws else ()) if r.number == revision]
             rev = self.api.get(kind.revisions, names[0], namespace=row.namespace) if names else {}
@@ -564,3 +588,18 @@ class Backend:
             return ResultView(Status.REFUSED, EXIT_REFUSED, plan.refusal or "nothing to do")
         repair = Repair(self.api, plan.handle, timeout=ACTION_TIMEOUT, out=out, cancel=cancel)
         return data.result_view(repair.execute())
+
+
+def _without_revisions(ns_state: state.NamespaceState, parts: dict[str, data.Part]) -> state.NamespaceState:
+    """``ns_state`` without its workloads' revisions and pods (the rows never show them), the same object
+    when it has none; its part in ``parts`` then names the state kept, so that its rows are reused."""
+    if not any(ws.revisions or ws.pods for ws in ns_state.workloads):
+        return ns_state
+    slim = dataclasses.replace(
+        ns_state,
+        workloads=tuple(dataclasses.replace(ws, revisions=(), pods=()) for ws in ns_state.workloads),
+    )
+    part = parts.get(ns_state.namespace)
+    if part is not None and part[0] is ns_state:
+        parts[ns_state.namespace] = (slim, *part[1:])
+    return slim

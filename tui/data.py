@@ -153,8 +153,17 @@ def _is_journal(cm: Obj) -> bool:
     return (cm.get("metadata", {}).get("labels") or {}).get(JOURNAL_LABEL) == "true"
 
 
+# What one namespace's state made: its rows and its groups' views (`inventory_of`'s ``reuse``).
+Part = tuple[state.NamespaceState, tuple[WorkloadRow, ...], dict[str, GroupView]]
+
+
 def build_inventory(
-    objects: Objects, *, selector: str = "", now: dt.datetime, namespaces: Iterable[str] = ()
+    objects: Objects,
+    *,
+    selector: str = "",
+    now: dt.datetime,
+    namespaces: Iterable[str] = (),
+    reuse: dict[str, Part] | None = None,
 ) -> tuple[Inventory, dict[str, state.NamespaceState]]:
     """Rows for every DC and Deployment in ``objects`` (any namespaces), grouped by rollout group."""
     split: dict[str, dict[Resource, list[Obj]]] = {}
@@ -162,23 +171,47 @@ def build_inventory(
         for obj in items:
             split.setdefault(_ns(obj), {}).setdefault(res, []).append(obj)
     states = {ns: assess(ns, objs, selector=selector, now=now) for ns, objs in sorted(split.items())}
-    return inventory_of(states, namespaces=namespaces), states
+    return inventory_of(states, namespaces=namespaces, reuse=reuse), states
 
 
-def inventory_of(states: Mapping[str, state.NamespaceState], *, namespaces: Iterable[str] = ()) -> Inventory:
-    """The rows and groups of namespaces already assessed (the backend streams them in)."""
+def namespace_part(ns_state: state.NamespaceState) -> Part:
+    """The rows of one namespace's workloads and the views of the groups they are in."""
+    rows = tuple(row_of(ws) for ws in ns_state.workloads)
+    groups: dict[str, GroupView] = {}
+    for group in ns_state.groups:
+        view = group_view(group)
+        groups[view.key] = view
+    for row in rows:
+        groups.setdefault(row.group_key, GroupView(namespace=row.namespace, selector=row.group))
+    used = {r.group_key for r in rows}
+    return ns_state, rows, {k: g for k, g in groups.items() if k in used}
+
+
+def inventory_of(
+    states: Mapping[str, state.NamespaceState],
+    *,
+    namespaces: Iterable[str] = (),
+    reuse: dict[str, Part] | None = None,
+) -> Inventory:
+    """The rows and groups of namespaces already assessed (the backend streams them in).
+
+    ``reuse``: the parts made last time, by namespace; a namespace whose state is the very one it was
+    made from keeps its rows and views (a live change re-assesses one namespace of a hundred), and the
+    mapping is left holding this inventory's parts.
+    """
     rows: list[WorkloadRow] = []
     groups: dict[str, GroupView] = {}
-    for _ns_name, ns_state in sorted(states.items()):
-        for group in ns_state.groups:
-            view = group_view(group)
-            groups[view.key] = view
-        for ws in ns_state.workloads:
-            row = row_of(ws)
-            rows.append(row)
-            groups.setdefault(row.group_key, GroupView(namespace=row.namespace, selector=row.group))
-    used = {r.group_key for r in rows}
-    groups = {k: g for k, g in groups.items() if k in used}
+    parts: dict[str, Part] = {}
+    for ns_name, ns_state in sorted(states.items()):
+        part = reuse.get(ns_name) if reuse is not None else None
+        if part is None or part[0] is not ns_state:
+            part = namespace_part(ns_state)
+        parts[ns_name] = part
+        rows.extend(part[1])
+        groups.update(part[2])
+    if reuse is not None:
+        reuse.clear()
+        reuse.update(parts)
     all_ns = sorted(set(namespaces) | {r.namespace for r in rows})
     return Inventory(rows=tuple(rows), groups=groups, namespaces=tuple(all_ns))
 

@@ -111,10 +111,16 @@ class DeploymentKind(Kind):
         return "active" if newest or as_int(rev.get("spec", {}).get("replicas")) else "old"
 
     def slim_revision(self, rev: Obj, *, metadata: Obj) -> Obj:
-        """A ReplicaSet: its replicas and pod template."""
+        """A ReplicaSet: its replicas and pod template, as `revision_template` reads it (without the
+        ``pod-template-hash`` label: the newest one's then equals its Deployment's, and an interner holds
+        the two once)."""
+        spec = pick(rev.get("spec"), ("replicas", "template"))
+        template = self.revision_template(rev)
+        if template is not None:
+            spec["template"] = template
         return {
             "metadata": metadata,
-            "spec": pick(rev.get("spec"), ("replicas", "template")),
+            "spec": spec,
             "status": pick(rev.get("status"), ("replicas", "readyReplicas", "availableReplicas")),
         }
 
