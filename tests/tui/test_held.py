@@ -134,8 +134,28 @@ def test_states_kept_up_namespace_by_namespace_equal_a_fresh_read():
         assert time.monotonic() < deadline, "the resume never reached the caches"
         live.wait(0.5)
     got, everything = live.cached(), live.cached(everything=True)
-    want = backend().read()
+    fresh = backend()
+    want = fresh.read()
     assert got.rows == want.rows == everything.rows and got.groups == want.groups == everything.groups
     assert got.rows != first.rows
+    # the held states leave revisions and pods to the caches; the screens that show them judge the
+    # workload's namespace again and see what a fresh read sees
+    assert not any(ws.revisions or ws.pods for s in live._states.values() for ws in s.workloads)
+    for row in want.rows:
+        mine, theirs = live.detail(row), fresh.detail(row)
+        assert (mine.revisions, mine.pods) == (theirs.revisions, theirs.pods), row.key
+        assert live.log_pods(row) == fresh.log_pods(row)
+    assert any(live.detail(row).revisions for row in want.rows)
+    # an event re-assesses its namespace only: the other namespaces' rows are the very objects shown
+    before = live.cached()
+    cluster.patch(DEPLOYMENTS, "web", {"spec": {"paused": False}}, namespace="shop-prod")
+    deadline = time.monotonic() + 10
+    while not any(not r.paused for r in live.cached().rows if r.namespace == "shop-prod" and r.name == "web"):
+        assert time.monotonic() < deadline, "the resume never reached the caches"
+        live.wait(0.5)
+    after = live.cached()
+    kept = {r.namespace for r, s in zip(before.rows, after.rows, strict=True) if r is s}
+    assert kept == {r.namespace for r in after.rows} - {"shop-prod"}
+    assert after.rows == fresh.read().rows
     live.stop_live()
     cluster.close()
