@@ -6,7 +6,9 @@ What each container does comes from its image (`sandbox.registry`); the status i
 `sandbox.podstatus`. Pod deletions are finalized (grace period 0). A pod whose process is emulated
 elsewhere (the deployer pods of the OpenShift emulation) ends when that process "exits": annotation
 `sandbox.rollguard.io/exit` = `<code>[:<termination message>]` on the pod, which the kubelet reports
-as the container's termination, as it would report a real process's exit.
+as the container's termination, as it would report a real process's exit; what that process prints is
+annotation `sandbox.rollguard.io/output` (a JSON list of `[epoch, line]`), which the log endpoint serves
+as the pod's first container's log instead of what the image would print.
 
 Container logs: an HTTPS endpoint on 127.0.0.1 (a free port, the sandbox CA's `kubelet.crt`) serves the
 kubelet's `/containerLogs` route (`sandbox.kubelet_logs`); the Node reports it as a kubelet does, in
@@ -45,6 +47,7 @@ from sandbox.podstatus import NODE_IP, Container, PodRun, ts
 
 NODE = "fake-node"
 EXIT_ANNOTATION = "sandbox.rollguard.io/exit"
+OUTPUT_ANNOTATION = "sandbox.rollguard.io/output"
 WORKERS = 8
 RETRY = 1.0
 WATCH_TIMEOUT = 300
@@ -220,9 +223,12 @@ class Kubelet:
         elif spec["nodeName"] == NODE and uid not in runs:
             runs[uid] = run = self._start(pod)
             self._sync(shard, run)
-        elif uid in runs and runs[uid].exit is None and _exit_of(pod) is not None:
-            runs[uid].exit = _exit_of(pod)
-            self._sync(shard, runs[uid])
+        elif uid in runs:
+            run = runs[uid]
+            run.output = _output_of(pod) or run.output  # before the exit: its last lines come with it
+            if run.exit is None and _exit_of(pod) is not None:
+                run.exit = _exit_of(pod)
+                self._sync(shard, run)
 
     def _start(self, pod: Pod) -> PodRun:
         meta, spec, status = pod["metadata"], pod["spec"], pod.get("status") or {}
@@ -237,7 +243,7 @@ class Kubelet:
             containers=[self._container(c) for c in spec["containers"]],
             init_containers=[self._container(c) for c in spec.get("initContainers") or []],
             restart_policy=spec.get("restartPolicy", "Always"), started=started, ip=ip,
-            active_deadline=spec.get("activeDeadlineSeconds"), exit=_exit_of(pod),
+            active_deadline=spec.get("activeDeadlineSeconds"), exit=_exit_of(pod), output=_output_of(pod),
         )  # fmt: skip
 
     def _container(self, c: dict[str, Any]) -> Container:
@@ -330,6 +336,17 @@ def _exit_of(pod: Pod) -> tuple[int, str, float] | None:
         return int(code), message, time.time()
     except ValueError:
         return 1, raw, time.time()
+
+
+def _output_of(pod: Pod) -> tuple[tuple[float, str], ...] | None:
+    """What the pod's emulated process printed so far, from its annotation (None: not an emulated one)."""
+    raw = (pod["metadata"].get("annotations") or {}).get(OUTPUT_ANNOTATION)
+    if raw is None:
+        return None
+    try:
+        return tuple((float(t), str(text)) for t, text in json.loads(raw))
+    except (ValueError, TypeError):
+        return ((time.time(), raw),)
 
 
 def _lines(resp: Any) -> Iterator[dict[str, Any]]:

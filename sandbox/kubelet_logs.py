@@ -20,6 +20,8 @@ What a container prints is a pure function of its image (`sandbox.registry` beha
 instance's start and end, like its status (`sandbox.podstatus`): a start-up naming the image's version,
 then a health-check line every `LINE_EVERY` s while it runs; a `-slow<N>` image warms up for N s first;
 a `-crash` image prints a fatal error as it exits, so a crash loop's previous container tells why.
+A pod whose process is emulated elsewhere (a deployer pod) prints what that process wrote (`PodRun.output`)
+in its first container, and nothing else.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class Instance:
     end: float | None  # None while it runs
     exit_code: int | None = None
     message: str = ""  # the termination message of an emulated process's exit
+    output: tuple[tuple[float, str], ...] | None = None  # an emulated process's lines, as it wrote them
 
 
 class LogError(Exception):
@@ -73,6 +76,8 @@ def app_and_version(image: str) -> tuple[str, str]:
 
 def lines(inst: Instance, until: float) -> list[tuple[float, str]]:
     """(time, text) of every line `inst` had printed by `until`, oldest first."""
+    if inst.output is not None:
+        return [(t, text) for t, text in inst.output if t <= until]
     app, version = app_and_version(inst.image)
     t0 = inst.start
     kind, *arg = inst.behaviour
@@ -126,18 +131,19 @@ def pick(run: PodRun, container: str, *, previous: bool, now: float, registry_di
         raise LogError(400, f'container "{container}" in pod "{run.name}" is not available')
     state, last = st.get("state") or {}, (st.get("lastState") or {}).get("terminated")
     tagged = registry.resolve(registry_dir, spec.image) or spec.image
+    output = run.output if run.containers and spec is run.containers[0] else None
 
     def ended(t: dict[str, Any]) -> Instance:
         message = str(t.get("message") or "")
         return Instance(tagged, spec.behaviour, _parse(t["startedAt"]), _parse(t["finishedAt"]),
-                        int(t.get("exitCode", 0)), message)  # fmt: skip
+                        int(t.get("exitCode", 0)), message, output)  # fmt: skip
 
     if previous:
         if not last or not last.get("containerID"):
             raise LogError(400, f'previous terminated container "{container}" in pod "{run.name}" not found')
         return ended(last)
     if "running" in state:
-        return Instance(tagged, spec.behaviour, _parse(state["running"]["startedAt"]), None)
+        return Instance(tagged, spec.behaviour, _parse(state["running"]["startedAt"]), None, output=output)
     if "terminated" in state:
         return ended(state["terminated"])
     if last and last.get("containerID"):
@@ -272,7 +278,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _stream(self, run: PodRun, container: str, inst: Instance, opts: LogOptions) -> None:
         budget = opts.limit_bytes
         now = time.time()
-        sent_until = now
+        sent_until, sent = now, len(lines(inst, now))
         pending = first_lines(inst, opts, now)
         while True:
             for line in pending:
@@ -294,14 +300,27 @@ class _Handler(BaseHTTPRequestHandler):
                     fresh = pick(current, container, previous=False, now=now, registry_dir=self.registry_dir)
                 except LogError:
                     fresh = None
-                if fresh is not None and fresh.start == inst.start and fresh.end is None:
-                    pending = [ln for ln in lines(inst, now) if sent_until < ln[0] <= now]
-                    sent_until = now
-                    continue
                 if fresh is not None and fresh.start == inst.start:
-                    inst = fresh  # it exited: its last lines, then the stream ends
-            ended = Instance(
-                inst.image, inst.behaviour, inst.start, inst.end or now, inst.exit_code, inst.message
+                    inst = fresh  # what an emulated process printed since; or it exited: its last lines
+                if fresh is not None and fresh.start == inst.start and fresh.end is None:
+                    pending = unsent(inst, now, since=sent_until, sent=sent)
+                    sent_until, sent = now, sent + len(pending)
+                    continue
+            inst = Instance(
+                inst.image,
+                inst.behaviour,
+                inst.start,
+                inst.end or now,
+                inst.exit_code,
+                inst.message,
+                inst.output,
             )
-            pending = [ln for ln in lines(ended, now) if sent_until < ln[0]]
-            inst = ended
+            pending = unsent(inst, float("inf"), since=sent_until, sent=sent)
+
+
+def unsent(inst: Instance, now: float, *, since: float, sent: int) -> list[tuple[float, str]]:
+    """The lines a follow has not sent yet: printed after `since` (up to `now`), or, for an emulated
+    process, after the first `sent` (its lines reach the kubelet later than their time says)."""
+    if inst.output is not None:
+        return list(inst.output[sent:])
+    return [ln for ln in lines(inst, now) if since < ln[0] <= now]

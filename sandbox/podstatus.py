@@ -59,6 +59,7 @@ class PodRun:
     next_at: float | None = None  # wall clock of the next transition, for the timer
     active_deadline: float | None = None  # spec.activeDeadlineSeconds
     exit: tuple[int, str, float] | None = None  # (exit code, termination message, wall clock) once exited
+    output: tuple[tuple[float, str], ...] | None = None  # what an emulated process printed (time, line)
 
     def status(self, now: float) -> tuple[dict[str, Any], float | None]:
         """The pod status at wall clock time `now`, and when it changes next."""

@@ -13,7 +13,8 @@ Failed with status-reason "unable to create deployer pod"; a pod gone while Pend
 The process in the pod (oc's deployer, pkg/cli/deployer/strategy/) is emulated here: while the pod is
 Running, each reconcile of the DC advances the Rolling or Recreate strategy one step; when it ends, it
 "exits" through the pod annotation the stand-in kubelet turns into the container's termination (code 0,
-or 1 with the strategy's error as termination message, as `FallbackToLogsOnError` would give). The
+or 1 with the strategy's error as termination message, as `FallbackToLogsOnError` would give). What it
+prints is oc's deployer's lines (`deployerlog`), which the kubelet serves as the pod's log. The
 strategy's timeoutSeconds restarts with every scale step (the rolling updater's progress deadline); the
 pod's activeDeadlineSeconds is the kubelet's to enforce. Failure rollback is not done here: the DC
 controller scales the last complete RC back up once the latest RC is Failed, as on OpenShift.
@@ -33,6 +34,7 @@ import time
 import yaml
 
 from sandbox.openshift import appsutil as u
+from sandbox.openshift import deployerlog as dlog
 from sandbox.openshift.events import Recorder
 from sandbox.openshift.informer import Informer
 from sandbox.openshift.kube import JSON, MERGE_PATCH, ApiError, Kube
@@ -108,7 +110,7 @@ def make_deployer_pod(rc: JSON, config: JSON, image: str = u.DEPLOYER_IMAGE) -> 
             "name": u.deployer_pod_name(m["name"]),
             "namespace": m["namespace"],
             "labels": labels,
-            "annotations": annotations,
+            "annotations": {**annotations, dlog.OUTPUT_ANNOTATION: "[]"},  # the kubelet: an emulated process
             "ownerReferences": [
                 {"apiVersion": "v1", "kind": "ReplicationController", "name": m["name"], "uid": m["uid"]}
             ],
@@ -143,6 +145,7 @@ class Deployer:
     def __init__(self, kube: Kube, rcs: Informer, pods: Informer, recorder: Recorder) -> None:
         self.kube, self.rcs, self.pods, self.recorder = kube, rcs, pods, recorder
         self._last_progress: dict[str, float] = {}  # RC uid -> wall time of the last scale made
+        self._output: dict[str, dlog.Output] = {}  # RC uid -> what its deployer pod's process printed
         self._lock = threading.Lock()
 
     def step(self, dc: JSON, rcs: list[JSON], rc: JSON) -> float | None:
@@ -237,6 +240,7 @@ class Deployer:
     def forget(self, rc: JSON) -> None:
         with self._lock:
             self._last_progress.pop(rc["metadata"].get("uid", ""), None)
+            self._output.pop(rc["metadata"].get("uid", ""), None)
 
     # -- pods -------------------------------------------------------------------------------------------
 
@@ -266,15 +270,26 @@ class Deployer:
             if e.status != 404:
                 raise
 
-    def _exit(self, pod: JSON, code: int, message: str = "") -> None:
-        """The process in the deployer pod ends: the kubelet reports it as the container's exit."""
+    def _print(
+        self, pod: JSON, output: dlog.Output, lines: list[str], *, exit_code: int | None = None
+    ) -> None:
+        """The process in the deployer pod prints `lines` (and exits with `exit_code`): the kubelet serves
+        the lines as its log and reports the exit as the container's, with the last line as the
+        termination message (`FallbackToLogsOnError`) when it failed."""
+        now = time.time()
+        output.extend((now + i / 1000, text) for i, text in enumerate(lines))
+        annotations = {dlog.OUTPUT_ANNOTATION: dlog.encode(output)} if lines else {}
+        if exit_code is not None:
+            message = lines[-1] if exit_code and lines else ""
+            annotations[EXIT_ANNOTATION] = f"{exit_code}:{message}" if message else str(exit_code)
+        if not annotations:
+            return
         m = pod["metadata"]
-        body = {"metadata": {"annotations": {EXIT_ANNOTATION: f"{code}:{message}" if message else str(code)}}}
         try:
             updated = self.kube.request(
                 "PATCH",
                 f"/api/v1/namespaces/{m['namespace']}/pods/{m['name']}",
-                body,
+                {"metadata": {"annotations": annotations}},
                 content_type=MERGE_PATCH,
             )
         except ApiError as e:
@@ -290,7 +305,8 @@ class Deployer:
     # -- strategies -------------------------------------------------------------------------------------
 
     def _run_strategy(self, dc: JSON, rcs: list[JSON], to: JSON, pod: JSON) -> float | None:
-        """One step of the process in the deployer pod; it exits when the rollout is done or timed out."""
+        """One step of the process in the deployer pod; it exits when the rollout is done or timed out.
+        What it prints (`deployerlog`) goes to the pod at the end of the step, with its exit if it ends."""
         config = u.decode_config(to) or dc
         try:
             desired = int(u.annotations_of(to).get(u.DESIRED_REPLICAS, ""))
@@ -299,16 +315,26 @@ class Deployer:
         older = [rc for rc in rcs if u.version_of(rc) < u.version_of(to)]
         complete = [rc for rc in older if u.phase_of(rc) == u.COMPLETE]
         source = max(complete, key=u.version_of) if complete else None
+        uid = to["metadata"]["uid"]
+        with self._lock:
+            first = uid not in self._output
+            output = self._output.setdefault(uid, dlog.decode(pod))
+        first = first and not output  # a restarted emulation goes on where the pod's log ends
+        out: list[str] = []
         for rc in older:  # everything but the last complete RC goes to zero first
             if rc is not source and u.spec_replicas(rc) > 0:
                 self._scale(rc, 0)
+                if first:
+                    out.append(dlog.scaled_older_down(rc["metadata"]["name"]))
         strategy = config.get("spec", {}).get("strategy") or {}
-        rolling = strategy.get("type", "Rolling") == "Rolling" and source is not None
-        if rolling:
-            done, progressed = self._rolling(strategy.get("rollingParams") or {}, source, to, desired)
+        if strategy.get("type", "Rolling") == "Rolling" and source is not None:
+            params = strategy.get("rollingParams") or {}
+            done, progressed = self._rolling(params, source, to, desired, out=out, first=first)
+            stall = dlog.ROLLING_TIMEOUT  # the rolling updater's progress deadline (rolling_updater.go)
         else:
-            done, progressed = self._recreate(source, to, desired)
-        uid = to["metadata"]["uid"]
+            done, progressed, stall = self._recreate(
+                source, to, desired, out=out, first=first, timeout=u.timeout_of(config)
+            )
         now = time.time()
         with self._lock:
             if progressed or uid not in self._last_progress:
@@ -316,39 +342,40 @@ class Deployer:
                 self._last_progress[uid] = now if progressed or started is None else started
             last = self._last_progress[uid]
         if done:
-            self._exit(pod, 0)
+            self._print(pod, output, [*out, dlog.success()], exit_code=0)
             self.forget(to)
             return None
         timeout = u.timeout_of(config)
         left = last + timeout - now
         if left > 0:
+            self._print(pod, output, out)
             return left + 0.05
         ns, name = to["metadata"]["namespace"], to["metadata"]["name"]
-        if rolling:  # the rolling updater's progress deadline (rolling_updater.go)
-            error = "timed out waiting for any update progress to be made"
-        else:  # the update acceptor (support/acceptor.go), wrapped by recreate.go
-            error = (
-                f"update acceptor rejected {name}: pods for rc '{ns}/{name}' took longer than "
-                f"{timeout} seconds to become available"
-            )
-        log.info("rollout of %s/%s failed: %s", ns, name, error)
-        self._exit(pod, 1, f"error: {error}")  # kcmdutil.CheckErr's last log line
+        log.info("rollout of %s/%s failed: %s", ns, name, stall)
+        self._print(pod, output, [*out, dlog.error(stall)], exit_code=1)  # kcmdutil.CheckErr's last line
         self.forget(to)
         return None
 
-    def _rolling(self, params: JSON, old: JSON, new: JSON, desired: int) -> tuple[bool, bool]:
+    def _rolling(self, params: JSON, old: JSON, new: JSON, desired: int, *, out: list[str], first: bool
+                 ) -> tuple[bool, bool]:  # fmt: skip
         """One pass of the rolling updater's loop: scale up within the surge, down within availability."""
         surge, unavailable = u.fenceposts(params, desired)
         min_available = max(0, desired - unavailable)
         old_n, new_n = u.spec_replicas(old), u.spec_replicas(new)
         if desired == 0:
             min_available = 0
+        if first:
+            out.append(dlog.rolling_start(
+                new=new["metadata"]["name"], new_replicas=new_n, desired=desired, old=old["metadata"]["name"],
+                old_replicas=old_n, min_available=min_available, surge=surge,
+            ))  # fmt: skip
         progressed = False
         if new_n != desired:
             increment = desired - new_n if old_n == 0 else (desired + surge) - (old_n + new_n)
             if increment > 0:
                 new_n = min(desired, new_n + increment)
                 new = self._scale(new, new_n)
+                out.append(dlog.rolling_scale(new["metadata"]["name"], up=True, to=new_n))
                 progressed = True
         if old_n > 0:
             new_available = u.status_int(new, "availableReplicas") if _fresh(new) else 0
@@ -358,36 +385,50 @@ class Deployer:
                 target = 0
             if target != old_n:
                 self._scale(old, target)
+                out.append(dlog.rolling_scale(old["metadata"]["name"], up=False, to=target))
                 old_n = target
                 progressed = True
         return new_n == desired and old_n == 0, progressed
 
-    def _recreate(self, old: JSON | None, new: JSON, desired: int) -> tuple[bool, bool]:
-        """Recreate (also a Rolling DC's first rollout): old down to zero, then new up and accepted."""
+    def _recreate(self, old: JSON | None, new: JSON, desired: int, *, out: list[str], first: bool, timeout: int
+                  ) -> tuple[bool, bool, str]:  # fmt: skip
+        """Recreate (also a Rolling DC's first rollout): old down to zero, then new up and accepted.
+        Returns (done, progressed, the error if the wait it is in now times out)."""
+        name = new["metadata"]["name"]
+        rejected = dlog.acceptor_rejected(namespace=new["metadata"]["namespace"], rc=name, timeout=timeout)
         if old is not None:
+            if first:
+                out.append(dlog.recreate_scale_down(old["metadata"]["name"]))
+            stuck = dlog.scale_failed(old["metadata"]["name"], 0)
             if u.spec_replicas(old) > 0:
                 self._scale(old, 0)
-                return False, True
+                return False, True, stuck
             if not _fresh(old) or u.status_int(old, "replicas") > 0:
-                return False, False
+                return False, False, stuck
         new_n = u.spec_replicas(new)
         available = u.status_int(new, "availableReplicas") if _fresh(new) else -1
         if desired == 0:
-            return True, False
+            return True, False, ""
         if old is not None and desired > 1:  # one replica first, accepted before the full scale-up
             if new_n == 0:
                 self._scale(new, 1)
-                return False, True
+                out.append(dlog.recreate_scale_to_one(name))
+                return False, True, rejected
             if new_n == 1:
                 if available >= 1:
                     self._scale(new, desired)
-                    return False, True
-                return False, False
-            return _fresh(new) and u.status_int(new, "replicas") == desired, False
+                    out.append(dlog.recreate_scale(name, desired))
+                    return False, True, dlog.scale_failed(name, desired)
+                return False, False, rejected
+            done = _fresh(new) and u.status_int(new, "replicas") == desired
+            return done, False, dlog.scale_failed(name, desired)
         if new_n != desired:
             self._scale(new, desired)
-            return False, True
-        return available >= desired, False
+            out.append(
+                dlog.recreate_scale_to_one(name) if old is not None else dlog.recreate_scale(name, desired)
+            )
+            return False, True, rejected
+        return available >= desired, False, rejected
 
     # -- writes -----------------------------------------------------------------------------------------
 
