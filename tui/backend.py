@@ -431,6 +431,22 @@ class Backend:
                 return pods
         return []
 
+    def deployer_pod(self, row: WorkloadRow, *, revision: int | None = None) -> str | None:
+        """The pod `l` shows when revision ``revision`` (else the newest) has no pods: the one the kind says
+        tells how its rollout went (a DC's deployer pod), read from the live revision as `oc logs dc/NAME`
+        reads it; None when the revision has pods, or the kind runs no such pod."""
+        ws = data.find_state(self._states, row)
+        rev = (
+            next((r for r in ws.revisions if revision is None or r.number == revision), None) if ws else None
+        )
+        if ws is None or rev is None or any(p.revision == rev.name for p in ws.pods):
+            return None
+        kind = kind_of(row.kind)
+        try:
+            return kind.deployer_pod(self.api.get(kind.revisions, rev.name, namespace=row.namespace))
+        except NotFound:
+            return None
+
     def follow_logs(
         self, row: WorkloadRow, *, revision: int | None, pod: str | None = None, container: str | None = None,
         stop: threading.Event, tail: int = logs.TAIL,
@@ -438,18 +454,23 @@ class Backend:
         """The logs page's content for pod ``pod``, else the newest pod of ``row`` (or of its revision
         ``revision``), as it comes: the previous container's log when there is one, then the current one
         followed; a restart adds the log of the container that ended. ``container``: that one, else the
-        one `logs.container_to_show` picks. Ends soon after ``stop`` is set."""
+        one `logs.container_to_show` picks; a revision without pods: its `deployer_pod`'s log. Ends soon
+        after ``stop`` is set."""
         found = []
-        for name in ([pod] if pod else self.log_pods(row, revision=revision))[: logs.MAX_PODS]:
+        deployer = None if pod else self.deployer_pod(row, revision=revision)
+        one = pod or deployer
+        names = [one] if one else self.log_pods(row, revision=revision)
+        for name in names[: logs.MAX_PODS]:
             with contextlib.suppress(NotFound):  # deleted since the read the row was made from
                 found.append(self.api.get(PODS, name, namespace=row.namespace))
         newest = logs.newest_pod(found)
         if newest is None:
-            yield logs.Note(f"no pod {pod}: it was deleted" if pod else "no pod to show the logs of: none runs now",
+            gone = pod or deployer
+            yield logs.Note(f"no pod {gone}: it was deleted" if gone else "no pod to show the logs of: none runs now",
                             warning=True)  # fmt: skip
             return
         name, container, ns = newest["metadata"]["name"], logs.container_to_show(newest, container), row.namespace
-        yield from logs.opening(newest, container, len(found))
+        yield from logs.opening(newest, container, len(found), deployer=deployer is not None)
         inst = logs.instance_of(newest, container)
         if inst.previous:
             yield logs.Heading(f"previous container (restart {inst.restarts}): {inst.previous}")

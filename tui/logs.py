@@ -1,5 +1,8 @@
 """What `l` shows: the newest pod of a workload (or of one revision), its container's log, followed.
 
+A DC revision without pods (a failed rollout's, scaled down) is shown by its deployer pod's log, as
+`oc logs dc/NAME` shows it: how the rollout went, and the error it failed with (`Kind.deployer_pod`).
+
 For a crash loop the first question is why it crashed: that is in the previous container's log (the last
 terminated instance, `previous=true`), shown first under its own heading; then the current instance's log,
 followed live. A container in back-off has no current instance: the kubelet would serve the same last
@@ -134,12 +137,16 @@ def restarted(before: Instance, now: Instance) -> bool:
     return (now.restarts, now.container_id, now.state) != (before.restarts, before.container_id, before.state)
 
 
-def opening(pod: Obj, container: str, of: int) -> list[LogEvent]:
-    """What the page says first: which pod and container (of how many pods), and the other containers."""
+def opening(pod: Obj, container: str, of: int, *, deployer: bool = False) -> list[LogEvent]:
+    """What the page says first: which pod and container (of how many pods), and the other containers;
+    ``deployer``: the pod is the revision's deployer pod, shown because the revision has no pods."""
     name = pod["metadata"]["name"]
     names = containers_of(pod)
     others = [c for c in names if c != container]
-    text = f"pod {name}, container {container}" + (f" (newest of {of} pods)" if of > 1 else "")
+    if deployer:
+        text = f"deployer pod {name}: the revision has no pods"
+    else:
+        text = f"pod {name}, container {container}" + (f" (newest of {of} pods)" if of > 1 else "")
     if others:
         text += f"; c for the next container ({', '.join(others)})"
     return [Shown(name, container, names), Note(text)]

@@ -315,6 +315,11 @@ class Kind:
         """How a revision that never ran complete ended (``failed``, ``cancelled``), as the kind records it."""
         return None  # e.g. a ReplicaSet keeps no such record: every old revision is eligible, as for kubectl
 
+    def deployer_pod(self, rev: Obj) -> str | None:
+        """The pod whose log says how revision ``rev``'s rollout goes or went, when the revision has no pods
+        of its own to show; None when the kind runs no such pod (a ReplicaSet's rollout is the controller's)."""
+        return None
+
     def was_complete(self, rev: Obj) -> bool:
         """Whether a revision once ran complete, so a revert may return to it."""
         return self.is_complete_revision(rev)

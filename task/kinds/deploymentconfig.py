@@ -203,6 +203,16 @@ class DeploymentConfigKind(Kind):
         status = self.revision_status(rev, newest=False)
         return status.lower() if status in ("Failed", "Cancelled") else None
 
+    def deployer_pod(self, rev: Obj) -> str | None:
+        """The RC's deployer pod while its rollout is New, Pending or Running and once it Failed; None once
+        it is Complete. As `oc logs dc/NAME` reads it: openshift-apiserver
+        pkg/apps/apiserver/registry/deploylog/rest.go serves the deployer pod's log in those phases and an
+        application pod's once the RC is Complete (the deployer pod may be gone by then)."""
+        notes = rev.get("metadata", {}).get("annotations") or {}
+        if notes.get(PHASE_ANNOTATION) == "Complete":
+            return None
+        return str(notes.get(DEPLOYER_POD_ANNOTATION) or f"{rev['metadata']['name']}-deploy")
+
     def slim_revision(self, rev: Obj, *, metadata: Obj) -> Obj:
         """An RC: its phase annotations and the DC it was made from (compacted)."""
         encoded = ((rev.get("metadata") or {}).get("annotations") or {}).get(ENCODED_DC_ANNOTATION)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rollguard.resources import PODS
+from rollguard.resources import PODS, REPLICATION_CONTROLLERS
 from rollguard.tui.logs import Heading, Note
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.logs import LogsScreen
@@ -91,11 +91,76 @@ async def test_l_in_the_detail_reads_the_chosen_revisions_pods(fake):
         screen = app.screen
         assert isinstance(screen, LogsScreen) and screen.revision == 2
         await until(pilot, lambda: bool(screen.events), what="the page's first words")
-        assert screen.events[0] == Note("no pod to show the logs of: none runs now", warning=True)
+        # no pods, and no deployer pod left (this fake cluster has none): nothing to show, and why
+        assert screen.events[0] == Note("no pod dc2-2-deploy: it was deleted", warning=True)
         await pilot.press("escape", "j", "l")  # revision 1 runs two pods; no log written: the kubelet's no
         screen = app.screen
         assert isinstance(screen, LogsScreen) and screen.revision == 1
         await until(pilot, lambda: any("waiting to start" in e.text for e in screen.events), what="a refusal")
+
+
+ROLLOUT_ERROR = "error: timed out waiting for any update progress to be made"
+
+
+def failed_deployer_pod(fake, rc_name: str = "dc2-2") -> str:
+    """The deployer pod OpenShift keeps for a failed rollout: `<rc>-deploy`, owned (not controlled) by
+    the RC, its container exited 1 with the strategy's error, and the deployer's log."""
+    rc = fake.get(REPLICATION_CONTROLLERS, rc_name, namespace=NS)
+    rc["metadata"]["annotations"]["openshift.io/deployer-pod.name"] = f"{rc_name}-deploy"
+    fake.apply(rc)
+    name = f"{rc_name}-deploy"
+    done = {"exitCode": 1, "reason": "Error", "message": ROLLOUT_ERROR, "finishedAt": "2024-05-02T09:50:00Z",
+            "startedAt": "2024-05-02T09:39:00Z", "containerID": "cri-o://d2"}  # fmt: skip
+    fake.apply({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}", "resourceVersion": "1",
+                     "creationTimestamp": "2024-05-02T09:39:00Z",
+                     "labels": {"openshift.io/deployer-pod-for.name": rc_name},
+                     "annotations": {"openshift.io/deployment.name": rc_name,
+                                     "openshift.io/deployment-config.name": "dc2"},
+                     "ownerReferences": [{"apiVersion": "v1", "kind": "ReplicationController", "name": rc_name,
+                                          "uid": rc["metadata"]["uid"]}]},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "deployment", "image": "origin-deployer"}]},
+        "status": {"phase": "Failed", "containerStatuses": [
+            {"name": "deployment", "ready": False, "restartCount": 0, "state": {"terminated": done}}]},
+    })  # fmt: skip
+    fake.set_log(NS, name, "deployment", [
+        "--> Scaling up dc2-2 from 0 to 2, scaling down dc2-1 from 2 to 0 (keep 2 pods available, don't exceed 3 pods)",
+        "    Scaling dc2-2 up to 1",
+        ROLLOUT_ERROR,
+    ])  # fmt: skip
+    return name
+
+
+async def test_l_on_a_failed_revision_without_pods_shows_its_deployer_pods_error(fake):
+    """As `oc logs dc/dc2` on OpenShift (openshift-apiserver pkg/apps/apiserver/registry/deploylog/rest.go:
+    a Failed RC's log is its deployer pod's): the rollout's error, not "none runs now"."""
+    deployer = failed_deployer_pod(fake)
+    app = make_app(fake)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "down", "d")  # dc2: revisions dc2-2 (Failed, no pods), dc2-1
+        await settle(app, pilot)
+        await pilot.press("l")
+        screen = app.screen
+        assert isinstance(screen, LogsScreen) and screen.revision == 2
+        await until(pilot, lambda: ROLLOUT_ERROR in screen.lines, what="the deployer's error")
+        assert screen.events[0] == Note(f"deployer pod {deployer}: the revision has no pods")
+        headings = [e.text for e in screen.events if isinstance(e, Heading)]
+        assert headings == ["current container: exited 1 (Error) at 2024-05-02T09:50:00Z"]
+        assert screen.lines[0].startswith("--> Scaling up dc2-2 from 0 to 2")
+        await pilot.press("escape", "j", "l")  # revision 1 has pods: they are what `l` shows
+        screen = app.screen
+        assert isinstance(screen, LogsScreen) and screen.revision == 1
+        await until(pilot, lambda: bool(screen.events), what="the page's first words")
+        assert screen.events[0].text.startswith("pod dc2-1-")
+        await pilot.press("escape", "escape")
+        await settle(app, pilot)
+        await pilot.press("l")  # the workload: its newest revision is the failed one, as for `oc logs dc/dc2`
+        screen = app.screen
+        assert isinstance(screen, LogsScreen) and screen.revision is None
+        await until(pilot, lambda: ROLLOUT_ERROR in screen.lines, what="the deployer's error")
+        assert screen.events[0] == Note(f"deployer pod {deployer}: the revision has no pods")
 
 
 async def test_a_key_that_is_not_offered_says_why(fake):
