@@ -418,10 +418,12 @@ class Backend:
         home = next((g for g in ns_state.groups if ws and g.name == ws.group), None) if ns_state else None
         return data.build_detail(row, ws, obj, events, group, home.journal if home else None)
 
-    def log_pods(self, row: WorkloadRow, *, revision: int | None = None) -> list[str]:
+    def log_pods(
+        self, row: WorkloadRow, *, revision: int | None = None, ws: state.WorkloadState | None = None
+    ) -> list[str]:
         """The pods `l` may show the logs of: those of revision ``revision``, else of the newest revision
-        that has pods (from the last read; `rollguard.tui.logs` GETs them to find the newest)."""
-        ws = self._full(row)
+        that has pods (from the last read, or ``ws``; `rollguard.tui.logs` GETs them to find the newest)."""
+        ws = ws or self._full(row)
         if ws is None:
             return []
         names = [r.name for r in ws.revisions if revision is None or r.number == revision]
@@ -431,11 +433,13 @@ class Backend:
                 return pods
         return []
 
-    def deployer_pod(self, row: WorkloadRow, *, revision: int | None = None) -> str | None:
+    def deployer_pod(
+        self, row: WorkloadRow, *, revision: int | None = None, ws: state.WorkloadState | None = None
+    ) -> str | None:
         """The pod `l` shows when revision ``revision`` (else the newest) has no pods: the one the kind says
         tells how its rollout went (a DC's deployer pod), read from the live revision as `oc logs dc/NAME`
         reads it; None when the revision has pods, or the kind runs no such pod."""
-        ws = data.find_state(self._states, row)
+        ws = ws or self._full(row)
         rev = (
             next((r for r in ws.revisions if revision is None or r.number == revision), None) if ws else None
         )
@@ -457,9 +461,10 @@ class Backend:
         one `logs.container_to_show` picks; a revision without pods: its `deployer_pod`'s log. Ends soon
         after ``stop`` is set."""
         found = []
-        deployer = None if pod else self.deployer_pod(row, revision=revision)
+        ws = None if pod else self._full(row)
+        deployer = None if pod else self.deployer_pod(row, revision=revision, ws=ws)
         one = pod or deployer
-        names = [one] if one else self.log_pods(row, revision=revision)
+        names = [one] if one else self.log_pods(row, revision=revision, ws=ws)
         for name in names[: logs.MAX_PODS]:
             with contextlib.suppress(NotFound):  # deleted since the read the row was made from
                 found.append(self.api.get(PODS, name, namespace=row.namespace))

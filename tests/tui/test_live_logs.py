@@ -53,3 +53,40 @@ async def test_l_on_a_crash_looping_dc_shows_the_previous_containers_error(sandb
         await until(
             pilot, lambda: all(w.is_finished for w in workers), timeout=10, what="the log worker to end"
         )
+
+
+ROLLING_ERROR = "error: timed out waiting for any update progress to be made"
+
+
+async def test_l_on_a_dc_whose_rollout_failed_shows_the_deployer_pods_error(sandbox, namespace, client):
+    """As `oc logs dc/dc1` after a failed rollout (openshift-apiserver
+    pkg/apps/apiserver/registry/deploylog/rest.go: a Failed RC's log is its deployer pod's): the revision's
+    pods are gone, so `l` shows `dc1-2-deploy`'s log as the emulated deployer wrote it (oc
+    pkg/cli/deployer/strategy/rolling/rolling_updater.go), served by the stand-in kubelet."""
+    create_group(client, namespace, [dc_body("dc1", OLD, timeout=3)])
+    set_image(client, namespace, "DeploymentConfig", "dc1", CRASH)
+    phase = "openshift.io/deployment.phase"
+    wait_until(client, REPLICATION_CONTROLLERS, namespace, "dc1-2",
+               lambda rc: rc["metadata"].get("annotations", {}).get(phase) == "Failed", timeout=60,
+               what="the rollout to fail")  # fmt: skip
+    app = make_app(client, namespace=namespace, live=True)
+    async with app.run_test(size=SIZE) as pilot:
+
+        def dc1_rollback_seen() -> bool:  # dc1-2 failed and has no pods left, in the TUI's view
+            rows = [r for r in (app.inventory.rows if app.inventory else []) if r.name == "dc1"]
+            return bool(rows) and app.backend.deployer_pod(rows[0]) == "dc1-2-deploy"
+
+        await until(pilot, dc1_rollback_seen, timeout=60, what="dc1-2 without pods in view")
+        await pilot.press("down", "l")
+        screen = app.screen
+        assert isinstance(screen, LogsScreen)
+        await until(pilot, lambda: ROLLING_ERROR in screen.lines, timeout=30, what="the deployer's error")
+        notes = [e.text for e in screen.events if isinstance(e, Note)]
+        assert notes[0] == "deployer pod dc1-2-deploy: the revision has no pods"
+        assert screen.lines[0] == (
+            "--> Scaling up dc1-2 from 0 to 1, scaling down dc1-1 from 1 to 0 "
+            "(keep 1 pods available, don't exceed 2 pods)"
+        )
+        headings = [e.text for e in screen.events if isinstance(e, Heading)]
+        assert headings[0].startswith("current container: exited 1 (Error)"), headings
+        await pilot.press("escape")
