@@ -77,8 +77,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
     return report
 
 
+def whole_chaos_run(config: pytest.Config) -> bool:
+    """`make chaos`: ``-m chaos`` over the whole of tests/ and no ``-k``. Only such a run rewrites
+    docs/RELIABILITY.md; a narrower one (one file, one test) keeps its results under build/chaos/."""
+    if (config.getoption("markexpr") or "").strip() != "chaos" or config.getoption("keyword"):
+        return False
+    tests = ledger.ROOT / "tests"
+    here = config.invocation_params.dir
+    return all((here / arg.split("::")[0]).resolve() == tests for arg in config.args)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    chaos = (session.config.getoption("markexpr") or "").strip() == "chaos"
+    chaos = whole_chaos_run(session.config)
     workerinput = getattr(session.config, "workerinput", None)
     if workerinput is None:  # a plain session
         _publish(list(ledger.ENTRIES), time.monotonic() - _STARTED, chaos=chaos)
