@@ -470,9 +470,7 @@ class Backend:
                 found.append(self.api.get(PODS, name, namespace=row.namespace))
         newest = logs.newest_pod(found)
         if newest is None:
-            gone = pod or deployer
-            yield logs.Note(f"no pod {gone}: it was deleted" if gone else "no pod to show the logs of: none runs now",
-                            warning=True)  # fmt: skip
+            yield logs.Note(logs.nothing_to_show(pod=pod, deployer=deployer), warning=True)
             return
         name, container, ns = newest["metadata"]["name"], logs.container_to_show(newest, container), row.namespace
         yield from logs.opening(newest, container, len(found), deployer=deployer is not None)

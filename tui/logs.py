@@ -137,6 +137,15 @@ def restarted(before: Instance, now: Instance) -> bool:
     return (now.restarts, now.container_id, now.state) != (before.restarts, before.container_id, before.state)
 
 
+def nothing_to_show(*, pod: str | None, deployer: str | None) -> str:
+    """Why the page has no log: the pod asked for is gone, or the revision has none (nor a deployer pod)."""
+    if pod:
+        return f"no pod {pod}: it was deleted"
+    if deployer:  # a cancelled rollout's is deleted
+        return f"no pod to show the logs of: the revision has no pods, and its deployer pod {deployer} is gone"
+    return "no pod to show the logs of: none runs now"
+
+
 def opening(pod: Obj, container: str, of: int, *, deployer: bool = False) -> list[LogEvent]:
     """What the page says first: which pod and container (of how many pods), and the other containers;
     ``deployer``: the pod is the revision's deployer pod, shown because the revision has no pods."""

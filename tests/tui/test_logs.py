@@ -92,7 +92,10 @@ async def test_l_in_the_detail_reads_the_chosen_revisions_pods(fake):
         assert isinstance(screen, LogsScreen) and screen.revision == 2
         await until(pilot, lambda: bool(screen.events), what="the page's first words")
         # no pods, and no deployer pod left (this fake cluster has none): nothing to show, and why
-        assert screen.events[0] == Note("no pod dc2-2-deploy: it was deleted", warning=True)
+        assert screen.events[0] == Note(
+            "no pod to show the logs of: the revision has no pods, and its deployer pod dc2-2-deploy is gone",
+            warning=True,
+        )
         await pilot.press("escape", "j", "l")  # revision 1 runs two pods; no log written: the kubelet's no
         screen = app.screen
         assert isinstance(screen, LogsScreen) and screen.revision == 1
