@@ -243,3 +243,18 @@ def test_deployer_and_hook_pods_are_not_the_revisions_pods() -> None:
     }
     assert Owners([app, deployer]).children(rc) == [app, deployer]  # what explain() reads
     assert pods_of_revision(rc, [app, deployer]) == [app]
+
+
+def test_the_pod_that_tells_how_a_revision_without_pods_went() -> None:
+    """A DC's RC: its deployer pod while New, Pending, Running and once Failed, none once Complete, as
+    openshift-apiserver pkg/apps/apiserver/registry/deploylog/rest.go picks the pod `oc logs dc/NAME`
+    reads; a Deployment's ReplicaSet: none (no deployer runs)."""
+    dc = KINDS[DC]
+
+    def rc(phase: str, **extra: str) -> dict:
+        return {"metadata": {"name": "api-2", "annotations": {"openshift.io/deployment.phase": phase, **extra}}}
+
+    assert dc.deployer_pod(rc("Failed", **{"openshift.io/deployer-pod.name": "api-2-deploy"})) == "api-2-deploy"
+    assert [dc.deployer_pod(rc(p)) for p in ("New", "Pending", "Running")] == ["api-2-deploy"] * 3
+    assert dc.deployer_pod(rc("Complete")) is None
+    assert KINDS[DEPLOYMENT].deployer_pod({"metadata": {"name": "api-5d8f"}}) is None

@@ -18,6 +18,7 @@ from sandbox.kubelet_logs import (
     lines,
     parse_options,
     pick,
+    unsent,
 )
 from sandbox.podstatus import Container, PodRun
 
@@ -93,3 +94,17 @@ def test_the_query_is_read_as_the_kubelet_reads_it() -> None:
     with pytest.raises(LogError) as err:
         parse_options("tailLines=-1")
     assert err.value.status == 422
+
+
+def test_an_emulated_processs_output_is_the_log_and_a_follow_counts_its_lines() -> None:
+    """A deployer pod's process is emulated (sandbox/openshift/deployer.py): its log is what it printed,
+    nothing of its image; lines that reach the kubelet late (their time already passed) still follow."""
+    run = run_of("v4.14", ("ready",))
+    run.output = ((1000.5, "--> Scaling web-1 to 1"),)
+    inst = pick(run, "app", previous=False, now=1001.0, registry_dir=Path("/nonexistent"))
+    assert lines(inst, 1001.0) == [(1000.5, "--> Scaling web-1 to 1")]
+    later = Instance(inst.image, inst.behaviour, inst.start, None, output=(*run.output, (1000.6, "--> Success")))
+    assert unsent(later, 1001.2, since=1001.0, sent=1) == [(1000.6, "--> Success")]  # older than `since`
+    plain = run_of("v1", ("ready",))
+    plain_inst = pick(plain, "app", previous=False, now=1001.0, registry_dir=Path("/nonexistent"))
+    assert plain_inst.output is None and lines(plain_inst, 1001.0)[0][1].startswith("INFO starting app v1")
