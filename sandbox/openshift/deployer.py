@@ -342,6 +342,7 @@ class Deployer:
                 self._last_progress[uid] = now if progressed or started is None else started
             last = self._last_progress[uid]
         if done:
+            out += self._config_warnings(dc, [to, source], pod)
             self._print(pod, output, [*out, dlog.success()], exit_code=0)
             self.forget(to)
             return None
@@ -352,9 +353,35 @@ class Deployer:
             return left + 0.05
         ns, name = to["metadata"]["namespace"], to["metadata"]["name"]
         log.info("rollout of %s/%s failed: %s", ns, name, stall)
+        out += self._config_warnings(dc, [to, source], pod)
         self._print(pod, output, [*out, dlog.error(stall)], exit_code=1)  # kcmdutil.CheckErr's last line
         self.forget(to)
         return None
+
+    def _config_warnings(self, dc: JSON, rcs: list[JSON | None], pod: JSON) -> list[str]:
+        """What the strategy prints as it returns (strategy/util/events.go RecordConfigWarnings, deferred
+        for `from` then `to`, so `to`'s first): each Warning event about the RC, also recorded on the DC
+        with the deployer pod as its source."""
+        out: list[str] = []
+        for rc in rcs:
+            if rc is None:
+                continue
+            m = rc["metadata"]
+            selector = (
+                f"involvedObject.kind=ReplicationController,involvedObject.namespace={m['namespace']},"
+                f"involvedObject.name={m['name']},involvedObject.uid={m.get('uid', '')}"
+            )
+            try:
+                events = self.kube.get(f"/api/v1/namespaces/{m['namespace']}/events", fieldSelector=selector)
+            except ApiError as e:
+                out.append(dlog.events_unlisted(m["name"], str(e.body.get("message") or e)))
+                continue
+            for e in events.get("items") or []:
+                if e.get("type") == "Warning":
+                    reason, message = str(e.get("reason", "")), str(e.get("message", ""))
+                    out.append(dlog.config_warning(reason, m["name"], message))
+                    self.recorder.event(dc, "Warning", reason, message, component=pod["metadata"]["name"])
+        return out
 
     def _rolling(self, params: JSON, old: JSON, new: JSON, desired: int, *, out: list[str], first: bool
                  ) -> tuple[bool, bool]:  # fmt: skip
@@ -407,6 +434,10 @@ class Deployer:
                 return False, False, stuck
         new_n = u.spec_replicas(new)
         available = u.status_int(new, "availableReplicas") if _fresh(new) else -1
+
+        def scaled(n: int) -> bool:  # recreate.go scaleAndWait: the RC's status has the pods
+            return _fresh(new) and u.status_int(new, "replicas") == n
+
         if desired == 0:
             return True, False, ""
         if old is not None and desired > 1:  # one replica first, accepted before the full scale-up
@@ -415,19 +446,22 @@ class Deployer:
                 out.append(dlog.recreate_scale_to_one(name))
                 return False, True, rejected
             if new_n == 1:
+                if not scaled(1):  # scaleAndWait: its pod is not even created
+                    return False, False, dlog.scale_failed(name, 1)
                 if available >= 1:
                     self._scale(new, desired)
                     out.append(dlog.recreate_scale(name, desired))
                     return False, True, dlog.scale_failed(name, desired)
                 return False, False, rejected
-            done = _fresh(new) and u.status_int(new, "replicas") == desired
-            return done, False, dlog.scale_failed(name, desired)
+            return scaled(desired), False, dlog.scale_failed(name, desired)
         if new_n != desired:
             self._scale(new, desired)
             out.append(
                 dlog.recreate_scale_to_one(name) if old is not None else dlog.recreate_scale(name, desired)
             )
-            return False, True, rejected
+            return False, True, dlog.scale_failed(name, desired)
+        if not scaled(desired):
+            return False, False, dlog.scale_failed(name, desired)
         return available >= desired, False, rejected
 
     # -- writes -----------------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ RC it scales to zero first, `--> Success` at the end, an error as kcmdutil.Check
 through `rollingUpdaterWriter`: the first prefixed `--> `, the others indented four spaces, "Continuing
 update with existing controller" dropped) and pkg/cli/deployer/strategy/recreate/recreate.go (its `--> `
 lines; the update acceptor of support/acceptor.go, the scale waits' `context deadline exceeded`).
-Not printed, as not emulated: lifecycle hooks (support/lifecycle.go), `--until`, the RC's warning events
-(strategy/util/events.go).
+The RCs' Warning events come as the strategy returns (strategy/util/events.go RecordConfigWarnings).
+Not printed, as not emulated: lifecycle hooks (support/lifecycle.go), `--until`.
 
 How the emulation hands the lines to the stand-in kubelet: pod annotation `OUTPUT_ANNOTATION`, a JSON
 list of `[epoch, line]` (sandbox.kubelet serves it as the container's log).
@@ -40,6 +40,14 @@ def encode(output: Output) -> str:
 
 def scaled_older_down(rc: str) -> str:
     return f"--> Scaled older deployment {rc} down"
+
+
+def config_warning(reason: str, rc: str, message: str) -> str:
+    return f"-->  {reason}: {rc} {message}"  # two spaces, as events.go prints it
+
+
+def events_unlisted(rc: str, error: str) -> str:
+    return f"--> Error listing events for replication controller {rc}: {error}"
 
 
 def success() -> str:

@@ -21,8 +21,10 @@ class Recorder:
         self._queue: queue.Queue[JSON] = queue.Queue(maxsize=10000)
         threading.Thread(target=self._run, name=f"events {component}", daemon=True).start()
 
-    def event(self, obj: JSON, type_: str, reason: str, message: str) -> None:
+    def event(self, obj: JSON, type_: str, reason: str, message: str, *, component: str = "") -> None:
+        """Post an event about `obj`; `component`: its source, when not this recorder's (a deployer pod's)."""
         m = obj.get("metadata", {})
+        component = component or self.component
         ts = now()
         ev = {
             "apiVersion": "v1",
@@ -39,11 +41,11 @@ class Recorder:
             "reason": reason,
             "message": message,
             "type": type_,
-            "source": {"component": self.component},
+            "source": {"component": component},
             "firstTimestamp": ts,
             "lastTimestamp": ts,
             "count": 1,
-            "reportingComponent": self.component,
+            "reportingComponent": component,
             "reportingInstance": "",
         }
         try:

@@ -132,3 +132,26 @@ def test_cancelled_rollouts_deployer_pod_and_its_log_are_gone(
         deployer_log(k8s, namespace, "web-2")
     assert err.value.status == 404
     assert wait_for(kube, DCS.format(ns=namespace), "web", lambda d: d["status"]["latestVersion"] == 2)
+
+
+def test_pods_that_cannot_be_created_fail_the_scale_wait_and_their_warnings_are_logged(
+    kube: Kube, k8s: client.ApiClient, namespace: str
+) -> None:
+    """recreate.go scaleAndWait (the RC never gets its pod: `couldn't scale ... context deadline
+    exceeded`) and strategy/util/events.go RecordConfigWarnings (`-->  Reason: RC message` for each
+    Warning event about the RC, recorded on the DC too, as the strategy returns)."""
+    body = dc_body("web", f"{APP}:v1", strategy={"type": "Recreate", "recreateParams": {"timeoutSeconds": 3}})
+    body["spec"]["template"]["spec"]["serviceAccountName"] = "nosuch"  # the RC's pods are refused
+    create_dc(kube, namespace, body)
+    wait_rc(kube, namespace, "web-1", "Failed")
+    lines = deployer_log(k8s, namespace, "web-1")
+    assert lines[0] == "--> Scaling web-1 to 1"
+    assert lines[-1] == "error: couldn't scale web-1 to 1: context deadline exceeded"
+    warnings = lines[1:-1]
+    assert warnings and all(w.startswith("-->  FailedCreate: web-1 Error creating: ") for w in warnings), lines
+    assert 'serviceaccount "nosuch" not found' in warnings[0]
+    events = kube.get(
+        f"/api/v1/namespaces/{namespace}/events",
+        fieldSelector="involvedObject.kind=DeploymentConfig,involvedObject.name=web,reason=FailedCreate",
+    )["items"]
+    assert any(e["source"]["component"] == "web-1-deploy" for e in events)
