@@ -150,8 +150,20 @@ def test_pods_that_cannot_be_created_fail_the_scale_wait_and_their_warnings_are_
     warnings = lines[1:-1]
     assert warnings and all(w.startswith("-->  FailedCreate: web-1 Error creating: ") for w in warnings), lines
     assert 'serviceaccount "nosuch" not found' in warnings[0]
-    events = kube.get(
-        f"/api/v1/namespaces/{namespace}/events",
-        fieldSelector="involvedObject.kind=DeploymentConfig,involvedObject.name=web,reason=FailedCreate",
-    )["items"]
-    assert any(e["source"]["component"] == "web-1-deploy" for e in events)
+    assert _event_appears(
+        kube, namespace, "involvedObject.kind=DeploymentConfig,involvedObject.name=web,reason=FailedCreate",
+        lambda e: e["source"].get("component") == "web-1-deploy",
+    )  # fmt: skip
+
+
+def _event_appears(kube: Kube, namespace: str, selector: str, match, timeout: float = 30) -> bool:
+    """An Event matching ``selector`` and ``match`` is there or arrives within ``timeout`` seconds (the
+    emulation posts events in the background: watched for, not looked at once)."""
+    path = f"/api/v1/namespaces/{namespace}/events"
+    page = kube.get(path, fieldSelector=selector)
+    if any(match(e) for e in page["items"]):
+        return True
+    for ev in kube.watch(path, page["metadata"]["resourceVersion"], int(timeout), fieldSelector=selector):
+        if ev["type"] == "ADDED" and match(ev["object"]):
+            return True
+    return False
