@@ -3,7 +3,8 @@
 Prints one JSON line: seconds from process start to the first screen with rows on it, to the whole
 table (the read finished), to live watches; how long a change made through the API (one Deployment
 paused, then one DeploymentConfig's image changed) takes to reach its row on screen; how long one
-re-judgement of every namespace takes (the clock tick's); the process's peak RSS and its API requests.
+re-judgement of every namespace takes (the clock tick's, waited for); the process's peak RSS (taken
+before what the backend holds is walked) and its API requests.
 Nothing is asserted.
 """
 
@@ -143,7 +144,16 @@ async def _steps(pilot: Any, app: Any, backend: Any, clients: list[Any], out: di
 
     await _until(pilot, imaged, "image change on its row", min(_left(), 120))
     out["live_image_s"] = time.perf_counter() - start
-    out["everything_s"] = backend.timings.get("everything_s")
+    out["everything_s"] = backend.timings.get("everything_s")  # the read's assessing, until a tick's
+    # The clock tick's re-judgement of every namespace (every max(5 s, 4 x the last one)): its time and
+    # the peak with it, as a session left open reaches them.
+    read_s = out["everything_s"]
+    await _until(
+        pilot, lambda: backend.timings.get("everything_s") != read_s, "a whole re-judgement", min(_left(), 180)
+    )
+    out["everything_s"] = backend.timings["everything_s"]
+    await pilot.pause(1.0)  # its rows shown
+    out["rss_rejudged_mib"] = peak_rss_kib() / 1024
 
 
 def main() -> None:

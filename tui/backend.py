@@ -112,6 +112,8 @@ class Backend:
         self.timings: dict[str, float] = {}
         self._states: dict[str, state.NamespaceState] = {}
         self._parts: dict[str, data.Part] = {}  # the rows and group views each namespace's state made
+        # A read for the live caches: what it listed so far, by resource, until the caches serve (`_full`)
+        self._reading: dict[Resource, list[Obj]] | None = None
         self.inventory: Inventory | None = None
 
     @property
@@ -195,6 +197,8 @@ class Backend:
         last, every = time.perf_counter(), PARTIAL_EVERY
         keeping = Keeping(self.api, self._intern) if for_live and scope is None and not selector else None
         self._seed, assessing = {}, 0.0
+        # The caches will hold revisions and pods; until then `_full` finds them among what this read listed
+        self._reading = objects if for_live else None
         for ns, lists in inventory.namespace_lists(
             keeping or self.api, scope, selector=selector, problems=self._problems
         ):
@@ -204,6 +208,8 @@ class Backend:
                 objects[LISTS[arg][0]].extend(items)
             start = time.perf_counter()
             states[ns] = state.assess_namespace(ns, selector=selector, now=now, **lists)
+            if for_live:
+                states[ns] = _without_revisions(states[ns], self._parts)
             assessing += time.perf_counter() - start
             if on_partial is not None and time.perf_counter() - last >= every:
                 on_partial(data.inventory_of(states, reuse=self._parts))
@@ -279,9 +285,7 @@ class Backend:
         # The parts of what is held are shared now; the table that found them would cost a third as much
         # again (300,000 entries at 10,000 workloads). Changes from here on share among themselves.
         self._intern.clear()
-        if seeded:  # the read's states are the caches' own now: what `_full` judges again is dropped
-            for ns, ns_state in list(self._states.items()):
-                self._states[ns] = _without_revisions(ns_state, self._parts)
+        self._reading = None  # the caches serve `_full` now
 
     def stop_live(self) -> None:
         for cache in self._caches.values():
@@ -365,8 +369,11 @@ class Backend:
             todo = set(states).union(*(cache.namespaces() for cache in caches))
         for ns in sorted(todo):
             objects = self._cached_in(ns)
-            if any(objects.values()):
-                states[ns] = data.assess(ns, objects, selector=self.options.selector, now=now)
+            if any(objects.values()):  # the whole state made and cut one namespace at a time
+                judged = data.assess(ns, objects, selector=self.options.selector, now=now)
+                states[ns] = _without_revisions(judged, self._parts)
+                # its rows now, so that the state replaced is let go now (its part named it)
+                self._parts[ns] = data.namespace_part(states[ns], self._parts.get(ns))
             else:
                 states.pop(ns, None)
         if everything:
@@ -380,13 +387,17 @@ class Backend:
     def _full(self, row: WorkloadRow) -> state.WorkloadState | None:
         """The state of a row's workload with its revisions and pods (detail, logs, diffs).
 
-        While the caches serve, the held states leave those out (50,000 revisions and 30,000 pods at
+        While the caches serve (and during the read that seeds them), the held states leave those out (50,000 revisions and 30,000 pods at
         10,000 workloads, read by one screen of one workload): its namespace is judged again from the
         caches, now."""
-        if not self._caches:
-            return data.find_state(self._states, row)
         ns = row.namespace
-        judged = data.assess(ns, self._cached_in(ns), selector=self.options.selector, now=self.now())
+        if self._caches:
+            objects = self._cached_in(ns)
+        elif self._reading is not None:  # a read for the caches, under way or just done
+            objects = {res: [o for o in items if data.namespace_of(o) == ns] for res, items in self._reading.items()}
+        else:
+            return data.find_state(self._states, row)
+        judged = data.assess(ns, objects, selector=self.options.selector, now=self.now())
         return data.find_state({ns: judged}, row)
 
     def held(self, res: Resource) -> list[Obj]:

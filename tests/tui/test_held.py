@@ -120,6 +120,13 @@ def test_states_kept_up_namespace_by_namespace_equal_a_fresh_read():
 
     live = backend()
     first = live.read(for_live=True)
+    # before the caches serve, the screens find revisions and pods among what the read listed
+    assert not any(ws.revisions or ws.pods for s in live._states.values() for ws in s.workloads)
+    reference = backend()
+    reference.read()
+    for row in first.rows:
+        assert live.detail(row).revisions == reference.detail(row).revisions, row.key
+        assert live.log_pods(row) == reference.log_pods(row)
     live.start_live()
     assert live.cached().rows == first.rows  # nothing changed: the read's states stand
     cluster.patch(DEPLOYMENTS, "web", {"spec": {"paused": True}}, namespace="shop-prod")
@@ -146,7 +153,7 @@ def test_states_kept_up_namespace_by_namespace_equal_a_fresh_read():
         assert (mine.revisions, mine.pods) == (theirs.revisions, theirs.pods), row.key
         assert live.log_pods(row) == fresh.log_pods(row)
     assert any(live.detail(row).revisions for row in want.rows)
-    # an event re-assesses its namespace only: the other namespaces' rows are the very objects shown
+    # an event re-assesses its namespace only, and a row that did not change is the very object shown
     before = live.cached()
     cluster.patch(DEPLOYMENTS, "web", {"spec": {"paused": False}}, namespace="shop-prod")
     deadline = time.monotonic() + 10
@@ -154,8 +161,10 @@ def test_states_kept_up_namespace_by_namespace_equal_a_fresh_read():
         assert time.monotonic() < deadline, "the resume never reached the caches"
         live.wait(0.5)
     after = live.cached()
-    kept = {r.namespace for r, s in zip(before.rows, after.rows, strict=True) if r is s}
-    assert kept == {r.namespace for r in after.rows} - {"shop-prod"}
+    remade = {r.key for r, s in zip(before.rows, after.rows, strict=True) if r is not s}
+    assert remade == {"shop-prod/deployment/web"}
+    assert live.cached(everything=True).rows == after.rows  # judged again, equal: the same objects
+    assert all(r is s for r, s in zip(after.rows, live.inventory.rows, strict=True))
     assert after.rows == fresh.read().rows
     live.stop_live()
     cluster.close()
