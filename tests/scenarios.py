@@ -107,6 +107,19 @@ def edit(client: Client, res: Resource, namespace: str, name: str, change: Calla
     raise AssertionError(f"{name}: too many conflicts")
 
 
+def failed_and_settled(client: Client, namespace: str, name: str, *, timeout: float = 90) -> Obj:
+    """RC ``name`` Failed and scaled to zero: after the deployer controller's phase, the DC controller's
+    reconcile (openshift-controller-manager deploymentconfig_controller.go reconcileDeployments: every RC
+    but the newest Complete one goes to zero) still writes the RC; a test that snapshots the namespace
+    waits for that write first."""
+    return wait_until(
+        client, REPLICATION_CONTROLLERS, namespace, name,
+        lambda rc: rc["metadata"].get("annotations", {}).get(PHASE) == "Failed"
+        and int((rc.get("spec") or {}).get("replicas") or 0) == 0,
+        timeout=timeout, what="Failed and scaled to zero",
+    )  # fmt: skip
+
+
 def set_image(client: Client, namespace: str, kind: str, name: str, image: str) -> Obj:
     """Edit the first container's image by hand (`kubectl set image` / `oc set image`)."""
 

@@ -9,9 +9,20 @@ from __future__ import annotations
 
 import json
 
-from rollguard.resources import DEPLOYMENT_CONFIGS
-from tests.scenarios import rc_phase, set_image
-from tests.support import CRASH, NEW, OLD, SELECTOR, create_group, dc_body, resource_versions, rollguard, view
+from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
+from tests.scenarios import failed_and_settled, set_image
+from tests.support import (
+    CRASH,
+    NEW,
+    OLD,
+    SELECTOR,
+    create_group,
+    dc_body,
+    resource_versions,
+    rollguard,
+    view,
+    wait_until,
+)
 
 
 def refused(result, *words: str) -> str:
@@ -50,7 +61,7 @@ def test_a_workload_that_never_completed_is_refused_unless_accepted(sandbox, nam
     create_group(client, namespace, [dc_body("dc1", OLD)])
     # its first rollout failed (crash loop past a 3 s deadline): no revision ever ran complete
     client.create(DEPLOYMENT_CONFIGS, dc_body("dc2", CRASH, timeout=3), namespace=namespace)
-    rc_phase(client, namespace, "dc2-1", "Failed")
+    failed_and_settled(client, namespace, "dc2-1")
     before = resource_versions(client, namespace)
     base = ["rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc2={NEW}"]
     message = refused(rollguard(sandbox.kubeconfig, *base), "dc/dc2 never completed a rollout",
@@ -73,7 +84,10 @@ def test_a_workload_that_never_completed_is_refused_unless_accepted(sandbox, nam
 def test_revert_to_a_failed_revision_is_refused_unless_allowed(sandbox, namespace, client):
     create_group(client, namespace, [dc_body("dc1", OLD, timeout=3)])
     set_image(client, namespace, "DeploymentConfig", "dc1", CRASH)
-    rc_phase(client, namespace, "dc1-2", "Failed")
+    failed_and_settled(client, namespace, "dc1-2")
+    replicas = client.get(DEPLOYMENT_CONFIGS, "dc1", namespace=namespace)["spec"]["replicas"]
+    wait_until(client, REPLICATION_CONTROLLERS, namespace, "dc1-1", lambda rc: rc["spec"]["replicas"] == replicas,
+               what="the complete revision scaled back")  # fmt: skip
     before = resource_versions(client, namespace)
     message = refused(
         rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "dc/dc1", "--to-revision", "2"),
