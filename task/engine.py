@@ -20,6 +20,7 @@ from rollguard import audit
 from rollguard.api import Api
 from rollguard.errors import ApiError, RollguardError, RolloutFailed
 from rollguard.group import GroupRun, Printer, actor
+from rollguard.group_write import each_at_once, watched_after
 from rollguard.journal import WorkloadEntry
 from rollguard.kinds import images_of
 from rollguard.merge import combined_restore
@@ -143,7 +144,7 @@ class Rollout(GroupRun):
             and self.journal.workloads[wp.key].phase.touched
             and self.journal.workloads[wp.key].phase is not WorkloadPhase.DELETED  # nothing to record it on
         ]
-        self.each_at_once(changed, emit)
+        each_at_once(changed, emit)
 
     def _promote(self, plan: Plan, cache: NamespaceCache) -> None:
         """Copy each promoted tag into the group's ImageStreams, then pin containers to the digests."""
@@ -221,7 +222,7 @@ class Rollout(GroupRun):
             else:
                 written = self.write(wp, wp.write_body, guard_spec=True)
             self.journal.workloads[wp.key].phase = WorkloadPhase.APPLIED
-            item = self.watched(wp, written, self.request.timeout)
+            item = watched_after(wp, written, timeout=self.request.timeout)
             changes = {c: i for c, i in item.expected_images.items() if wp.snapshot.images.get(c) != i}
             if wp.create:
                 self.say(f"{wp.key}: created {changes}")
@@ -233,7 +234,7 @@ class Rollout(GroupRun):
                 self.say(f"{wp.key}: changed {changes or '(resumed only)'}")
             return item
 
-        results = self.each_at_once(todo, apply)
+        results = each_at_once(todo, apply)
         watched = [r for r in results if isinstance(r, Watched)]
         errors = [r for r in results if isinstance(r, RollguardError)]
         self.try_save()

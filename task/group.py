@@ -6,10 +6,10 @@
    error, here is status ``refused`` (exit 2) with nothing changed.
 2. ``begin`` (the subclass) sets up the journal; it is saved before the first change, so a run killed
    after it is finished by the next one. A SIGTERM before that save, or a failed save: ``refused``.
-3. The live cache starts; ``change`` (the subclass) writes the changes and says what to watch; every
-   workload is watched at once; the first failure (or SIGTERM) reverts every workload the run touched
-   to its journal's last verified state (`rollguard.group_revert`; ``reverted`` when verified, else
-   ``inconsistent``).
+3. The live cache starts; ``change`` (the subclass) writes the changes (through the guarded writes of
+   `rollguard.group_write`) and says what to watch; every workload is watched at once; the first
+   failure (or SIGTERM) reverts every workload the run touched to its journal's last verified state
+   (`rollguard.group_revert`; ``reverted`` when verified, else ``inconsistent``).
 4. ``after_run`` (the subclass) while the cache is still live; then, always, the cache stops and the
    claims and the lock are released; the `Outcome` reports the first error as the cause, later ones added.
 
@@ -39,8 +39,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Collection
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
 
 from rollguard.api import Api
 from rollguard.claims import Claims
@@ -49,14 +47,14 @@ from rollguard.errors import (
     ApiError,
     Conflict,
     Interrupted,
-    NotFound,
     RefusedError,
     RollguardError,
     RolloutFailed,
     Superseded,
     WorkloadDeleted,
 )
-from rollguard.group_revert import SETTLE_SECONDS, GroupRevert
+from rollguard.group_revert import GroupRevert
+from rollguard.group_write import GroupWrite
 from rollguard.journal import Journal, JournalStore, group_name, now
 from rollguard.kinds import images_of, pods_of_revision
 from rollguard.lock import LEASE_SECONDS, GroupLock
@@ -64,13 +62,10 @@ from rollguard.preflight import Plan, WorkloadPlan
 from rollguard.report import Outcome, WorkloadResult, pod_record
 from rollguard.resources import PODS, Resource
 from rollguard.structs import Obj, Phase, RunState, Status, WorkloadOutcome, WorkloadPhase
-from rollguard.templates import normalized
-from rollguard.watch import Watched, deleted_message, wait_for
+from rollguard.watch import Watched, wait_for
 from rollguard.watcher import NamespaceCache
 
 Printer = Callable[[str], None]
-WRITERS = 16  # concurrent workload writes; the API server's own limits sit far above this
-T = TypeVar("T")
 
 
 def actor() -> str:
@@ -85,8 +80,9 @@ def actor() -> str:
 
 
 class GroupRun:
-    """The run skeleton (`execute`) and the machinery it shares: lock, journal, live cache, writes; its
-    revert is carried out by the `GroupRevert` it owns (``group_revert``).
+    """The run skeleton (`execute`) and the machinery it shares: lock, journal, live cache; its writes
+    and its revert are carried out by the `GroupWrite` and `GroupRevert` it owns (``group_write``,
+    ``group_revert``).
 
     A subclass sets ``command`` and fills in `prepare`, `begin` and `change`; `record_success`,
     `end_run` and `after_run` have defaults it may override.
@@ -149,6 +145,7 @@ class GroupRun:
         # is none of them, nor the one preflight read, is someone else's edit, which the revert leaves
         # as they set it. Sent ones count too: a write whose answer was lost may have landed.
         self.ours: dict[str, list[Obj]] = {}
+        self.group_write = GroupWrite(self)
         self.group_revert = GroupRevert(self)
 
     # -- what a kind of run fills in ----------------------------------------------------------------
@@ -425,45 +422,14 @@ class GroupRun:
             return []
         return plan.kind.owned(obj, self.cache.owners(plan.kind.revisions).candidates(obj))
 
+    # -- writes (carried out by `rollguard.group_write.GroupWrite`) ----------------------------------
+
     def write(self, plan: WorkloadPlan, make_body: Callable[[Obj], Obj], *, guard_spec: bool) -> Obj:
         """One PUT with a resourceVersion precondition; on conflict re-read and retry.
 
         With ``guard_spec`` a conflict caused by someone else's spec edit fails instead of overwriting it.
         """
-        kind, name = plan.kind, plan.snapshot.ref.name
-        current = self.live(plan)
-        same = kind.comparable_spec
-        if guard_spec and same(self.as_if_untriggered(plan, current)) != same(plan.snapshot.raw):
-            # The cache already holds someone else's edit: writing on top of it would pass the
-            # resourceVersion precondition and silently undo that edit.
-            raise RolloutFailed(
-                f"{plan.key} was changed by someone else since preflight; not overwriting it",
-                workload=plan.key,
-            )
-        for _ in range(8):
-            # a rollout its triggers would not start is asked for in the same write (Kind.start_request)
-            body = kind.with_start_request(current, make_body(current), self.revisions(plan, current))
-            try:
-                self.ours.setdefault(plan.key, []).append(normalized(body.get("spec", {}).get("template", {})))
-                written = self.client.replace(kind.resource, body, namespace=self.namespace)
-                return self._wrote(plan, written)
-            except NotFound:
-                raise self.deleted(plan) from None
-            except Conflict:
-                try:
-                    fresh = self.client.get(kind.resource, name, namespace=self.namespace)
-                except NotFound:
-                    raise self.deleted(plan) from None
-                if same(make_body(fresh)) == same(fresh):
-                    # Our change is in already: a retried PUT whose first answer was lost had landed.
-                    return self._wrote(plan, fresh)
-                if guard_spec and same(self.as_if_untriggered(plan, fresh)) != same(plan.snapshot.raw):
-                    raise RolloutFailed(
-                        f"{plan.key} was changed by someone else since preflight; not overwriting it",
-                        workload=plan.key,
-                    ) from None
-                current = fresh
-        raise RolloutFailed(f"{plan.key}: too many write conflicts", workload=plan.key)
+        return self.group_write.write(plan, make_body, guard_spec=guard_spec)
 
     def as_if_untriggered(self, plan: WorkloadPlan, live: Obj) -> Obj:
         """``live`` without the changes this run itself caused through the platform (a promotion's
@@ -471,61 +437,12 @@ class GroupRun:
         return live
 
     def create(self, plan: WorkloadPlan, body: Obj) -> Obj:
-        """POST a workload the run brings (given by manifest, absent in preflight); the journal already
-        says it is to be created, so a run killed after this deletes it on its revert."""
-        try:
-            written = self.client.create(plan.kind.resource, body, namespace=self.namespace)
-        except Conflict as exc:  # 409 AlreadyExists: someone created it since preflight
-            raise RolloutFailed(
-                f"{plan.key} was created by someone else since preflight; not overwriting it",
-                workload=plan.key,
-            ) from exc
-        return self._wrote(plan, written)
-
-    def _wrote(self, plan: WorkloadPlan, written: Obj) -> Obj:
-        if self.cache is not None:
-            self.cache.put(plan.kind.resource, written)
-        self.ours.setdefault(plan.key, []).append(normalized(written.get("spec", {}).get("template", {})))
-        return written
+        """POST a workload the run brings (given by manifest, absent in preflight); 409 fails it."""
+        return self.group_write.create(plan, body)
 
     def deleted(self, plan: WorkloadPlan) -> WorkloadDeleted:
         """Mark a workload someone else deleted during the run: reported as such, nothing to revert."""
-        entry = self.journal.workloads.get(plan.key)
-        message = deleted_message(plan.key)
-        if entry is not None:
-            entry.phase, entry.note = WorkloadPhase.DELETED, message
-        return WorkloadDeleted(message, workload=plan.key)
-
-    def watched(self, plan: WorkloadPlan, written: Obj, timeout: int) -> Watched:
-        """What to wait for after writing ``written``: its images, by --timeout, and never stalled for
-        longer than its own (no-progress) deadline, as the platform judges it."""
-        own = plan.kind.deadline(written)
-        return Watched(
-            ref=plan.snapshot.ref,
-            expected_images=images_of(written["spec"]["template"]),
-            deadline=time.monotonic() + timeout,
-            deadline_reason=f"not complete within --timeout {timeout}s",
-            stall_seconds=own + SETTLE_SECONDS,
-            stall_reason=f"no progress within its own deadline of {own}s",
-            since=now(),
-        )
-
-    def each_at_once(
-        self, plans: list[WorkloadPlan], work: Callable[[WorkloadPlan], T]
-    ) -> list[T | RollguardError]:
-        """``work`` for every plan concurrently, results in order (errors as values).
-
-        A group of N then costs about one round trip before the last workload starts rolling, not N.
-        """
-        with ThreadPoolExecutor(max_workers=max(1, min(WRITERS, len(plans)))) as pool:
-            futures = [pool.submit(work, wp) for wp in plans]
-        results: list[T | RollguardError] = []
-        for future in futures:
-            try:
-                results.append(future.result())
-            except RollguardError as exc:
-                results.append(exc)
-        return results
+        return self.group_write.deleted(plan)
 
     # -- revert (carried out by `rollguard.group_revert.GroupRevert`) -----------------------------------
 

@@ -19,7 +19,8 @@ verified state is absence. The contract:
 
 It sees its run only through `RevertingRun`, which lists all it uses (the fenced client, the journal,
 the live cache, the run's write and its error record), so this module imports nothing of
-`rollguard.group` and the skeleton and its revert can be read apart.
+`rollguard.group` and the skeleton and its revert can be read apart; its writes start at once through
+`rollguard.group_write.each_at_once`.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ import dataclasses
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from rollguard import merge
 from rollguard.api import Api
 from rollguard.errors import ApiError, NotFound, RollguardError, WorkloadDeleted
+from rollguard.group_write import SETTLE_SECONDS, each_at_once
 from rollguard.journal import Journal, now
 from rollguard.kinds import images_of
 from rollguard.preflight import Plan, WorkloadPlan
@@ -42,11 +44,6 @@ from rollguard.structs import Obj, Phase, RunState, WorkloadPhase
 from rollguard.templates import normalized
 from rollguard.watch import Watched, edited_message, wait_for
 from rollguard.watcher import NamespaceCache
-
-# Slack past a deadline rollguard waits on besides the platform's own, so that the platform's verdict
-# (and the pod that says why) arrives before rollguard gives up on its own clock.
-SETTLE_SECONDS = 5
-T = TypeVar("T")
 
 
 class RevertingRun(Protocol):
@@ -69,10 +66,6 @@ class RevertingRun(Protocol):
     def write(self, plan: WorkloadPlan, make_body: Callable[[Obj], Obj], *, guard_spec: bool) -> Obj: ...
 
     def deleted(self, plan: WorkloadPlan) -> WorkloadDeleted: ...
-
-    def each_at_once(
-        self, plans: list[WorkloadPlan], work: Callable[[WorkloadPlan], T]
-    ) -> list[T | RollguardError]: ...
 
     def fail(self, message: str) -> None: ...
 
@@ -167,7 +160,7 @@ class GroupRevert:
 
         watched = []
         unexpected: list[RollguardError] = []
-        for wp, result in zip(targets, run.each_at_once(targets, start), strict=True):
+        for wp, result in zip(targets, each_at_once(targets, start), strict=True):
             if isinstance(result, Watched):
                 watched.append(result)
             elif isinstance(result, WorkloadDeleted):  # deleted as the revert went: nothing to restore
@@ -239,7 +232,7 @@ class GroupRevert:
                 run.client.delete(wp.kind.resource, wp.snapshot.ref.name, namespace=run.namespace)
             run.say(f"{wp.key}: deleting it (this run created it)")
 
-        for wp, result in zip(plans, run.each_at_once(plans, delete), strict=True):
+        for wp, result in zip(plans, each_at_once(plans, delete), strict=True):
             if isinstance(result, RollguardError):
                 run.fail(f"revert of {wp.key} failed: could not delete it: {result}")
                 run.journal.workloads[wp.key].phase = WorkloadPhase.ERROR

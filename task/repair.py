@@ -21,6 +21,7 @@ from rollguard.api import Api
 from rollguard.audit import emit
 from rollguard.errors import ApiError, RolloutFailed
 from rollguard.group import GroupRun, actor
+from rollguard.group_write import watched_after
 from rollguard.journal import Journal, WorkloadEntry, group_name
 from rollguard.lock import LEASE_SECONDS
 from rollguard.preflight import Plan, WorkloadPlan
@@ -129,7 +130,7 @@ class Repair(GroupRun):
                     # wrote and never saw finish): verify it too, or success would be claimed unseen.
                     # An old failure it did not touch (dc2 of the reference case on resume) is not
                     # this repair's result: it stays a finding for revert or redeploy.
-                    watched.append(self.watched(wp, obj, self.timeout))
+                    watched.append(watched_after(wp, obj, timeout=self.timeout))
                 continue
             if change.delete:  # created by an unfinished rollout -f: its verified state is absence
                 self.remove([wp])
@@ -142,7 +143,7 @@ class Repair(GroupRun):
             entry.phase = WorkloadPhase.APPLIED
             self.try_save()
             self._audit(change, written)
-            watched.append(self.watched(wp, written, self.timeout))
+            watched.append(watched_after(wp, written, timeout=self.timeout))
             self.say(f"{wp.key}: {'; '.join(change.diff()[1:]) or self.command}")
         return watched
 
