@@ -19,6 +19,7 @@ from tests.sandbox.test_openshift import (
     has_items,
     image_stream,
     patch,
+    put_again_on_conflict,
     rc_replicas,
     set_image,
     settled,
@@ -123,16 +124,12 @@ def test_an_image_trigger_alone_rolls_out_a_changed_image(
 
     # one write: a new image, and the trigger manual so that its tag does not take the container back
     # (what rollguard writes); the trigger being there at all is what rolls it out
-    for _ in range(10):  # read again on a conflict: the controller writes the status meanwhile
-        dc = kube.get(f"{dcs}/web")
+    def v2(dc: JSON) -> JSON:
         dc["spec"]["template"]["spec"]["containers"][0]["image"] = f"{APP}:v2"
         dc["spec"]["triggers"][0]["imageChangeParams"].pop("automatic", None)
-        try:
-            kube.request("PUT", f"{dcs}/web", dc)
-            break
-        except ApiError as e:
-            if e.status != 409:
-                raise
+        return dc
+
+    put_again_on_conflict(kube, f"{dcs}/web", v2)  # the controller writes the status meanwhile
     rc = wait_rc(kube, namespace, "web-2", "Complete")
     assert rc["spec"]["template"]["spec"]["containers"][0]["image"] == f"{APP}:v2"
     dc = wait_for(kube, dcs, "web", lambda d: settled(d) and d["status"]["latestVersion"] == 2)
@@ -171,13 +168,6 @@ def test_status_subresource_refuses_a_decrement_and_takes_a_jump(kube: Kube, nam
         assert (
             'DeploymentConfig.apps.openshift.io "web" is invalid: ' in message and words in message
         )
-    for _ in range(10):  # read again on a conflict: the controller writes the status meanwhile
-        fresh = kube.get(f"{dcs}/web")
-        try:
-            kube.request("PUT", status, {**fresh, "status": {**fresh["status"], "latestVersion": 3}})
-            break
-        except ApiError as e:
-            if e.status != 409:
-                raise
+    put_again_on_conflict(kube, f"{dcs}/web", lambda d: {**d, "status": {**d["status"], "latestVersion": 3}}, to=status)
     rc = wait_rc(kube, namespace, "web-3", "Complete")
     assert rc["metadata"]["annotations"]["openshift.io/deployment-config.latest-version"] == "3"

@@ -101,6 +101,18 @@ def patch(kube: Kube, path: str, body: JSON) -> JSON:
     return kube.request("PATCH", path, body, content_type=MERGE_PATCH)
 
 
+def put_again_on_conflict(kube: Kube, read: str, change: Callable[[JSON], JSON], *, to: str | None = None) -> JSON:
+    """GET ``read``, PUT ``change(obj)`` to ``to`` (default: the same path), as a client's update does; read
+    again on a 409 (a controller wrote the object's status meanwhile)."""
+    for _ in range(10):
+        try:
+            return kube.request("PUT", to or read, change(kube.get(read)))
+        except ApiError as e:
+            if e.status != 409:
+                raise
+    pytest.fail(f"{to or read}: too many conflicts")
+
+
 def set_image(kube: Kube, ns: str, dc: str, image: str, **spec: Any) -> JSON:
     body = {"spec": {**spec, "template": {"spec": {"containers": [{"name": "app", "image": image}]}}}}
     return patch(kube, f"{DCS.format(ns=ns)}/{dc}", body)
@@ -933,15 +945,11 @@ def test_tag_copy_is_rewritten_to_the_destination_and_does_not_follow_the_source
     )
     wait_for(kube, src, "build", lambda s: status_tag(s, "abc")["items"][0]["image"] != item["image"])
     # a spec change of its own after the source moved: once it resolves, the stream has been synced since
-    for _ in range(10):  # read again on a conflict: the importer writes the status meanwhile
-        current = kube.get(f"{ISS.format(ns=namespace)}/app")
-        current["spec"]["tags"].append({"name": "poke", "from": {"kind": "DockerImage", "name": f"{APP}:v1"}})
-        try:
-            kube.request("PUT", f"{ISS.format(ns=namespace)}/app", current)
-            break
-        except ApiError as e:
-            if e.status != 409:
-                raise
+    def poke(stream: JSON) -> JSON:
+        stream["spec"]["tags"].append({"name": "poke", "from": {"kind": "DockerImage", "name": f"{APP}:v1"}})
+        return stream
+
+    put_again_on_conflict(kube, f"{ISS.format(ns=namespace)}/app", poke)  # the importer writes status too
     again = wait_for(kube, ISS.format(ns=namespace), "app", has_items("poke"))
     assert [i["image"] for i in status_tag(again, "follow")["items"]] == [item["image"]]
 
