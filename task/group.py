@@ -55,7 +55,7 @@ from rollguard.errors import (
 )
 from rollguard.group_revert import GroupRevert
 from rollguard.group_write import GroupWrite
-from rollguard.journal import Journal, JournalStore, group_name, now
+from rollguard.journal import Journal, JournalStore, group_name, precise_now
 from rollguard.kinds import images_of, pods_of_revision
 from rollguard.lock import LEASE_SECONDS, GroupLock
 from rollguard.preflight import Plan, WorkloadPlan
@@ -168,7 +168,7 @@ class GroupRun:
         ``verified``: the keys this run verified (default: all); the others keep the time their own run
         verified them (``at``), so drift is measured per workload against the run that verified it last.
         """
-        stamp, old = now(), self.journal.last_success
+        stamp, old = precise_now(), self.journal.last_success
         old_at = {
             k: (old.get("at") or {}).get(k) or old.get("finished", "") for k in old.get("templates") or {}
         }

@@ -36,7 +36,10 @@ from rollguard.structs import Obj, RunState, VerifiedState, WorkloadPhase
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 JOURNAL_LABEL = "rollguard.io/journal"
-__all__ = ["DATA_KEY", "Journal", "JournalStore", "WorkloadEntry", "group_name", "is_part", "parse_configmap"]
+__all__ = [
+    "DATA_KEY", "Journal", "JournalStore", "WorkloadEntry", "group_name", "is_part", "parse_configmap",
+    "precise_now", "stamp_order",
+]
 SAME_AS_VERIFIED = "=verified"  # a last-success template equal to the entry's verified one
 SELECTOR_ANNOTATION = "rollguard.io/selector"
 FINAL_STATES = frozenset({RunState.SUCCEEDED, RunState.REVERTED, RunState.REPAIRED})  # how a run ends well
@@ -45,6 +48,25 @@ HISTORY_LIMIT = 20
 
 def now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def precise_now() -> str:
+    """Now to the microsecond: two runs can verify one workload within the same second (a fast run
+    right after a slow one), and drift is measured against the later one."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def stamp_order(stamp: str) -> dt.datetime:
+    """A journal time stamp, with or without microseconds, as a time to compare ("" is the earliest).
+
+    As strings the two forms sort wrongly ("...:01.5Z" before "...:01Z"), so they are compared parsed.
+    """
+    for form in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
+        try:
+            return dt.datetime.strptime(stamp, form).replace(tzinfo=dt.UTC)
+        except ValueError:
+            continue
+    return dt.datetime.min.replace(tzinfo=dt.UTC)
 
 
 def group_name(selector: str) -> str:

@@ -16,7 +16,14 @@ import datetime as dt
 from collections.abc import Iterable, Mapping
 
 from rollguard.errors import RefusedError
-from rollguard.journal import SELECTOR_ANNOTATION, Journal, WorkloadEntry, is_part, parse_configmap
+from rollguard.journal import (
+    SELECTOR_ANNOTATION,
+    Journal,
+    WorkloadEntry,
+    is_part,
+    parse_configmap,
+    stamp_order,
+)
 from rollguard.kinds import KINDS, Kind, Owners, images_of, kind_of, pods_of_revision
 from rollguard.kinds.base import as_int
 from rollguard.kinds.triggers import moving
@@ -144,8 +151,19 @@ def group_for(ref: WorkloadRef, labels: Mapping[str, str], groups: Iterable[Grou
     """
     candidates = [g for g in groups if matches(g.selector, labels)]
     candidates.sort(key=lambda g: (-len(requirements(g.selector)), g.name))
-    candidates.sort(key=lambda g: g.journal.updated if ref.key in g.journal.workloads else "", reverse=True)
+    candidates.sort(key=lambda g: _last_acted(g, ref.key), reverse=True)
     return candidates[0] if candidates else None
+
+
+def _last_acted(group: Group, key: str) -> tuple[dt.datetime, dt.datetime]:
+    """When ``group``'s journal last acted on workload ``key`` (the earliest time when it never did).
+
+    The journal's write time is to the second; two runs ending within one second are told apart by the
+    time each verified the workload, which is to the microsecond.
+    """
+    if key not in group.journal.workloads:
+        return (stamp_order(""), stamp_order(""))
+    return (stamp_order(group.journal.updated), stamp_order(verified_at(group.journal, key)))
 
 
 def verified_at(journal: Journal, key: str) -> str:
@@ -162,12 +180,13 @@ def drift_reference(key: str, labels: Mapping[str, str], groups: Iterable[Group]
     Whatever selector that run used: a narrower run's reference holds for the workloads it verified
     until a later run (of any group the workload is in) verifies them again.
     """
-    best: tuple[str, Obj, str] | None = None
+    best: tuple[dt.datetime, Obj, str] | None = None
     for group in groups:
-        at = verified_at(group.journal, key)
+        stamp = verified_at(group.journal, key)
+        at = stamp_order(stamp)
         template = (group.journal.last_success.get("templates") or {}).get(key)
         if (
-            at
+            stamp
             and isinstance(template, dict)
             and matches(group.selector, labels)
             and (best is None or at > best[0])

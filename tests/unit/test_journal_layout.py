@@ -13,7 +13,7 @@ import datetime as dt
 import json
 import os
 
-from rollguard.journal import Journal, WorkloadEntry, parse_configmap
+from rollguard.journal import Journal, WorkloadEntry, parse_configmap, precise_now, stamp_order
 from rollguard.journal_codec import DATA_KEY, PACKED_KEY, PART_LIMIT, PLAIN_LIMIT, decode, encode
 from rollguard.state import drift_reference, group_for, read_groups
 from rollguard.structs import RunState, VerifiedState, WorkloadRef
@@ -150,3 +150,35 @@ def test_drift_is_measured_against_the_last_run_that_verified_each_workload_what
     )
     assert drift_reference("deployment/a", labels, groups) == (hotfix2, "hotfix2")
     assert drift_reference("deployment/b", {"app": "shop"}, groups) == (release, "release")
+
+
+def test_of_two_runs_that_verified_a_workload_within_one_second_the_later_is_the_reference() -> None:
+    """A slow run's success, then at once a fast run of an overlapping group: the fast run's template is
+    the reference and its group the one repairs plan from, whichever group is listed first. With stamps
+    to the second they tied and the first listed won (CI's test_overlapping_groups_at_once_one_is_refused
+    saw dc/a drifted from the slow run's template)."""
+    slow, fast = template(10, image="img:slow"), template(10, image="img:fast")
+    earlier = precise_now()
+    later = precise_now()
+    while later == earlier:  # the clock's resolution, not the stamp's, may make them equal
+        later = precise_now()
+    first = journal_of({"deployment/a": slow}, selector="app=shop", finished=earlier)
+    first.last_success["run_id"] = "slow"
+    second = journal_of({"deployment/a": fast}, selector="tier=backend", finished=later)
+    second.last_success["run_id"] = "fast"
+    first.updated = second.updated = earlier[:19] + "Z"  # both journals written within one second
+    labels = {"app": "shop", "tier": "backend"}
+    for cms in (group(first, "rollguard-a") + group(second, "rollguard-b"),
+                group(second, "rollguard-b") + group(first, "rollguard-a")):
+        groups = read_groups("shop", cms, [], now=dt.datetime.now(dt.UTC))
+        assert drift_reference("deployment/a", labels, groups) == (fast, "fast")
+        picked = group_for(WorkloadRef("Deployment", "a"), labels, groups)
+        assert picked is not None and picked.name == "rollguard-b"
+
+
+def test_a_stamp_with_microseconds_is_later_than_the_same_second_written_without() -> None:
+    """Journals written before the stamps had microseconds say "...:01Z"; as strings it sorts after
+    "...:01.5Z", parsed it is the earlier."""
+    assert stamp_order("2026-12-01T10:00:01.500000Z") > stamp_order("2026-12-01T10:00:01Z")
+    assert stamp_order("2026-12-01T10:00:02Z") > stamp_order("2026-12-01T10:00:01.999999Z")
+    assert stamp_order("") < stamp_order("2026-12-01T10:00:01Z")
