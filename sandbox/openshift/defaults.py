@@ -177,96 +177,164 @@ def _tag_of(image: str) -> str:
     return last.split(":", 1)[1] if ":" in last else "latest"
 
 
-def validate_dc(dc: JSON) -> str | None:
-    """The first validation error OpenShift would report (openshift-apiserver
-    pkg/apps/apis/apps/validation/validation.go), for the rules the emulation knows, in its order."""
+def validate_dc(dc: JSON, template_errors: list[str] | None = None) -> list[str]:
+    """The validation errors OpenShift would report (openshift-apiserver
+    pkg/apps/apis/apps/validation/validation.go ValidateDeploymentConfigSpec), for the rules the
+    emulation knows, in its order: triggers, strategy, then the template.
+
+    `template_errors`: what Kubernetes' own ValidatePodTemplateSpecForRC says of `spec.template`
+    (sandbox/openshift/podtemplate.py asks the real API server). None when it could not be asked: then
+    the emulation's own few template rules stand in (selector and labels, a required image)."""
     spec = dc.get("spec") or {}
     template = spec.get("template")
+    errors: list[str] = []
     for i, t in enumerate(spec.get("triggers") or []):
-        error = _validate_trigger(t, f"spec.triggers[{i}]")
-        if error:
-            return error
+        errors += _validate_trigger(t, f"spec.triggers[{i}]")
+    if isinstance(template, dict):  # validateDeploymentStrategy only runs with a pod spec to check
+        errors += _validate_strategy(spec.get("strategy") or {})
     if not isinstance(template, dict):
-        return "spec.template: Required value"
-    error = _validate_strategy(spec.get("strategy") or {})
-    if error:
-        return error
+        return _unique([*errors, "spec.template: Required value"])
+    if template_errors is not None:
+        errors += template_errors
+    else:
+        errors += _template_errors(spec, template)
+    errors += _container_name_errors(spec, template)
+    return _unique(errors)
+
+
+def _unique(errors: list[str]) -> list[str]:
+    """field.ErrorList.ToAggregate drops an error that prints as one before it."""
+    return list(dict.fromkeys(errors))
+
+
+_CAUSE_REASONS = {
+    "Invalid value": "FieldValueInvalid",
+    "Required value": "FieldValueRequired",
+    "Duplicate value": "FieldValueDuplicate",
+    "Unsupported value": "FieldValueNotSupported",
+    "Forbidden": "FieldValueForbidden",
+    "Too long": "FieldValueTooLong",
+    "Too many": "FieldValueTooMany",
+    "Not found": "FieldValueNotFound",
+    "Internal error": "InternalError",
+}
+
+
+def invalid_causes(errors: list[str]) -> list[JSON]:
+    """The `details.causes` of errors.NewInvalid for errors printed as "field: detail"."""
+    causes = []
+    for e in errors:
+        path, _, body = e.partition(": ")
+        reason = next(
+            (r for prefix, r in _CAUSE_REASONS.items() if body.startswith(prefix)), "FieldValueInvalid"
+        )
+        causes.append({"reason": reason, "message": body, "field": path})
+    return causes
+
+
+def _template_errors(spec: JSON, template: JSON) -> list[str]:
+    """The emulation's own stand-in for ValidatePodTemplateSpecForRC: selector and labels, then a
+    required image (handleEmptyImageReferences: only an image trigger naming the container may leave it
+    empty; a blank " " passes Kubernetes' own check, which tests len(image) == 0 only)."""
+    errors = []
     labels = (template.get("metadata") or {}).get("labels") or {}
     selector = spec.get("selector") or {}
     if selector and any(labels.get(k) != v for k, v in selector.items()):
-        return (
+        errors.append(
             f"spec.template.metadata.labels: Invalid value: {json.dumps(labels)}: "
             "`selector` does not match template `labels`"
         )
-    containers = [c for c in (template.get("spec") or {}).get("containers") or [] if isinstance(c, dict)]
-    names = {c.get("name") for c in containers}
     triggered = set()
+    for t in spec.get("triggers") or []:
+        params = t.get("imageChangeParams") if isinstance(t, dict) else None
+        if isinstance(params, dict) and t.get("type") == "ImageChange":
+            triggered.update(params.get("containerNames") or [])
+    for i, c in enumerate(_containers(template)):
+        if c.get("image", "") == "" and c.get("name") not in triggered:
+            errors.append(f"spec.template.spec.containers[{i}].image: Required value")
+    return errors
+
+
+def _containers(template: JSON) -> list[JSON]:
+    return [c for c in (template.get("spec") or {}).get("containers") or [] if isinstance(c, dict)]
+
+
+def _container_name_errors(spec: JSON, template: JSON) -> list[str]:
+    """An image trigger's containerNames must name containers of the template (not a rule of
+    validation.go: where the emulation has it from is not recorded, so it comes last)."""
+    names = {c.get("name") for c in _containers(template)}
+    errors = []
     for i, t in enumerate(spec.get("triggers") or []):
         params = t.get("imageChangeParams") if isinstance(t, dict) else None
         if isinstance(params, dict):
-            triggered.update(params.get("containerNames") or [])
             for n in params.get("containerNames") or []:
                 if n not in names:
-                    return (
+                    errors.append(
                         f"spec.triggers[{i}].imageChangeParams.containerNames: Invalid value: "
                         f"{json.dumps(n)}: there is no container with this name in the pod template"
                     )
-    for i, c in enumerate(containers):
-        # handleEmptyImageReferences: only an image trigger naming the container may leave it empty
-        # (a blank " " passes Kubernetes' own check, which tests len(image) == 0 only)
-        if c.get("image", "") == "" and c.get("name") not in triggered:
-            return f"spec.template.spec.containers[{i}].image: Required value"
-    return None
+    return errors
 
 
-def _validate_trigger(t: Any, path: str) -> str | None:
+def _validate_trigger(t: Any, path: str) -> list[str]:
+    """validation.go validateTrigger and validateImageChangeParams."""
     if not isinstance(t, dict) or not t.get("type"):
-        return f"{path}.type: Required value"
+        return [f"{path}.type: Required value"]
     if t["type"] != "ImageChange":
-        return None
+        return []
     params = t.get("imageChangeParams")
     if not isinstance(params, dict):
-        return f"{path}.imageChangeParams: Required value"
+        return [f"{path}.imageChangeParams: Required value"]
+    errors = []
     src = params.get("from") or {}
     if not src.get("name"):
-        return f"{path}.imageChangeParams.from: Required value"
-    if src.get("kind") != "ImageStreamTag":
-        return f"{path}.imageChangeParams.from.kind: Invalid value: {json.dumps(src.get('kind', ''))}: kind must be an ImageStreamTag"
-    if not re.fullmatch(r"[^:@]+:[^:@]+", src["name"]):
-        return (
-            f"{path}.imageChangeParams.from.name: Invalid value: "
-            f"{json.dumps(src['name'])}: must be of the form <stream_name>:<tag>"
-        )
+        errors.append(f"{path}.imageChangeParams.from: Required value")
+    else:
+        if src.get("kind") != "ImageStreamTag":
+            errors.append(
+                f"{path}.imageChangeParams.from.kind: Invalid value: {json.dumps(src.get('kind', ''))}: "
+                "kind must be an ImageStreamTag"
+            )
+        if not re.fullmatch(r"[^:@]+:[^:@]+", src["name"]):
+            errors.append(
+                f"{path}.imageChangeParams.from.name: Invalid value: "
+                f"{json.dumps(src['name'])}: must be of the form <stream_name>:<tag>"
+            )
     if not params.get("containerNames"):
-        return f"{path}.imageChangeParams.containerNames: Required value"
-    return None
+        errors.append(f"{path}.imageChangeParams.containerNames: Required value")
+    return errors
 
 
 def _int_or_percent_is_zero(value: Any) -> bool:
     return value is None or str(value).strip() in ("0", "0%")
 
 
-def _validate_strategy(strategy: JSON) -> str | None:
+def _validate_strategy(strategy: JSON) -> list[str]:
+    """validation.go validateDeploymentStrategy: the rolling or recreate params, then the deadline."""
     rolling, recreate = strategy.get("rollingParams"), strategy.get("recreateParams")
     params = rolling if isinstance(rolling, dict) else recreate if isinstance(recreate, dict) else {}
     kind = "rollingParams" if isinstance(rolling, dict) else "recreateParams"
+    errors = []
     timeout = params.get("timeoutSeconds")
     if timeout is not None and int(timeout) < 1:
-        return f"spec.strategy.{kind}.timeoutSeconds: Invalid value: {timeout}: must be >0"
+        errors.append(f"spec.strategy.{kind}.timeoutSeconds: Invalid value: {timeout}: must be >0")
     if (
         isinstance(rolling, dict)
         and _int_or_percent_is_zero(rolling.get("maxUnavailable"))
         and _int_or_percent_is_zero(rolling.get("maxSurge"))
     ):
         value = json.dumps(rolling.get("maxUnavailable", 0))
-        return f"spec.strategy.rollingParams.maxUnavailable: Invalid value: {value}: cannot be 0 when maxSurge is 0 as well"
+        errors.append(
+            f"spec.strategy.rollingParams.maxUnavailable: Invalid value: {value}: "
+            "cannot be 0 when maxSurge is 0 as well"
+        )
     deadline = strategy.get("activeDeadlineSeconds")
     if deadline is not None and timeout is not None and int(deadline) <= int(timeout):
-        return (
+        errors.append(
             f"spec.strategy.activeDeadlineSeconds: Invalid value: {deadline}: "
             "activeDeadlineSeconds must be greater than timeoutSeconds"
         )
-    return None
+    return errors
 
 
 def default_is(stream: JSON, old: JSON | None) -> JSON:

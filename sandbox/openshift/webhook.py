@@ -56,14 +56,23 @@ def review(request: JSON, lookup: StreamLookup | None = None) -> JSON:
             # fired for a new DC, whatever the client sent
             obj = defaults.without_last_triggered(obj)
         new = defaults.default_dc(obj)
-        error = defaults.validate_dc(new)
-        if error:
-            name = obj.get("metadata", {}).get("name", "")
-            message = f'DeploymentConfig.apps.openshift.io "{name}" is invalid: {error}'
+        name = obj.get("metadata", {}).get("name", "")
+        errors = defaults.validate_dc(new)
+        if errors:
             return {
                 "uid": uid,
                 "allowed": False,
-                "status": {"code": 422, "reason": "Invalid", "message": message},
+                "status": {
+                    "code": 422,
+                    "reason": "Invalid",
+                    "message": latestversion.invalid_message(name, errors),
+                    "details": {
+                        "name": name,
+                        "group": "apps.openshift.io",
+                        "kind": "DeploymentConfig",
+                        "causes": defaults.invalid_causes(errors),
+                    },
+                },
             }
         if request.get("operation") == "UPDATE" and not request.get("subResource"):
             # a client's latestVersion + 1 on the main resource (the oc rollout latest fallback): the

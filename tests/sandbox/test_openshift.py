@@ -831,8 +831,10 @@ def test_create_clears_last_triggered_image(kube: Kube, namespace: str) -> None:
     ("edit", "error"),
     [
         (
+            # no trigger names the container, so nothing fills its empty image in for the validation
             lambda s: s["triggers"][1]["imageChangeParams"].pop("containerNames"),
-            "spec.triggers[1].imageChangeParams.containerNames: Required value",
+            "[spec.triggers[1].imageChangeParams.containerNames: Required value, "
+            "spec.template.spec.containers[0].image: Required value]",
         ),
         (
             lambda s: s["triggers"][1]["imageChangeParams"]["from"].update(kind="DockerImage"),
