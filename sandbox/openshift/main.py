@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from sandbox.openshift import crds
+from sandbox.openshift import crds, podtemplate
 from sandbox.openshift.annotationtriggers import AnnotationTriggerController
 from sandbox.openshift.deploymentconfigs import DeploymentConfigController
 from sandbox.openshift.imagestreams import ImageStreamController
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                     return None
                 raise
 
-        webhook = Webhook(lookup=stream)
+        webhook = Webhook(lookup=stream, template_check=lambda dc: podtemplate.check(kube, dc))
         webhook.start()
         webhook.register(kube)
     images = ImageStreamController(kube, args.registry)

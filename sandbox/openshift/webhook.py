@@ -1,9 +1,12 @@
-"""A mutating admission webhook that defaults (and minimally validates) DCs and ImageStreams.
+"""A mutating admission webhook that defaults (and validates) DCs and ImageStreams.
 
 OpenShift defaults its API objects inside the API server, so a client sees the defaults in the answer to
 its own create or update. A CRD cannot do that by itself; an admission webhook served from this process
 can. The webhook is registered with failurePolicy Ignore: while this process is down, writes still work
 and the DC controller applies the same defaults afterwards.
+
+A DC's pod template is validated as OpenShift does it, with Kubernetes' own code: the webhook asks the
+API server with one dry-run request per create or update of a DC (sandbox/openshift/podtemplate.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 
 from sandbox.openshift import defaults, latestversion
 from sandbox.openshift.kube import JSON, ApiError, Kube
+from sandbox.openshift.podtemplate import Verdict
 
 log = logging.getLogger(__name__)
 CONFIG_NAME = "rollguard-openshift-emulation"
@@ -28,10 +32,16 @@ _CONFIGS = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
 
 
 StreamLookup = Callable[[str, str], JSON | None]  # (namespace, name) -> ImageStream or None
+TemplateCheck = Callable[[JSON], Verdict | None]  # defaulted DC -> the API server's word on its template
 
 
-def review(request: JSON, lookup: StreamLookup | None = None) -> JSON:
-    """Answer one AdmissionReview request: a JSON patch of `spec`, or a denial."""
+def review(
+    request: JSON, lookup: StreamLookup | None = None, template_check: TemplateCheck | None = None
+) -> JSON:
+    """Answer one AdmissionReview request: a JSON patch of `spec`, or a denial.
+
+    `lookup` reads an ImageStream (tag sources); `template_check` asks the API server what Kubernetes'
+    validation says of a defaulted DC's pod template (sandbox/openshift/podtemplate.py check)."""
     uid = request.get("uid", "")
     obj = request.get("object") or {}
     old = request.get("oldObject")
@@ -57,7 +67,22 @@ def review(request: JSON, lookup: StreamLookup | None = None) -> JSON:
             obj = defaults.without_last_triggered(obj)
         new = defaults.default_dc(obj)
         name = obj.get("metadata", {}).get("name", "")
-        errors = defaults.validate_dc(new)
+        # Kubernetes' own word on the pod template (one dry-run request to the API server): only for the
+        # main resource, whose writes OpenShift validates in full (the status one validates the status).
+        # The template goes as the client sent it: OpenShift decodes it before defaulting, and the API
+        # server applies Kubernetes' defaults to it before validating, as OpenShift does.
+        verdict = None
+        if template_check and not request.get("subResource"):
+            sent = (obj.get("spec") or {}).get("template")
+            verdict = template_check({**new, "spec": {**new["spec"], "template": sent}})
+        if verdict is not None and verdict.bad_request is not None:
+            # decoding comes before any validation: the template cannot even be read as a PodTemplateSpec
+            return {
+                "uid": uid,
+                "allowed": False,
+                "status": {"code": 400, "reason": "BadRequest", "message": verdict.bad_request},
+            }
+        errors = defaults.validate_dc(new, verdict.errors if verdict is not None else None)
         if errors:
             return {
                 "uid": uid,
@@ -118,6 +143,7 @@ def review(request: JSON, lookup: StreamLookup | None = None) -> JSON:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the API server reuses its connection
     lookup: StreamLookup | None = None
+    template_check: TemplateCheck | None = None
 
     def do_POST(self) -> None:
         try:
@@ -125,7 +151,7 @@ class _Handler(BaseHTTPRequestHandler):
             answer = {
                 "apiVersion": "admission.k8s.io/v1",
                 "kind": "AdmissionReview",
-                "response": review(body.get("request") or {}, type(self).lookup),
+                "response": review(body.get("request") or {}, type(self).lookup, type(self).template_check),
             }
             data, code = json.dumps(answer).encode(), 200
         except Exception as e:
@@ -144,8 +170,11 @@ class _Handler(BaseHTTPRequestHandler):
 class Webhook:
     """The HTTPS server on 127.0.0.1 (a free port) and its registration with the API server."""
 
-    def __init__(self, lookup: StreamLookup | None = None) -> None:
+    def __init__(
+        self, lookup: StreamLookup | None = None, template_check: TemplateCheck | None = None
+    ) -> None:
         _Handler.lookup = staticmethod(lookup) if lookup else None  # type: ignore[assignment]
+        _Handler.template_check = staticmethod(template_check) if template_check else None  # type: ignore[assignment]
         self._dir = Path(tempfile.mkdtemp(prefix="rollguard-openshift-webhook-"))
         cert, key = self._dir / "tls.crt", self._dir / "tls.key"
         subprocess.run(

@@ -6,6 +6,8 @@ OpenShift's DC controller, deployer and image API produce (reference section 2).
 
 from __future__ import annotations
 
+import copy
+import itertools
 import json
 import secrets
 import time
@@ -871,6 +873,153 @@ def test_validation_refuses_what_openshift_refuses(
     # (the sandbox's admission webhook prefixes the message with its own name)
     assert err.value.body["message"].endswith(f'DeploymentConfig.apps.openshift.io "web" is invalid: {error}')
     assert kube.get(DCS.format(ns=namespace))["items"] == []
+
+
+# Kubernetes' own words (kube-apiserver v1.20, as sandbox/scripts/build-control-plane.sh builds it).
+_RFC1123 = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start "
+    "and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+_ENV_NAME = (
+    "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', "
+    "and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used "
+    "for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"
+)
+
+
+def _container(spec: JSON, **fields: Any) -> None:
+    spec["template"]["spec"]["containers"][0].update(fields)
+
+
+TEMPLATE_CASES = [
+    (
+        lambda s: _container(s, name="App_1"),
+        f'spec.template.spec.containers[0].name: Invalid value: "App_1": {_RFC1123}',
+    ),
+    (
+        lambda s: _container(s, env=[{"name": "1FEATURE", "value": "on"}]),
+        f'spec.template.spec.containers[0].env[0].name: Invalid value: "1FEATURE": {_ENV_NAME}',
+    ),
+    (
+        lambda s: s["template"]["spec"]["containers"].append({"name": "app", "image": f"{APP}:v2"}),
+        'spec.template.spec.containers[1].name: Duplicate value: "app"',
+    ),
+    (
+        lambda s: _container(s, ports=[{"containerPort": 70000}]),
+        "spec.template.spec.containers[0].ports[0].containerPort: Invalid value: 70000: "
+        "must be between 1 and 65535, inclusive",
+    ),
+    (
+        lambda s: s["template"]["spec"].update(restartPolicy="Never"),
+        'spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always"',
+    ),
+]
+TEMPLATE_CASE_IDS = ["container-name", "env-name", "duplicate-container", "port", "restart-policy"]
+
+
+def _refused(kube: Kube, method: str, path: str, body: JSON, status: int, *, dry_run: bool = False) -> ApiError:
+    with pytest.raises(ApiError) as err:
+        kube.request(method, path, body, query={"dryRun": "All"} if dry_run else None)
+    assert err.value.status == status, err.value.body
+    return err.value
+
+
+def test_pod_template_is_validated_as_kubernetes_validates_it(kube: Kube, namespace: str) -> None:
+    """Mirrors openshift-apiserver pkg/apps/apis/apps/validation/validation.go (ValidateDeploymentConfigSpec:
+    the template goes through kubernetes pkg/apis/core/validation/validation.go ValidatePodTemplateSpecForRC)
+    and k8s.io/apimachinery pkg/api/errors/errors.go (NewInvalid): a DC whose pod template Kubernetes
+    refuses is a 422 at create, dry-run create, update and dry-run update, in Kubernetes' words under the
+    DC's field paths; nothing is stored and the DC updated keeps its resourceVersion."""
+    collection = DCS.format(ns=namespace)
+    existing = create_dc(kube, namespace, dc_body("kept", f"{APP}:v1"))
+    for edit, error in zip(TEMPLATE_CASES, TEMPLATE_CASE_IDS, strict=True):
+        change, words = edit
+        body = dc_body("web", f"{APP}:v1")
+        change(body["spec"])
+        expected = f'DeploymentConfig.apps.openshift.io "web" is invalid: {words}'
+        for dry_run in (False, True):
+            message = _refused(kube, "POST", collection, body, 422, dry_run=dry_run).body["message"]
+            # (the sandbox's admission webhook prefixes the message with its own name)
+            assert message.endswith(expected), (error, message)
+        updated = copy.deepcopy(existing)
+        change(updated["spec"])
+        expected = f'DeploymentConfig.apps.openshift.io "kept" is invalid: {words}'
+        for dry_run in (False, True):
+            message = _refused(kube, "PUT", f"{collection}/kept", updated, 422, dry_run=dry_run).body["message"]
+            assert message.endswith(expected), (error, message)
+    assert [dc["metadata"]["name"] for dc in kube.get(collection)["items"]] == ["kept"]
+    kept = kube.get(f"{collection}/kept")
+    assert kept["metadata"]["generation"] == existing["metadata"]["generation"]
+    assert kept["spec"] == existing["spec"]
+
+
+def test_template_errors_come_after_trigger_and_strategy_errors_all_in_one_message(
+    kube: Kube, namespace: str
+) -> None:
+    """Mirrors openshift-apiserver pkg/apps/apis/apps/validation/validation.go (ValidateDeploymentConfigSpec
+    checks the triggers, then the strategy, then the template, and reports them all) and
+    k8s.io/apimachinery pkg/api/errors/errors.go (NewInvalid: several errors in brackets, each a cause)."""
+    body = trigger_dc("web", "app:latest")
+    body["spec"]["triggers"][1]["imageChangeParams"]["from"]["kind"] = "DockerImage"
+    body["spec"]["strategy"] = {"rollingParams": {"timeoutSeconds": 0}}
+    _container(body["spec"], name="App_1", env=[{"name": "1FEATURE", "value": "on"}])
+    refusal = _refused(kube, "POST", DCS.format(ns=namespace), body, 422)
+    message = refusal.body["message"]
+    errors = [
+        'spec.triggers[1].imageChangeParams.from.kind: Invalid value: "DockerImage": kind must be an ImageStreamTag',
+        "spec.strategy.rollingParams.timeoutSeconds: Invalid value: 0: must be >0",
+        f'spec.template.spec.containers[0].name: Invalid value: "App_1": {_RFC1123}',
+        f'spec.template.spec.containers[0].env[0].name: Invalid value: "1FEATURE": {_ENV_NAME}',
+        # the trigger names "app", not "App_1"
+        'spec.triggers[1].imageChangeParams.containerNames: Invalid value: "app": '
+        "there is no container with this name in the pod template",
+    ]
+    expected = f'DeploymentConfig.apps.openshift.io "web" is invalid: [{", ".join(errors)}]'
+    assert message.endswith(expected), message
+    details = refusal.body["details"]
+    assert [details["kind"], details["group"], details["name"]] == ["DeploymentConfig", "apps.openshift.io", "web"]
+    assert [c["field"] for c in details["causes"]] == [e.split(": ", 1)[0] for e in errors]
+    assert kube.get(DCS.format(ns=namespace))["items"] == []
+
+
+def test_empty_image_is_left_only_to_an_image_trigger_naming_its_container(kube: Kube, namespace: str) -> None:
+    """Mirrors openshift-apiserver pkg/apps/apis/apps/validation/validation.go (handleEmptyImageReferences):
+    an empty image passes Kubernetes' validation only in a container an ImageChange trigger names, and
+    only for the validation: the DC is stored with its image still empty."""
+    body = trigger_dc("web", "app:latest")
+    _container(body["spec"], image="")
+    body["spec"]["template"]["spec"]["containers"].append({"name": "side", "image": ""})
+    message = _refused(kube, "POST", DCS.format(ns=namespace), body, 422).body["message"]
+    assert message.endswith(
+        'DeploymentConfig.apps.openshift.io "web" is invalid: spec.template.spec.containers[1].image: Required value'
+    ), message
+    body["spec"]["template"]["spec"]["containers"].pop()
+    created = create_dc(kube, namespace, body)
+    assert created["spec"]["template"]["spec"]["containers"][0]["image"] == ""
+
+
+def test_template_that_cannot_be_decoded_is_a_bad_request(kube: Kube, namespace: str) -> None:
+    """Mirrors k8s.io/apiserver pkg/endpoints/handlers/rest.go (transformDecodeError): OpenShift decodes a
+    DC into its typed struct before any validation, so a quantity that is no quantity is a 400 BadRequest
+    naming the DC's type, at create, dry-run create and update alike; nothing is stored or changed."""
+    collection = DCS.format(ns=namespace)
+    existing = create_dc(kube, namespace, dc_body("kept", f"{APP}:v1"))
+    body = dc_body("web", f"{APP}:v1")
+    _container(body["spec"], resources={"limits": {"cpu": "lots"}})
+    updated = copy.deepcopy(existing)
+    _container(updated["spec"], resources={"limits": {"cpu": "lots"}})
+    writes = [("POST", collection, body), ("PUT", f"{collection}/kept", updated)]
+    for (method, path, sent), dry_run in itertools.product(writes, (False, True)):
+        refusal = _refused(kube, method, path, sent, 400, dry_run=dry_run)
+        assert refusal.reason == "BadRequest", refusal.body
+        message = refusal.body["message"]
+        assert 'DeploymentConfig in version "v1" cannot be handled as a DeploymentConfig: ' in message, message
+        assert "v1.DeploymentConfigSpec.Template: v1.PodTemplateSpec.Spec: " in message, message
+        assert "quantities must match the regular expression" in message, message
+        assert "ReplicationController" not in message, message
+    assert [dc["metadata"]["name"] for dc in kube.get(collection)["items"]] == ["kept"]
+    assert kube.get(f"{collection}/kept")["spec"] == existing["spec"]
 
 
 # -- ImageStream tag copies ------------------------------------------------------------------------------
