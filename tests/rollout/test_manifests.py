@@ -3,9 +3,10 @@
 On the live sandbox: a set of manifests changes env, labels, resources and images of DCs and a
 Deployment and brings a new Deployment; when one crashes the whole group is back on its old template
 (env gone) and the new one is deleted; with good images from stdin each workload rolls out exactly once
-and its pods carry the new env. What the server rejects (an invalid quantity) and a manifest outside
-the selector are refused before any change. A DC fed by an image trigger keeps its resolved image under
-a placeholder; a Deployment an HPA scales keeps its live replicas.
+and its pods carry the new env. What the server rejects (an invalid quantity or env var name, in a
+Deployment or a DC) and a manifest outside the selector are refused before any change. A DC fed by an
+image trigger keeps its resolved image under a placeholder; a Deployment an HPA scales keeps its live
+replicas.
 """
 
 from __future__ import annotations
@@ -147,6 +148,34 @@ def test_invalid_quantity_and_manifest_outside_selector_are_refused_unchanged(sa
                        stdin=as_yaml([released(group()[2], NEW), secret]), timeout=60)  # fmt: skip
     assert result.code == 2 and "Secret/db" in result.stderr, result.stdout + result.stderr
     assert resource_versions(client, namespace) == fingerprint
+
+
+def test_dc_manifest_the_server_refuses_is_refused_at_the_dry_run_unchanged(sandbox, namespace, client, tmp_path):
+    """As above, for a DC: OpenShift checks a DC's pod template as Kubernetes checks a Deployment's
+    (openshift-apiserver pkg/apps/apis/apps/validation/validation.go; sandbox/openshift/podtemplate.py), so
+    a quantity that is none (400, not decodable) and an env var name Kubernetes refuses (422) stop the run
+    at its preflight dry run, in the server's words, before any write."""
+    create_group(client, namespace, group())
+    fingerprint = resource_versions(client, namespace)
+    cases = {
+        "cpu": ({"resources": {"limits": {"cpu": "lots"}}},
+                ['DeploymentConfig in version "v1" cannot be handled as a DeploymentConfig',
+                 "quantities must match the regular expression"]),
+        "env": ({"env": [{"name": "1FEATURE", "value": "on"}]},
+                ['DeploymentConfig.apps.openshift.io "dc2" is invalid: spec.template.spec.containers[0].env[0].name: '
+                 'Invalid value: "1FEATURE": a valid environment variable name']),
+    }  # fmt: skip
+    for case, (fields, words) in cases.items():
+        bad = released(group()[1], NEW)
+        bad["spec"]["template"]["spec"]["containers"][0].update(fields)
+        result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "-f", "-",
+                           stdin=as_yaml([released(group()[0], NEW), bad, released(group()[2], NEW)]),
+                           report=tmp_path / f"{case}.json", timeout=60)  # fmt: skip
+        assert result.code == 2, (case, result.stdout + result.stderr)
+        assert "dc/dc2" in result.stderr and "dry run" in result.stderr, (case, result.stderr)
+        for w in words:  # the server's words
+            assert w in result.stderr, (case, result.stderr)
+        assert resource_versions(client, namespace) == fingerprint, case
 
 
 def test_placeholder_image_under_a_trigger_keeps_the_resolved_image_while_env_changes(
