@@ -244,7 +244,7 @@ def _template_errors(spec: JSON, template: JSON) -> list[str]:
             f"spec.template.metadata.labels: Invalid value: {json.dumps(labels)}: "
             "`selector` does not match template `labels`"
         )
-    triggered = set()
+    triggered: set[Any] = set()
     for t in spec.get("triggers") or []:
         params = t.get("imageChangeParams") if isinstance(t, dict) else None
         if isinstance(params, dict) and t.get("type") == "ImageChange":
