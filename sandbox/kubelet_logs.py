@@ -233,6 +233,7 @@ def serve(*, find: FindRun, registry_dir: Path, pki: Path, host: str = "127.0.0.
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # a followed log's lines go out as written, not after a delayed ACK
     find: FindRun
     registry_dir: Path
 

@@ -142,6 +142,9 @@ def review(
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: the API server reuses its connection
+    # The answer goes out in two writes (headers, body): with Nagle's algorithm the body waited for the
+    # API server's delayed ACK, ~40 ms on every DC and ImageStream write (48 ms -> 4.4 ms a dry-run write).
+    disable_nagle_algorithm = True
     lookup: StreamLookup | None = None
     template_check: TemplateCheck | None = None
 
