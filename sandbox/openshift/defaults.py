@@ -198,7 +198,6 @@ def validate_dc(dc: JSON, template_errors: list[str] | None = None) -> list[str]
         errors += template_errors
     else:
         errors += _template_errors(spec, template)
-    errors += _container_name_errors(spec, template)
     return _unique(errors)
 
 
@@ -259,23 +258,6 @@ def _containers(template: JSON) -> list[JSON]:
     return [c for c in (template.get("spec") or {}).get("containers") or [] if isinstance(c, dict)]
 
 
-def _container_name_errors(spec: JSON, template: JSON) -> list[str]:
-    """An image trigger's containerNames must name containers of the template (not a rule of
-    validation.go: where the emulation has it from is not recorded, so it comes last)."""
-    names = {c.get("name") for c in _containers(template)}
-    errors = []
-    for i, t in enumerate(spec.get("triggers") or []):
-        params = t.get("imageChangeParams") if isinstance(t, dict) else None
-        if isinstance(params, dict):
-            for n in params.get("containerNames") or []:
-                if n not in names:
-                    errors.append(
-                        f"spec.triggers[{i}].imageChangeParams.containerNames: Invalid value: "
-                        f"{json.dumps(n)}: there is no container with this name in the pod template"
-                    )
-    return errors
-
-
 def _validate_trigger(t: Any, path: str) -> list[str]:
     """validation.go validateTrigger and validateImageChangeParams."""
     if not isinstance(t, dict) or not t.get("type"):
@@ -295,14 +277,40 @@ def _validate_trigger(t: Any, path: str) -> list[str]:
                 f"{path}.imageChangeParams.from.kind: Invalid value: {json.dumps(src.get('kind', ''))}: "
                 "kind must be an ImageStreamTag"
             )
-        if not re.fullmatch(r"[^:@]+:[^:@]+", src["name"]):
+        reason = _stream_tag_name_error(str(src["name"]))
+        if reason:
+            errors.append(f"{path}.imageChangeParams.from.name: Invalid value: {json.dumps(src['name'])}: {reason}")
+        namespace = src.get("namespace")
+        if namespace and (len(str(namespace)) > 253 or not _DNS_SUBDOMAIN.fullmatch(str(namespace))):
             errors.append(
-                f"{path}.imageChangeParams.from.name: Invalid value: "
-                f"{json.dumps(src['name'])}: must be of the form <stream_name>:<tag>"
+                f"{path}.imageChangeParams.from.namespace: Invalid value: {json.dumps(namespace)}: "
+                "namespace must be a valid subdomain"
             )
     if not params.get("containerNames"):
         errors.append(f"{path}.imageChangeParams.containerNames: Required value")
     return errors
+
+
+_STREAM_NAME = "[a-z0-9]+(?:[._-][a-z0-9]+)*"  # RepositoryNameComponentRegexp
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _stream_tag_name_error(istag: str) -> str:
+    """validation.go validateImageStreamTagName: a colon (imageutil.SplitImageStreamTag splits at the
+    first; an empty tag means "latest"), and a stream name that ValidateImageStreamName accepts (openshift-
+    apiserver pkg/image/apis/image/validation/validation.go: apimachinery's ValidatePathSegmentName, then
+    the repository name component pattern). "" when the name is valid."""
+    name, colon, _tag = istag.partition(":")
+    if not colon:
+        return "must be in the form of <name>:<tag>"
+    if name in (".", ".."):
+        return f"may not be '{name}'"
+    reasons = [f"may not contain '{ch}'" for ch in "/%" if ch in name]
+    if reasons:
+        return ", ".join(reasons)
+    if not re.fullmatch(_STREAM_NAME, name):
+        return f'must match "{_STREAM_NAME}"'
+    return ""
 
 
 def _int_or_percent_is_zero(value: Any) -> bool:

@@ -45,7 +45,9 @@ def update_images(dc: JSON, lookup: TagLookup, include_manual: bool = False) -> 
             p.get("automatic") or include_manual
         ):
             continue
-        stream, _, tag = (src.get("name") or "").rpartition(":")
+        # imageutil.SplitImageStreamTag: the stream before the first colon, an empty tag is "latest"
+        stream, _, tag = (src.get("name") or "").partition(":")
+        tag = tag or "latest"
         ref = lookup(src.get("namespace") or ns, stream, tag) if stream else None
         last = p.get("lastTriggeredImage") or ""
         if not ref and not last:

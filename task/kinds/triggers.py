@@ -49,8 +49,9 @@ class ImageTrigger:
 
     @property
     def tag(self) -> str:
-        """The tag followed; a name without one means ``latest``."""
-        return self.name.rsplit(":", 1)[1] if ":" in self.name else "latest"
+        """The tag followed: after the first colon, ``latest`` when empty (library-go imageutil
+        SplitImageStreamTag, which OpenShift's validation and trigger controller use alike)."""
+        return self.name.partition(":")[2] or "latest"
 
     def stream_key(self, namespace: str) -> StreamKey:
         """Where its stream lives, given the workload's namespace."""

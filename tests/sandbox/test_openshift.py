@@ -856,14 +856,37 @@ def test_create_clears_last_triggered_image(kube: Kube, namespace: str) -> None:
             lambda s: s.update(triggers=[{"type": "ConfigChange"}]),
             "spec.template.spec.containers[0].image: Required value",
         ),
+        (
+            lambda s: s["triggers"][1]["imageChangeParams"]["from"].update(name="app"),
+            'spec.triggers[1].imageChangeParams.from.name: Invalid value: "app": must be in the form of <name>:<tag>',
+        ),
+        (
+            lambda s: s["triggers"][1]["imageChangeParams"]["from"].update(name="App:v1"),
+            'spec.triggers[1].imageChangeParams.from.name: Invalid value: "App:v1": '
+            'must match "[a-z0-9]+(?:[._-][a-z0-9]+)*"',
+        ),
+        (
+            lambda s: s["triggers"][1]["imageChangeParams"]["from"].update(name="team/app:v1"),
+            'spec.triggers[1].imageChangeParams.from.name: Invalid value: "team/app:v1": may not contain \'/\'',
+        ),
+        (
+            lambda s: s["triggers"][1]["imageChangeParams"]["from"].update(namespace="Shop_CD"),
+            'spec.triggers[1].imageChangeParams.from.namespace: Invalid value: "Shop_CD": '
+            "namespace must be a valid subdomain",
+        ),
     ],
-    ids=["containerNames", "from-kind", "active-deadline", "surge-and-unavailable", "empty-image"],
+    ids=[
+        "containerNames", "from-kind", "active-deadline", "surge-and-unavailable", "empty-image",
+        "from-name-without-tag", "from-name-pattern", "from-name-slash", "from-namespace",
+    ],
 )
 def test_validation_refuses_what_openshift_refuses(
     kube: Kube, namespace: str, edit: Callable[[JSON], Any], error: str
 ) -> None:
     """Mirrors openshift-apiserver pkg/apps/apis/apps/validation/validation.go (validateImageChangeParams,
-    validateDeploymentStrategy, validateRollingParams, handleEmptyImageReferences)."""
+    validateImageStreamTagName, validateDeploymentStrategy, validateRollingParams,
+    handleEmptyImageReferences), pkg/image/apis/image/validation/validation.go (ValidateImageStreamName)
+    and library-go pkg/image/imageutil (SplitImageStreamTag)."""
     body = trigger_dc("web", "app:latest")
     body["spec"]["template"]["spec"]["containers"][0]["image"] = ""
     edit(body["spec"])
@@ -971,9 +994,6 @@ def test_template_errors_come_after_trigger_and_strategy_errors_all_in_one_messa
         "spec.strategy.rollingParams.timeoutSeconds: Invalid value: 0: must be >0",
         f'spec.template.spec.containers[0].name: Invalid value: "App_1": {_RFC1123}',
         f'spec.template.spec.containers[0].env[0].name: Invalid value: "1FEATURE": {_ENV_NAME}',
-        # the trigger names "app", not "App_1"
-        'spec.triggers[1].imageChangeParams.containerNames: Invalid value: "app": '
-        "there is no container with this name in the pod template",
     ]
     expected = f'DeploymentConfig.apps.openshift.io "web" is invalid: [{", ".join(errors)}]'
     assert message.endswith(expected), message
@@ -1167,3 +1187,34 @@ def test_annotated_deployment_follows_its_tag_unless_paused(kube: Kube, namespac
         {"metadata": {"annotations": {"image.openshift.io/triggers": json.dumps([entry])}}},
     )
     wait_for(kube, deployments, "web", lambda d: image(d) == v2)
+
+
+def test_a_trigger_naming_no_container_is_accepted_and_fires_on_none(kube: Kube, namespace: str) -> None:
+    """Mirrors openshift-apiserver pkg/apps/apis/apps/validation/validation.go (validateImageChangeParams asks
+    only for some containerNames, not that the template has them) and openshift-controller-manager
+    pkg/image/trigger/deploymentconfigs/deploymentconfigs.go (calculateDeploymentConfigTrigger "silently
+    ignore[s] triggers that do not point to valid container"; UpdateDeploymentConfigImages writes only the
+    containers named). An empty tag is "latest" (library-go imageutil SplitImageStreamTag): the trigger
+    on `app:` follows app:latest."""
+    kube.request(
+        "POST",
+        ISS.format(ns=namespace),
+        image_stream("app", {"latest": {"kind": "DockerImage", "name": f"{APP}:v1"}}),
+    )
+    body = trigger_dc("web", "app:")
+    body["spec"]["triggers"][1]["imageChangeParams"]["containerNames"] = ["app", "sidecar"]
+    body["spec"]["triggers"].append(
+        {
+            "type": "ImageChange",
+            "imageChangeParams": {
+                "automatic": True,
+                "containerNames": ["gone"],
+                "from": {"kind": "ImageStreamTag", "name": "app:latest"},
+            },
+        }
+    )
+    create_dc(kube, namespace, body)
+    rc = wait_rc(kube, namespace, "web-1", "Complete")
+    containers = rc["spec"]["template"]["spec"]["containers"]
+    assert [c["name"] for c in containers] == ["app"]
+    assert containers[0]["image"].startswith(f"{APP}@sha256:"), containers

@@ -35,3 +35,10 @@ def test_container_names_find_init_containers_and_list_both():
     assert names.listing() == "app; init containers: migrate"
     two = ContainerNames.of({"spec": {"containers": [{"name": "a"}, {"name": "b"}]}})
     assert two.find(None) is None and two.listing() == "a, b"
+
+
+def test_the_tag_followed_is_after_the_first_colon_and_latest_when_empty():
+    """library-go pkg/image/imageutil SplitImageStreamTag, as OpenShift's validation and trigger use it."""
+    assert (trigger("api:v2").stream, trigger("api:v2").tag) == ("api", "v2")
+    assert (trigger("api:").stream, trigger("api:").tag) == ("api", "latest")
+    assert (trigger("api").stream, trigger("api").tag) == ("api", "latest")
