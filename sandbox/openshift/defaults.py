@@ -192,13 +192,60 @@ def validate_dc(dc: JSON, template_errors: list[str] | None = None) -> list[str]
         errors += _validate_trigger(t, f"spec.triggers[{i}]")
     if isinstance(template, dict):  # validateDeploymentStrategy only runs with a pod spec to check
         errors += _validate_strategy(spec.get("strategy") or {})
+    errors += _validate_counts(spec)
     if not isinstance(template, dict):
-        return _unique([*errors, "spec.template: Required value"])
-    if template_errors is not None:
+        errors.append("spec.template: Required value")
+    elif template_errors is not None:
         errors += template_errors
     else:
         errors += _template_errors(spec, template)
+    if _number(spec.get("replicas")) < 0:
+        errors.append(f"spec.replicas: Invalid value: {spec['replicas']}: replicas cannot be negative")
+    if not spec.get("selector"):  # defaulted from the template's labels: neither has any
+        errors.append("spec.selector: Invalid value: map[string]string(nil): selector cannot be empty")
     return _unique(errors)
+
+
+_NONNEGATIVE = "must be greater than or equal to 0"  # core validation ValidateNonnegativeField
+DEFAULT_TIMEOUT_SECONDS = 600  # appsapi.DefaultRollingTimeoutSeconds
+
+
+def _number(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _validate_counts(spec: JSON) -> list[str]:
+    """validation.go ValidateDeploymentConfigSpec between the strategy and the template: the history limit
+    and minReadySeconds not negative, minReadySeconds below the rollout's timeout and the deployer pod's
+    activeDeadlineSeconds."""
+    errors = []
+    limit = spec.get("revisionHistoryLimit")
+    if limit is not None and _number(limit) < 0:
+        errors.append(f"spec.revisionHistoryLimit: Invalid value: {limit}: {_NONNEGATIVE}")
+    ready = _number(spec.get("minReadySeconds"))
+    if ready < 0:
+        errors.append(f"spec.minReadySeconds: Invalid value: {ready}: {_NONNEGATIVE}")
+    strategy = spec.get("strategy") or {}
+    rolling, recreate = strategy.get("rollingParams"), strategy.get("recreateParams")
+    timeout = DEFAULT_TIMEOUT_SECONDS
+    if isinstance(rolling, dict) and rolling.get("timeoutSeconds") is not None:
+        timeout = _number(rolling["timeoutSeconds"])
+    elif isinstance(recreate, dict) and recreate.get("timeoutSeconds") is not None:
+        timeout = _number(recreate["timeoutSeconds"])
+    if timeout > 0 and ready >= timeout:
+        errors.append(
+            f"spec.minReadySeconds: Invalid value: {ready}: must be less than the deployment timeout ({timeout}s)"
+        )
+    deadline = strategy.get("activeDeadlineSeconds")
+    if deadline is not None and ready >= _number(deadline):
+        errors.append(
+            f"spec.minReadySeconds: Invalid value: {ready}: must be less than activeDeadlineSeconds "
+            f"({_number(deadline)}s - used by the deployer pod)"
+        )
+    return errors
 
 
 def _unique(errors: list[str]) -> list[str]:
@@ -313,6 +360,15 @@ def _stream_tag_name_error(istag: str) -> str:
     return ""
 
 
+def _int_or_percent_error(value: Any) -> str:
+    """validation.go ValidatePositiveIntOrPercent: a string must be a percentage, a number not negative."""
+    if isinstance(value, str) and not re.fullmatch(r"[0-9]+%", value):
+        return "value should be int(5) or percentage(5%)"
+    if isinstance(value, int) and value < 0:
+        return "must be non-negative"
+    return ""
+
+
 def _int_or_percent_is_zero(value: Any) -> bool:
     return value is None or str(value).strip() in ("0", "0%")
 
@@ -323,9 +379,21 @@ def _validate_strategy(strategy: JSON) -> list[str]:
     params = rolling if isinstance(rolling, dict) else recreate if isinstance(recreate, dict) else {}
     kind = "rollingParams" if isinstance(rolling, dict) else "recreateParams"
     errors = []
+    if isinstance(rolling, dict):  # validateRollingParams: the periods first, then the timeout
+        for field in ("intervalSeconds", "updatePeriodSeconds"):
+            value = rolling.get(field)
+            if value is not None and _number(value) < 1:
+                errors.append(f"spec.strategy.rollingParams.{field}: Invalid value: {value}: must be >0")
     timeout = params.get("timeoutSeconds")
     if timeout is not None and int(timeout) < 1:
         errors.append(f"spec.strategy.{kind}.timeoutSeconds: Invalid value: {timeout}: must be >0")
+    if isinstance(rolling, dict):
+        for field in ("maxUnavailable", "maxSurge"):  # ValidatePositiveIntOrPercent
+            reason = _int_or_percent_error(rolling.get(field))
+            if reason:
+                errors.append(
+                    f"spec.strategy.rollingParams.{field}: Invalid value: {json.dumps(rolling[field])}: {reason}"
+                )
     if (
         isinstance(rolling, dict)
         and _int_or_percent_is_zero(rolling.get("maxUnavailable"))
@@ -336,6 +404,13 @@ def _validate_strategy(strategy: JSON) -> list[str]:
             f"spec.strategy.rollingParams.maxUnavailable: Invalid value: {value}: "
             "cannot be 0 when maxSurge is 0 as well"
         )
+    if isinstance(rolling, dict):  # IsNotMoreThan100Percent
+        unavailable = rolling.get("maxUnavailable")
+        if isinstance(unavailable, str) and re.fullmatch(r"[0-9]+%", unavailable) and int(unavailable[:-1]) > 100:
+            errors.append(
+                f"spec.strategy.rollingParams.maxUnavailable: Invalid value: {json.dumps(unavailable)}: "
+                "should not be more than 100%"
+            )
     deadline = strategy.get("activeDeadlineSeconds")
     if deadline is not None and timeout is not None and int(deadline) <= int(timeout):
         errors.append(

@@ -874,18 +874,49 @@ def test_create_clears_last_triggered_image(kube: Kube, namespace: str) -> None:
             'spec.triggers[1].imageChangeParams.from.namespace: Invalid value: "Shop_CD": '
             "namespace must be a valid subdomain",
         ),
+        (
+            lambda s: s.update(strategy={"rollingParams": {"intervalSeconds": 0, "maxUnavailable": "150%"}}),
+            "[spec.strategy.rollingParams.intervalSeconds: Invalid value: 0: must be >0, "
+            'spec.strategy.rollingParams.maxUnavailable: Invalid value: "150%": should not be more than 100%]',
+        ),
+        (
+            lambda s: s.update(strategy={"rollingParams": {"maxSurge": "one"}}),
+            'spec.strategy.rollingParams.maxSurge: Invalid value: "one": value should be int(5) or percentage(5%)',
+        ),
+        (
+            lambda s: s.update(revisionHistoryLimit=-1, replicas=-2),
+            "[spec.revisionHistoryLimit: Invalid value: -1: must be greater than or equal to 0, "
+            "spec.replicas: Invalid value: -2: replicas cannot be negative]",
+        ),
+        (
+            lambda s: s.update(minReadySeconds=600),
+            "spec.minReadySeconds: Invalid value: 600: must be less than the deployment timeout (600s)",
+        ),
+        (
+            # (a deadline that minReadySeconds reaches is below the rollout's timeout too: both are said)
+            lambda s: s.update(minReadySeconds=30, strategy={"activeDeadlineSeconds": 30}),
+            "[spec.strategy.activeDeadlineSeconds: Invalid value: 30: activeDeadlineSeconds must be greater "
+            "than timeoutSeconds, spec.minReadySeconds: Invalid value: 30: must be less than "
+            "activeDeadlineSeconds (30s - used by the deployer pod)]",
+        ),
+        (
+            lambda s: (s.pop("selector"), s["template"]["metadata"].pop("labels")),
+            "spec.selector: Invalid value: map[string]string(nil): selector cannot be empty",
+        ),
     ],
     ids=[
         "containerNames", "from-kind", "active-deadline", "surge-and-unavailable", "empty-image",
         "from-name-without-tag", "from-name-pattern", "from-name-slash", "from-namespace",
+        "interval-and-unavailable-percent", "surge-pattern", "history-and-replicas", "min-ready-timeout",
+        "min-ready-deadline", "no-selector",
     ],
 )
 def test_validation_refuses_what_openshift_refuses(
     kube: Kube, namespace: str, edit: Callable[[JSON], Any], error: str
 ) -> None:
     """Mirrors openshift-apiserver pkg/apps/apis/apps/validation/validation.go (validateImageChangeParams,
-    validateImageStreamTagName, validateDeploymentStrategy, validateRollingParams,
-    handleEmptyImageReferences), pkg/image/apis/image/validation/validation.go (ValidateImageStreamName)
+    validateImageStreamTagName, validateDeploymentStrategy, validateRollingParams, ValidatePositiveIntOrPercent,
+    IsNotMoreThan100Percent, ValidateDeploymentConfigSpec's counts, handleEmptyImageReferences), pkg/image/apis/image/validation/validation.go (ValidateImageStreamName)
     and library-go pkg/image/imageutil (SplitImageStreamTag)."""
     body = trigger_dc("web", "app:latest")
     body["spec"]["template"]["spec"]["containers"][0]["image"] = ""
