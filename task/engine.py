@@ -26,10 +26,12 @@ from rollguard.kinds import images_of
 from rollguard.merge import combined_restore
 from rollguard.preflight import Plan, WorkloadPlan, plan_rollout
 from rollguard.promote import (
+    RESTORE_WAIT,
     copy_tag,
     previous_tag,
     resolved_reference,
     restore_tags,
+    wait_restored,
     without_promotion_effects,
 )
 from rollguard.resources import IMAGE_STREAMS
@@ -199,8 +201,21 @@ class Rollout(GroupRun):
             self.fail(line)
         if not errors and self.journal.tags:
             self.say(f"imagestreams: tags {', '.join(sorted(self.journal.tags))} restored")
+            self.say_unresolved(self.journal.tags)
             self.journal.tags = {}
         return super().revert(plan, timeout) and not errors
+
+    def say_unresolved(self, tags: dict[str, Obj]) -> None:
+        """Wait for the restored tags to resolve before the workloads are judged and written (see
+        `wait_restored`); say which did not in time (their automatic triggers are restored manual)."""
+        left = wait_restored(
+            self.client, namespace=self.namespace, tags=tags, seconds=RESTORE_WAIT, stopped=self.abort.is_set
+        )
+        if left:
+            self.say(
+                f"imagestreams: {', '.join(left)} not back on their earlier images within {RESTORE_WAIT:.0f}s; "
+                "automatic triggers that follow them are restored manual"
+            )
 
     def _apply(self, plan: Plan) -> list[Watched]:
         """Write every workload's one change at once, so a group of N costs one round trip, not N.

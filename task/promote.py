@@ -7,6 +7,8 @@ when the source tag moves later.
 from __future__ import annotations
 
 import copy
+import time
+from collections.abc import Callable
 
 from rollguard.api import Api
 from rollguard.errors import ApiError, Conflict, RolloutFailed
@@ -14,6 +16,8 @@ from rollguard.kinds.triggers import tag_reference, untrigger_promotion
 from rollguard.resources import IMAGE_STREAMS
 from rollguard.rollout_decide import Promotion
 from rollguard.structs import Obj
+
+RESTORE_WAIT = 30.0  # for a restored tag's status to follow its spec (a DockerImage tag is imported again)
 
 
 def with_tag_copy(stream: Obj, promo: Promotion) -> Obj:
@@ -128,6 +132,47 @@ def restore_tags(client: Api, *, namespace: str, tags: dict[str, Obj]) -> list[s
         else:
             errors.append(f"imagestream {name}: could not restore tag {tag}: too many write conflicts")
     return errors
+
+
+def tag_restored(stream: Obj | None, tag: str, previous: Obj) -> bool:
+    """True once ``stream``'s status shows ``tag`` back on the image ``previous`` (a `previous_tag`)
+    names (pure); a tag that pointed at no image has nothing to wait for."""
+    image = previous.get("image")
+    if not image:
+        return True
+    status: Obj = next(
+        (t for t in (stream or {}).get("status", {}).get("tags") or [] if t.get("tag") == tag), {}
+    )
+    items = status.get("items") or []
+    return bool(items) and items[0].get("image") == image
+
+
+def wait_restored(
+    client: Api, *, namespace: str, tags: dict[str, Obj], seconds: float, stopped: Callable[[], bool]
+) -> list[str]:
+    """Wait at most ``seconds`` until each restored tag (``"stream:tag"`` -> `previous_tag`) reads as
+    restored in its stream's status; the keys that still do not.
+
+    A restored spec tag is not resolved in the write everywhere (a ``DockerImage`` tag is imported
+    again, asynchronously): until the status follows, the trigger controller still sees the promoted
+    image, and so would the revert's check of which restored automatic triggers fire. Judged on the
+    stale status, a revert would make those triggers manual for nothing; written while it is stale, the
+    trigger controller would rewrite the restored workloads to the promoted image again.
+    """
+    deadline = time.monotonic() + seconds
+    pending = dict(tags)
+    while True:
+        for key, previous in list(pending.items()):
+            name, _, tag = key.rpartition(":")
+            try:
+                stream: Obj | None = client.get(IMAGE_STREAMS, name, namespace=namespace)
+            except ApiError:  # gone, or not readable now: still pending (a gone stream stays so)
+                stream = None
+            if tag_restored(stream, tag, previous):
+                del pending[key]
+        if not pending or time.monotonic() >= deadline or stopped():
+            return sorted(pending)
+        time.sleep(0.2)  # a poll: a revert may have no watch on the group's streams
 
 
 def without_promotion_effects(live: Obj, snapshot: Obj, refs: dict[str, str]) -> Obj:

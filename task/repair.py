@@ -25,7 +25,7 @@ from rollguard.group_write import watched_after
 from rollguard.journal import Journal, WorkloadEntry, group_name
 from rollguard.lock import LEASE_SECONDS
 from rollguard.preflight import Plan, WorkloadPlan
-from rollguard.promote import restore_tags, without_promotion_effects
+from rollguard.promote import RESTORE_WAIT, restore_tags, wait_restored, without_promotion_effects
 from rollguard.repair_plan import Change, RepairPlan
 from rollguard.structs import Obj, Phase, RunState, WorkloadPhase
 from rollguard.watch import Watched
@@ -114,6 +114,14 @@ class Repair(GroupRun):
             if errors:
                 raise RolloutFailed(errors[0], workload="imagestreams")
             self.say(f"imagestreams: tags {', '.join(sorted(self.journal.tags))} restored")
+            # the plan judged the triggers against the tags as restored: write once the streams say so
+            left = wait_restored(
+                self.client, namespace=self.namespace, tags=self.journal.tags, seconds=RESTORE_WAIT,
+                stopped=self.abort.is_set,
+            )  # fmt: skip
+            if left:
+                self.say(f"imagestreams: {', '.join(left)} not back on their earlier images within "
+                         f"{RESTORE_WAIT:.0f}s; the workloads are written and verified all the same")  # fmt: skip
             self.journal.tags = {}
             self.try_save()
             self.tags_restored = True

@@ -238,7 +238,11 @@ class Kind:
     def trigger_changes(self, before: Obj, after: Obj, *, reasons: dict[str, str] | None = None) -> list[str]:
         """What writing ``after`` over ``before`` does to its image triggers, one line per side effect."""
         return triggers.changes(
-            self.image_triggers(before), self.image_triggers(after), key=self.ref(before).key, reasons=reasons
+            self.image_triggers(before),
+            self.image_triggers(after),
+            key=self.ref(before).key,
+            reasons=reasons,
+            namespace=str(before.get("metadata", {}).get("namespace", "")),
         )
 
     def owned(self, obj: Obj, revisions: Iterable[Obj]) -> list[Obj]:

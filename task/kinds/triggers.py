@@ -340,10 +340,12 @@ def changes(
     *,
     key: str,
     reasons: Mapping[str, str] | None = None,
+    namespace: str = "",
 ) -> list[str]:
     """Every side effect a write has on image triggers, one line each, for the output, the report's
     notes, the Event and the TUI's confirmation: made manual, made automatic, pinned to another tag,
-    added or removed. ``reasons``: container -> why its trigger was made manual."""
+    added or removed. ``reasons``: container -> why its trigger was made manual. ``namespace``: the
+    workload's, which a trigger without one follows (the API writes it in: not a change of tag)."""
     why = reasons or {}
     lines: list[str] = []
     olds = {t.containers: t for t in before}
@@ -354,8 +356,14 @@ def changes(
         if new is None:
             lines.append(f"image trigger of {names} ({old.name}) removed")
             continue
-        if (new.from_kind, new.name, new.namespace) != (old.from_kind, old.name, old.namespace):
-            lines.append(f"image trigger of {names} pinned to {new.name} (was {old.name})")
+        if (new.from_kind, new.name, new.namespace or namespace) != (
+            old.from_kind,
+            old.name,
+            old.namespace or namespace,
+        ):
+            lines.append(
+                f"image trigger of {names} pinned to {_where(new, namespace)} (was {_where(old, namespace)})"
+            )
         if old.automatic and not new.automatic:
             reason = next((why[c] for c in containers if c in why), "")
             lines.append(
@@ -370,6 +378,12 @@ def changes(
         f"image trigger of {','.join(c) or '?'} ({t.name}) added" for c, t in news.items() if c not in olds
     ]
     return lines
+
+
+def _where(trigger: ImageTrigger, namespace: str) -> str:
+    """The tag a trigger follows, with its namespace when that is not the workload's."""
+    other = trigger.namespace and trigger.namespace != namespace
+    return f"{trigger.namespace}/{trigger.name}" if other else trigger.name
 
 
 def copied(triggers: list[Obj] | None) -> list[Obj] | None:

@@ -4,7 +4,13 @@ keeps of a target tag, how it is put back, and which changes the platform's trig
 from __future__ import annotations
 
 from rollguard.journal import Journal
-from rollguard.promote import previous_tag, with_tag_restored, without_promotion_effects
+from rollguard.promote import (
+    previous_tag,
+    tag_restored,
+    wait_restored,
+    with_tag_restored,
+    without_promotion_effects,
+)
 
 OLD_REF = "registry.local/shop/api@sha256:old"
 NEW_REF = "registry.local/shop/api@sha256:new"
@@ -55,3 +61,35 @@ def test_journals_without_tags_still_read_and_tags_round_trip():
     assert "tags" not in old and Journal.from_json(old).tags == {}
     j = Journal(namespace="n", selector="app=x", tags={"api:latest": {"spec": None, "image": "sha256:a"}})
     assert Journal.from_json(j.to_json()).tags == j.tags
+
+
+def test_a_restored_tag_counts_as_restored_once_its_status_names_the_earlier_image():
+    prev = {"spec": None, "image": "sha256:old", "reference": OLD_REF}
+    stale = stream([], [{"tag": "latest", "items": [{"image": "sha256:new"}, {"image": "sha256:old"}]}])
+    caught_up = stream([], [{"tag": "latest", "items": [{"image": "sha256:old"}, {"image": "sha256:new"}]}])
+    assert not tag_restored(stale, "latest", prev)
+    assert not tag_restored(None, "latest", prev)
+    assert tag_restored(caught_up, "latest", prev)
+    assert tag_restored(stale, "latest", {"spec": None, "image": "", "reference": ""})  # had no image
+
+
+class CatchingUp:
+    """An API whose stream status follows a restored spec tag only on the third read (the emulation's
+    stream controller writes it just after the spec; a DockerImage tag is imported again on OpenShift)."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def get(self, res: object, name: str, *, namespace: str | None = None) -> dict:
+        self.reads += 1
+        image = "sha256:old" if self.reads >= 3 else "sha256:new"
+        return stream([], [{"tag": "latest", "items": [{"image": image}]}])
+
+
+def test_a_revert_waits_for_the_restored_tag_and_names_one_that_never_resolves():
+    tags = {"api:latest": {"spec": None, "image": "sha256:old", "reference": OLD_REF}}
+    api = CatchingUp()
+    assert wait_restored(api, namespace="shop", tags=tags, seconds=10, stopped=lambda: False) == []  # type: ignore[arg-type]
+    assert api.reads == 3
+    never = {"api:latest": {"spec": None, "image": "sha256:other", "reference": ""}}
+    assert wait_restored(api, namespace="shop", tags=never, seconds=0, stopped=lambda: False) == ["api:latest"]  # type: ignore[arg-type]

@@ -42,3 +42,16 @@ def test_the_tag_followed_is_after_the_first_colon_and_latest_when_empty():
     assert (trigger("api:v2").stream, trigger("api:v2").tag) == ("api", "v2")
     assert (trigger("api:").stream, trigger("api:").tag) == ("api", "latest")
     assert (trigger("api").stream, trigger("api").tag) == ("api", "latest")
+
+
+def test_a_trigger_that_loses_only_the_namespace_the_api_wrote_in_is_not_pinned_elsewhere():
+    """A promotion pins the trigger to the very tag it follows, without `from.namespace` (the API writes
+    the workload's back in): no "pinned to api:latest (was api:latest)" line."""
+    defaulted = ImageTrigger(containers=("app",), from_kind="ImageStreamTag", name="api:latest", namespace="shop",
+                             automatic=True)  # fmt: skip
+    assert changes([defaulted], [trigger("api:latest")], key="dc/api", namespace="shop") == []
+    other = ImageTrigger(containers=("app",), from_kind="ImageStreamTag", name="api:latest", namespace="cd",
+                         automatic=True)  # fmt: skip
+    assert changes([other], [trigger("api:latest")], key="dc/api", namespace="shop") == [
+        "image trigger of app pinned to api:latest (was cd/api:latest)"
+    ]
