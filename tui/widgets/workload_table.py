@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import overload
 
+from rich.cells import cell_len
+from rich.console import Console, RenderableType
 from rich.text import Text
 from textual.binding import Binding
+from textual.render import measure
 
 from rollguard.tui.views import (
     UNGROUPED,
@@ -24,7 +27,7 @@ from rollguard.tui.views import (
     sort_rows,
 )
 from rollguard.tui.widgets.badges import badges
-from rollguard.tui.widgets.nav import NavTable
+from rollguard.tui.widgets.line_table import LineTable
 
 COLUMNS = (("workload", "Workload"), ("findings", "Findings"), ("rev", "Rev"), ("ready", "Ready"),
            ("images", "Images"), ("age", "Age"))  # fmt: skip
@@ -44,9 +47,9 @@ KIND_PREFIX = {"DeploymentConfig": "dc", "Deployment": "deploy"}
 class Cell:
     """One cell, made each time the table measures or draws it, from its line's inputs.
 
-    DataTable keeps every cell of every line but draws only the lines in view (`_render_line` through
-    its LRU caches) and measures a line once, when it is added. At 10,000 workloads (20,000 lines)
-    holding the styled text of every cell cost ~50 MiB; a Cell holds two references.
+    The table draws only the lines in view and measures a line once (`Cells.widths`): at 10,000
+    workloads (20,000 lines) holding the styled text of every cell cost ~50 MiB; a Cell holds two
+    references, and exists only while it is drawn, measured or compared.
     """
 
     __slots__ = ("column", "made")
@@ -92,6 +95,7 @@ class GroupCells:
     codes: tuple[str, ...]  # the members' findings, healthy left out when there are others
     journal: str
     when: str  # the last run's age
+    widths: tuple[int, ...] | None = field(default=None, compare=False, repr=False)  # see `Cells.widths`
 
     def cell(self, column: int) -> Text | str:
         if column == 0:
@@ -119,6 +123,7 @@ class RowCells:
     images: str
     age: str
     short: bool
+    widths: tuple[int, ...] | None = field(default=None, compare=False, repr=False)  # see `Cells.widths`
 
     def cell(self, column: int) -> Text | str:
         if column == 0:
@@ -133,8 +138,52 @@ class RowCells:
         return (str(self.revision), self.images, self.age)[(2, 4, 5).index(column)]
 
 
-def _cells(made: GroupCells | RowCells) -> tuple[Cell, ...]:
-    return tuple(Cell(made, column) for column in range(len(COLUMNS)))
+class Cells(Sequence[Cell]):
+    """A line's cells, one `Cell` per column of `COLUMNS` made on demand from the line's inputs.
+
+    One object per line instead of a tuple of six Cells: at 20,000 lines that is ~8 MiB less. Equal
+    when the cells show the same (as a tuple of Cells would be)."""
+
+    __slots__ = ("made",)
+
+    def __init__(self, made: GroupCells | RowCells) -> None:
+        self.made = made
+
+    def __len__(self) -> int:
+        return len(COLUMNS)
+
+    @overload
+    def __getitem__(self, index: int) -> Cell: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Cell, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Cell | tuple[Cell, ...]:
+        if isinstance(index, slice):
+            return tuple(Cell(self.made, c) for c in range(len(COLUMNS))[index])
+        if not -len(COLUMNS) <= index < len(COLUMNS):
+            raise IndexError(index)
+        return Cell(self.made, index % len(COLUMNS))
+
+    def __iter__(self) -> Iterator[Cell]:
+        return (Cell(self.made, c) for c in range(len(COLUMNS)))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Cells):
+            return NotImplemented
+        return self.made == other.made or tuple(self) == tuple(other)
+
+    __hash__ = None  # type: ignore[assignment]  # equal by value, like the Cells it stands for
+
+    def widths(self, console: Console) -> tuple[int, ...]:
+        """Each column's content width (as DataTable measures a cell), measured once per line's inputs:
+        a refresh that keeps a line's inputs (`build_lines`' ``previous``) measures nothing again."""
+        made = self.made
+        if made.widths is None:
+            # frozen for equality and hashing; the widths are a cache of what the inputs show
+            object.__setattr__(made, "widths", tuple(measure(console, cell, 1) for cell in self))
+        assert made.widths is not None
+        return made.widths
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,11 +191,14 @@ class Line:
     """One table line: a group header or a workload, with its cells."""
 
     key: str
-    cells: tuple[Cell, ...]
+    cells: Cells
     group: str  # group key
     row: WorkloadRow | None = None  # None for a group header
-    # what the cells were made of (build_lines keeps a line's cells while these stay equal)
-    made: GroupCells | RowCells | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def made(self) -> GroupCells | RowCells:
+        """What the cells are made of (`build_lines` keeps a line's cells while these stay equal)."""
+        return self.cells.made
 
 
 def _truncate(text: str, width: int) -> str:
@@ -227,7 +279,7 @@ def build_lines(
             no_journal=group is not None and not group.journal, codes=tuple(union), journal=journal_text(group),
             when=age(when, now) if when else "",
         )  # fmt: skip
-        lines.append(_reuse(before.get(key), made, None) or Line(key=key, group=key, cells=_cells(made), made=made))
+        lines.append(_reuse(before.get(key), made, None) or Line(key=key, group=key, cells=Cells(made)))
         for row in members if key not in folded else ():
             cells = RowCells(
                 kind=row.kind, name=row.name, codes=tuple(f.code for f in row.findings), revision=row.revision,
@@ -235,7 +287,7 @@ def build_lines(
                 age=age(row.created, now), short=short,
             )  # fmt: skip
             line = _reuse(before.get(row.key), cells, row)
-            lines.append(line or Line(key=row.key, group=key, row=row, cells=_cells(cells), made=cells))
+            lines.append(line or Line(key=row.key, group=key, row=row, cells=Cells(cells)))
     return lines
 
 
@@ -243,11 +295,17 @@ def _reuse(line: Line | None, made: GroupCells | RowCells, row: WorkloadRow | No
     """``line`` with ``row`` (the current one) if its cells were made of the same inputs, else None."""
     if line is None or line.made != made:
         return None
-    return Line(key=line.key, cells=line.cells, group=line.group, row=row, made=line.made)
+    return Line(key=line.key, cells=line.cells, group=line.group, row=row)
 
 
-class WorkloadTable(NavTable):
-    """A DataTable that keeps its cursor on the same workload (or group) across refreshes."""
+class WorkloadTable(LineTable):
+    """The workloads table: keeps its cursor on the same workload (or group) across refreshes.
+
+    It holds the `Line`s and nothing per row besides (`LineTable` draws the lines in view from them).
+    Column widths follow DataTable's, which this table replaced without a visible change: the widest
+    cell seen since the columns were last set (a refresh with other lines only widens a column; one of
+    the same lines in the same order, cells changed in place, leaves the widths as they are).
+    """
 
     DEFAULT_CSS = """
     WorkloadTable { height: 1fr; }
@@ -255,30 +313,45 @@ class WorkloadTable(NavTable):
     # Enter opens a workload's detail or a group's page, so the footer says so
     BINDINGS = [Binding("enter", "select_cursor", "Open")]
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
         self.lines: list[Line] = []
         self._by_key: dict[str, Line] = {}
         self.columns_shown: tuple[str, ...] = tuple(key for key, _label in COLUMNS)
+        self._shown = tuple(range(len(COLUMNS)))  # indexes in COLUMNS of the shown columns
+        self._width = {c: cell_len(label) for c, (_key, label) in enumerate(COLUMNS)}  # by index in COLUMNS
 
     def on_mount(self) -> None:
-        for key, label in COLUMNS:
-            self.add_column(label, key=key)
+        self._layout()
+
+    def _layout(self) -> None:
+        self.set_layout([COLUMNS[c][1] for c in self._shown], [self._width[c] for c in self._shown])
+
+    def _widest(self, column: int) -> int:
+        """Column ``column``'s widest cell on the lines, its label included."""
+        console = self.app.console
+        return max([cell_len(COLUMNS[column][1]), *(ln.cells.widths(console)[column] for ln in self.lines)])
 
     def set_columns(self, keys: tuple[str, ...]) -> None:
-        """Show only ``keys`` (in `COLUMNS` order); the rows are put back at the next `show`."""
+        """Show only ``keys`` (in `COLUMNS` order), each as wide as its widest cell."""
         if keys == self.columns_shown:
             return
         self.columns_shown = keys
-        self.clear(columns=True)
-        for key, label in COLUMNS:
-            if key in keys:
-                self.add_column(label, key=key)
-        lines, self.lines = self.lines, []
-        self.show(lines)
+        self._shown = tuple(c for c, (key, _label) in enumerate(COLUMNS) if key in keys)
+        self._width = {c: self._widest(c) for c in range(len(COLUMNS))}
+        self._layout()
 
-    def _cells(self, line: Line) -> list[Cell]:
-        return [c for (key, _l), c in zip(COLUMNS, line.cells, strict=True) if key in self.columns_shown]
+    @property
+    def row_count(self) -> int:
+        return len(self.lines)
+
+    def row_cells(self, index: int) -> Sequence[RenderableType]:
+        return self.get_row_at(index)
+
+    def get_row_at(self, index: int) -> list[Cell]:
+        """The shown cells of line ``index`` (as DataTable.get_row_at)."""
+        cells = self.lines[index].cells
+        return [cells[c] for c in self._shown]
 
     @property
     def by_key(self) -> Mapping[str, Line]:
@@ -291,19 +364,6 @@ class WorkloadTable(NavTable):
             return None
         return self.lines[self.cursor_row]
 
-    # DataTable keys its render caches on an update counter, not on column widths: lines painted
-    # before the idle-time width measurement would stay narrow until the cursor passes over them
-    # (seen in a real terminal). Measuring changes widths, so it must invalidate those caches.
-    def _update_dimensions(self, new_rows: Any) -> None:
-        super()._update_dimensions(new_rows)
-        self._update_count += 1
-        self.refresh()
-
-    def _update_column_widths(self, updated_cells: Any) -> None:
-        super()._update_column_widths(updated_cells)
-        self._update_count += 1
-        self.refresh()
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "select_cursor":
             return self.current is not None
@@ -311,26 +371,22 @@ class WorkloadTable(NavTable):
 
     def show(self, lines: Sequence[Line]) -> None:
         """Replace the content; the cursor stays on its row's key (or its position if it went away)."""
-        old_keys = [ln.key for ln in self.lines]
+        old, current = self.lines, self.current
         new_keys = [ln.key for ln in lines]
-        current = self.current
-        if old_keys == new_keys:
-            # Same rows in the same order: update changed cells in place (cursor and scroll untouched).
-            for old, new in zip(self.lines, lines, strict=True):
-                if old.cells != new.cells:
-                    for (col, _label), before, after in zip(COLUMNS, old.cells, new.cells, strict=True):
-                        if before != after and col in self.columns_shown:
-                            self.update_cell(new.key, col, after)
-            self.lines = list(lines)
-            self._by_key = {ln.key: ln for ln in lines}
-            return
-        index = self.cursor_row
-        scroll_y = self.scroll_y
         self.lines = list(lines)
         self._by_key = {ln.key: ln for ln in lines}
-        self.clear()
+        console = self.app.console
+        if [ln.key for ln in old] == new_keys:
+            # Same rows in the same order: cursor, scroll and column widths untouched (DataTable's
+            # update_cell: a cell that grew is cut at its column's width until the rows change).
+            self.rows_changed()
+            return
         for ln in lines:
-            self.add_row(*self._cells(ln), key=ln.key)
+            widths = ln.cells.widths(console)
+            for c in self._width:
+                self._width[c] = max(self._width[c], widths[c])
+        index, scroll_y = self.cursor_row, self.scroll_y
+        self._layout()
         if current is not None and current.key in self._by_key:
             index = new_keys.index(current.key)
         elif current is not None and current.row is not None and current.group in self._by_key:
@@ -340,7 +396,7 @@ class WorkloadTable(NavTable):
         self.call_after_refresh(self._restore_scroll, scroll_y)
 
     def _restore_scroll(self, scroll_y: float) -> None:
-        # after the refresh the new rows have their heights; the cursor may have moved meanwhile
+        # after the refresh the canvas has its new height; the cursor may have moved meanwhile
         self.scroll_to(y=scroll_y, animate=False, immediate=True)
         self.move_cursor(row=self.cursor_row, scroll=True)
 
