@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import overload
@@ -95,7 +96,7 @@ class GroupCells:
     codes: tuple[str, ...]  # the members' findings, healthy left out when there are others
     journal: str
     when: str  # the last run's age
-    widths: tuple[int, ...] | None = field(default=None, compare=False, repr=False)  # see `Cells.widths`
+    widths: bytes | tuple[int, ...] | None = field(default=None, compare=False, repr=False)  # `Cells.widths`
 
     def cell(self, column: int) -> Text | str:
         if column == 0:
@@ -120,10 +121,10 @@ class RowCells:
     revision: int
     ready: int
     desired: int
-    images: str
+    images: Mapping[str, str]  # the row's own mapping (its text is made when drawn: nothing more held)
     age: str
     short: bool
-    widths: tuple[int, ...] | None = field(default=None, compare=False, repr=False)  # see `Cells.widths`
+    widths: bytes | tuple[int, ...] | None = field(default=None, compare=False, repr=False)  # `Cells.widths`
 
     def cell(self, column: int) -> Text | str:
         if column == 0:
@@ -135,7 +136,9 @@ class RowCells:
             return badges((Finding(c) for c in self.codes), short=self.short)
         if column == 3:
             return Text(f"{self.ready}/{self.desired}", style="" if self.ready >= self.desired else "bold red")
-        return (str(self.revision), self.images, self.age)[(2, 4, 5).index(column)]
+        if column == 4:
+            return _truncate(images_text(self.images), IMAGES_WIDTH)
+        return str(self.revision) if column == 2 else self.age
 
 
 class Cells(Sequence[Cell]):
@@ -175,13 +178,15 @@ class Cells(Sequence[Cell]):
 
     __hash__ = None  # type: ignore[assignment]  # equal by value, like the Cells it stands for
 
-    def widths(self, console: Console) -> tuple[int, ...]:
+    def widths(self, console: Console) -> Sequence[int]:
         """Each column's content width (as DataTable measures a cell), measured once per line's inputs:
         a refresh that keeps a line's inputs (`build_lines`' ``previous``) measures nothing again."""
         made = self.made
         if made.widths is None:
-            # frozen for equality and hashing; the widths are a cache of what the inputs show
-            object.__setattr__(made, "widths", tuple(measure(console, cell, 1) for cell in self))
+            widths = [measure(console, cell, 1) for cell in self]
+            # frozen for equality and hashing; the widths are a cache of what the inputs show (in bytes
+            # when they fit: 39 bytes a line instead of a tuple's 88)
+            object.__setattr__(made, "widths", bytes(widths) if max(widths) < 256 else tuple(widths))
         assert made.widths is not None
         return made.widths
 
@@ -277,14 +282,14 @@ def build_lines(
             selector=first.group, namespace=first.namespace, show_namespace=show_namespace, count=len(members),
             folded=key in folded, short=short, repair=(repairs or {}).get(key, ""),
             no_journal=group is not None and not group.journal, codes=tuple(union), journal=journal_text(group),
-            when=age(when, now) if when else "",
+            when=sys.intern(age(when, now)) if when else "",
         )  # fmt: skip
         lines.append(_reuse(before.get(key), made, None) or Line(key=key, group=key, cells=Cells(made)))
         for row in members if key not in folded else ():
             cells = RowCells(
                 kind=row.kind, name=row.name, codes=tuple(f.code for f in row.findings), revision=row.revision,
-                ready=row.ready, desired=row.desired, images=_truncate(images_text(row.images), IMAGES_WIDTH),
-                age=age(row.created, now), short=short,
+                ready=row.ready, desired=row.desired, images=row.images,
+                age=sys.intern(age(row.created, now)), short=short,
             )  # fmt: skip
             line = _reuse(before.get(row.key), cells, row)
             lines.append(line or Line(key=row.key, group=key, row=row, cells=Cells(cells)))
