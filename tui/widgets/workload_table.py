@@ -55,7 +55,7 @@ class Cell:
 
     __slots__ = ("column", "made")
 
-    def __init__(self, made: GroupCells | RowCells, column: int) -> None:
+    def __init__(self, made: Cells, column: int) -> None:
         self.made = made
         self.column = column
 
@@ -81,14 +81,56 @@ class Cell:
     __hash__ = None  # type: ignore[assignment]  # equal by value, which is made on demand
 
 
+class Cells(Sequence[Cell]):
+    """A line's cells: one `Cell` per column of `COLUMNS`, made on demand from the line's inputs (the
+    subclass's fields, equal when those are). Lines are these objects and little more: at 20,000 lines
+    a tuple of six Cells each cost ~8 MiB."""
+
+    __slots__ = ()
+    widths_memo: bytes | tuple[int, ...] | None
+
+    def cell(self, column: int) -> Text | str:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(COLUMNS)
+
+    @overload
+    def __getitem__(self, index: int) -> Cell: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Cell, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Cell | tuple[Cell, ...]:
+        if isinstance(index, slice):
+            return tuple(Cell(self, c) for c in range(len(COLUMNS))[index])
+        if not -len(COLUMNS) <= index < len(COLUMNS):
+            raise IndexError(index)
+        return Cell(self, index % len(COLUMNS))
+
+    def __iter__(self) -> Iterator[Cell]:
+        return (Cell(self, c) for c in range(len(COLUMNS)))
+
+    def widths(self, console: Console) -> Sequence[int]:
+        """Each column's content width (as DataTable measures a cell), measured once per line's inputs:
+        a refresh that keeps a line's inputs (`build_lines`' ``previous``) measures nothing again."""
+        if self.widths_memo is None:
+            widths = [measure(console, cell, 1) for cell in self]
+            # frozen for equality and hashing; the widths are a cache of what the inputs show (in bytes
+            # when they fit: 39 bytes a line instead of a tuple's 88)
+            object.__setattr__(self, "widths_memo", bytes(widths) if max(widths) < 256 else tuple(widths))
+        assert self.widths_memo is not None
+        return self.widths_memo
+
+
 @dataclass(frozen=True, slots=True)
-class GroupCells:
+class GroupCells(Cells):
     """What a group header's cells are made of (small values only: a kept line keeps these alive)."""
 
     selector: str
     namespace: str
     show_namespace: bool
-    count: int
+    members: int  # (not `count`: a Sequence's method)
     folded: bool
     short: bool
     repair: str
@@ -96,12 +138,12 @@ class GroupCells:
     codes: tuple[str, ...]  # the members' findings, healthy left out when there are others
     journal: str
     when: str  # the last run's age
-    widths: bytes | tuple[int, ...] | None = field(default=None, compare=False, repr=False)  # `Cells.widths`
+    widths_memo: bytes | tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
     def cell(self, column: int) -> Text | str:
         if column == 0:
             return group_label(
-                self.selector, self.namespace, self.show_namespace, self.count, folded=self.folded,
+                self.selector, self.namespace, self.show_namespace, self.members, folded=self.folded,
                 short=self.short, repair=self.repair, no_journal=self.no_journal,
             )  # fmt: skip
         if column == 1:
@@ -112,7 +154,7 @@ class GroupCells:
 
 
 @dataclass(frozen=True, slots=True)
-class RowCells:
+class RowCells(Cells):
     """What a workload line's cells are made of."""
 
     kind: str
@@ -124,7 +166,7 @@ class RowCells:
     images: Mapping[str, str]  # the row's own mapping (its text is made when drawn: nothing more held)
     age: str
     short: bool
-    widths: bytes | tuple[int, ...] | None = field(default=None, compare=False, repr=False)  # `Cells.widths`
+    widths_memo: bytes | tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
     def cell(self, column: int) -> Text | str:
         if column == 0:
@@ -141,69 +183,18 @@ class RowCells:
         return str(self.revision) if column == 2 else self.age
 
 
-class Cells(Sequence[Cell]):
-    """A line's cells, one `Cell` per column of `COLUMNS` made on demand from the line's inputs.
-
-    One object per line instead of a tuple of six Cells: at 20,000 lines that is ~8 MiB less. Equal
-    when the cells show the same (as a tuple of Cells would be)."""
-
-    __slots__ = ("made",)
-
-    def __init__(self, made: GroupCells | RowCells) -> None:
-        self.made = made
-
-    def __len__(self) -> int:
-        return len(COLUMNS)
-
-    @overload
-    def __getitem__(self, index: int) -> Cell: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Cell, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> Cell | tuple[Cell, ...]:
-        if isinstance(index, slice):
-            return tuple(Cell(self.made, c) for c in range(len(COLUMNS))[index])
-        if not -len(COLUMNS) <= index < len(COLUMNS):
-            raise IndexError(index)
-        return Cell(self.made, index % len(COLUMNS))
-
-    def __iter__(self) -> Iterator[Cell]:
-        return (Cell(self.made, c) for c in range(len(COLUMNS)))
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Cells):
-            return NotImplemented
-        return self.made == other.made or tuple(self) == tuple(other)
-
-    __hash__ = None  # type: ignore[assignment]  # equal by value, like the Cells it stands for
-
-    def widths(self, console: Console) -> Sequence[int]:
-        """Each column's content width (as DataTable measures a cell), measured once per line's inputs:
-        a refresh that keeps a line's inputs (`build_lines`' ``previous``) measures nothing again."""
-        made = self.made
-        if made.widths is None:
-            widths = [measure(console, cell, 1) for cell in self]
-            # frozen for equality and hashing; the widths are a cache of what the inputs show (in bytes
-            # when they fit: 39 bytes a line instead of a tuple's 88)
-            object.__setattr__(made, "widths", bytes(widths) if max(widths) < 256 else tuple(widths))
-        assert made.widths is not None
-        return made.widths
-
-
 @dataclass(frozen=True, slots=True)
 class Line:
     """One table line: a group header or a workload, with its cells."""
 
     key: str
-    cells: Cells
+    cells: GroupCells | RowCells  # what they are made of: `build_lines` keeps them while these stay equal
     group: str  # group key
     row: WorkloadRow | None = None  # None for a group header
 
     @property
     def made(self) -> GroupCells | RowCells:
-        """What the cells are made of (`build_lines` keeps a line's cells while these stay equal)."""
-        return self.cells.made
+        return self.cells
 
 
 def _truncate(text: str, width: int) -> str:
@@ -279,21 +270,31 @@ def build_lines(
         last = group.last_run if group else None
         when = parse_time(last.finished or last.started) if last else None
         made = GroupCells(
-            selector=first.group, namespace=first.namespace, show_namespace=show_namespace, count=len(members),
+            selector=first.group, namespace=first.namespace, show_namespace=show_namespace, members=len(members),
             folded=key in folded, short=short, repair=(repairs or {}).get(key, ""),
-            no_journal=group is not None and not group.journal, codes=tuple(union), journal=journal_text(group),
+            no_journal=group is not None and not group.journal, codes=_codes(tuple(union)), journal=journal_text(group),
             when=sys.intern(age(when, now)) if when else "",
         )  # fmt: skip
-        lines.append(_reuse(before.get(key), made, None) or Line(key=key, group=key, cells=Cells(made)))
+        lines.append(_reuse(before.get(key), made, None) or Line(key=key, group=key, cells=made))
         for row in members if key not in folded else ():
             cells = RowCells(
-                kind=row.kind, name=row.name, codes=tuple(f.code for f in row.findings), revision=row.revision,
+                kind=row.kind, name=row.name, codes=_codes(tuple(f.code for f in row.findings)), revision=row.revision,
                 ready=row.ready, desired=row.desired, images=row.images,
                 age=sys.intern(age(row.created, now)), short=short,
             )  # fmt: skip
             line = _reuse(before.get(row.key), cells, row)
-            lines.append(line or Line(key=row.key, group=key, row=row, cells=Cells(cells)))
+            lines.append(line or Line(key=row.key, group=key, row=row, cells=cells))
     return lines
+
+
+_CODES: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _codes(codes: tuple[str, ...]) -> tuple[str, ...]:
+    """One tuple per combination of finding codes (a few in any cluster) instead of one per line."""
+    if len(_CODES) > 1000:  # codes come from a fixed list; a bound all the same
+        _CODES.clear()
+    return _CODES.setdefault(codes, codes)
 
 
 def _reuse(line: Line | None, made: GroupCells | RowCells, row: WorkloadRow | None) -> Line | None:
