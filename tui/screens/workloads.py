@@ -208,6 +208,8 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
 
     def bindings_changed(self) -> None:
         """Refresh the footer only when the offered keys change: rebuilding it costs a relayout."""
+        if not self.query(WorkloadTable):
+            return  # not composed yet, or being taken down (a worker's message can come that late)
         line = self.table.current
         offered = (line is not None and line.row is not None, self.app.read_only,
                    *(self.offers(a, s) for a in TITLES for s in ("selection", "group")))  # fmt: skip
