@@ -76,13 +76,16 @@ class Client:
     """A connection to one cluster, counting requests by verb (for benchmarks and tests).
 
     ``page_size``: at most this many items per LIST page (fewer when that would be more than about
-    `PAGE_BYTES` of JSON); 0 reads each list in one request (tests compare both).
+    ``page_bytes`` of JSON, `PAGE_BYTES` unless set); 0 reads each list in one request (tests compare both).
+    A process that holds a whole cluster while it reads one (the TUI) asks for smaller pages: each page
+    is decoded whole before it is reduced, so the pages in flight are what a read costs beyond what it keeps.
     """
 
     def __init__(self, api_client: Any, *, user_agent: str = "rollguard", page_size: int = PAGE_SIZE) -> None:
         self._api = api_client
         self._api.user_agent = user_agent
         self.page_size = page_size
+        self.page_bytes = PAGE_BYTES
         self.requests: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._guard: Callable[[], None] | None = None
@@ -175,7 +178,7 @@ class Client:
             seen_items += len(data.get("items") or [])
             seen_bytes += size
             if seen_items:
-                limit = max(1, min(self.page_size, PAGE_BYTES * seen_items // max(seen_bytes, 1)))
+                limit = max(1, min(self.page_size, self.page_bytes * seen_items // max(seen_bytes, 1)))
             page = Page(_reduced(data, reduce), rv)
             del data
             yield page

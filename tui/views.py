@@ -25,7 +25,11 @@ SEVERITY = (*FINDINGS, HEALTHY)
 UNGROUPED = ""
 
 
-@dataclass(frozen=True)
+# The types a table line is made of have slots: the workloads screen holds one row, one group view and
+# their findings per workload (10,000s with -A), and an instance dict costs more than its fields.
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One finding of the state model, with its one-line human reason."""
 
@@ -37,7 +41,7 @@ class Finding:
         return SEVERITY.index(self.code) if self.code in SEVERITY else len(SEVERITY)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WorkloadRow:
     """One line of the workloads table."""
 
@@ -53,6 +57,11 @@ class WorkloadRow:
     created: dt.datetime | None = None
     paused: bool = False
     labels: Mapping[str, str] = field(default_factory=dict)
+    # made once (the table's group lines are keyed by it), not compared: it follows namespace and group
+    group_key: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "group_key", group_key(self.namespace, self.group))
 
     @property
     def ref(self) -> str:
@@ -62,10 +71,6 @@ class WorkloadRow:
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.ref}"
-
-    @cached_property
-    def group_key(self) -> str:
-        return group_key(self.namespace, self.group)
 
     @property
     def healthy(self) -> bool:
@@ -80,7 +85,7 @@ def group_key(namespace: str, selector: str) -> str:
     return f"group:{namespace}/{selector}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RunView:
     """One run of a group, as its journal records it."""
 
@@ -94,7 +99,7 @@ class RunView:
     targets: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class GroupView:
     """A rollout group and what its journal says."""
 

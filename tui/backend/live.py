@@ -2,9 +2,10 @@
 
 `Live` reads the namespaces in view once (`read`, streamed namespace by namespace), starts one watch cache
 per namespace or one for the whole cluster (`start_live`, seeded from the read's lists with -A), waits for
-changes (`wait`) and re-judges only the namespaces that changed (`cached`). The held states leave out
-revisions and pods (`_without_revisions`: the rows never show them, and at 10,000 workloads they are most
-of the memory); `_full` judges one namespace again, with them, for the screens that need them. These are
+changes (`wait`) and re-judges only the namespaces that changed (`cached`). The held states keep their
+groups only (`_slim`: once a namespace's rows are made, its workloads' states are read by no one, and at
+10,000 workloads their revisions and pods are most of the memory); `_full` judges one namespace again,
+with them, for the screens that need them. These are
 one module because they share the states, their rows (`_parts`) and the intern table and hand them to one
 another in order. Pure judging is `rollguard.tui.data`'s; only the listing and watching is here.
 """
@@ -65,7 +66,7 @@ class Live(Core):
             start = time.perf_counter()
             states[ns] = state.assess_namespace(ns, selector=selector, now=now, **lists)
             if for_live:
-                states[ns] = _without_revisions(states[ns], self._parts)
+                states[ns] = _slim(states[ns], self._parts)
             assessing += time.perf_counter() - start
             if on_partial is not None and time.perf_counter() - last >= every:
                 on_partial(data.inventory_of(states, reuse=self._parts))
@@ -78,6 +79,9 @@ class Live(Core):
                 for res, fixed, _f in LISTS.values()
                 if (res, fixed) in keeping.kept
             }
+            # Everything kept is interned: the table that found the shared parts (~8 MiB at 10,000
+            # workloads) goes now, before the last inventory and the caches are built beside it.
+            self._intern.clear()
         return self._done(objects, states, data.inventory_of(states, reuse=self._parts))
 
     def _build(self, objects: dict[Resource, list[Obj]]) -> Inventory:
@@ -101,7 +105,7 @@ class Live(Core):
             self._objects = {res: objects.get(res, []) for res in (DEPLOYMENT_CONFIGS, DEPLOYMENTS)}
         if self._caches:  # the caches hold what revisions and pods are: `_full` judges them on demand
             for ns, ns_state in states.items():
-                states[ns] = _without_revisions(ns_state, self._parts)
+                states[ns] = _slim(ns_state, self._parts)
         self._states, self.inventory = states, inventory
         self.timings["assessed"] = time.perf_counter()
         self.timings.setdefault("first_assess_s", self.timings["assessed"] - self.timings["listed"])
@@ -213,9 +217,8 @@ class Live(Core):
             objects = self._cached_in(ns)
             if any(objects.values()):  # the whole state made and cut one namespace at a time
                 judged = data.assess(ns, objects, selector=self.options.selector, now=now)
-                states[ns] = _without_revisions(judged, self._parts)
                 # its rows now, so that the state replaced is let go now (its part named it)
-                self._parts[ns] = data.namespace_part(states[ns], self._parts.get(ns))
+                states[ns] = _slim(judged, self._parts)
             else:
                 states.pop(ns, None)
         if everything:
@@ -247,16 +250,17 @@ class Live(Core):
         return [obj for cache in list(self._caches.values()) for obj in cache.objects(res)]
 
 
-def _without_revisions(ns_state: state.NamespaceState, parts: dict[str, data.Part]) -> state.NamespaceState:
-    """``ns_state`` without its workloads' revisions and pods (the rows never show them), the same object
-    when it has none; its part in ``parts`` then names the state kept, so that its rows are reused."""
-    if not any(ws.revisions or ws.pods for ws in ns_state.workloads):
+def _slim(ns_state: state.NamespaceState, parts: dict[str, data.Part]) -> state.NamespaceState:
+    """``ns_state`` without its workloads (their rows are made: ``parts`` holds them, made now if they
+    were not yet), the same object when it has none; its part then names the state kept, so that
+    `data.inventory_of` reuses the rows. What is kept is what the screens read of a held state: its
+    groups (journals, leases); a workload's own state, with its revisions and pods, is `_full`'s."""
+    if not ns_state.workloads:
         return ns_state
-    slim = dataclasses.replace(
-        ns_state,
-        workloads=tuple(dataclasses.replace(ws, revisions=(), pods=()) for ws in ns_state.workloads),
-    )
-    part = parts.get(ns_state.namespace)
-    if part is not None and part[0] is ns_state:
-        parts[ns_state.namespace] = (slim, *part[1:])
+    ns = ns_state.namespace
+    part = parts.get(ns)
+    if part is None or part[0] is not ns_state:
+        part = data.namespace_part(ns_state, part)
+    slim = dataclasses.replace(ns_state, workloads=())
+    parts[ns] = (slim, *part[1:])
     return slim

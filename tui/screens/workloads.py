@@ -11,7 +11,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import Input, Static
 
 from rollguard.tui.liveness import banner, header
 from rollguard.tui.repairs import badges_by_group
@@ -201,13 +201,15 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
                 text += f" ({run.finished or run.started})" + (f": {run.error}" if run.error else "")
         self.query_one("#reason", Static).update(text)
 
-    @on(DataTable.RowHighlighted)
-    def _highlighted(self, _event: DataTable.RowHighlighted) -> None:
+    @on(WorkloadTable.RowHighlighted)
+    def _highlighted(self, _event: WorkloadTable.RowHighlighted) -> None:
         self.update_reason()
         self.bindings_changed()
 
     def bindings_changed(self) -> None:
         """Refresh the footer only when the offered keys change: rebuilding it costs a relayout."""
+        if not self.query(WorkloadTable):
+            return  # not composed yet, or being taken down (a worker's message can come that late)
         line = self.table.current
         offered = (line is not None and line.row is not None, self.app.read_only,
                    *(self.offers(a, s) for a in TITLES for s in ("selection", "group")))  # fmt: skip
@@ -215,8 +217,8 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             self._offered = offered
             self.refresh_bindings()
 
-    @on(DataTable.RowSelected)
-    def _selected(self, _event: DataTable.RowSelected) -> None:
+    @on(WorkloadTable.RowSelected)
+    def _selected(self, _event: WorkloadTable.RowSelected) -> None:
         self.action_details()  # Enter: a workload's detail, or the group's page
 
     # -- selection -------------------------------------------------------------------------------------

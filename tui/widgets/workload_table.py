@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import overload
 
+from rich.cells import cell_len
+from rich.console import Console, RenderableType
 from rich.text import Text
 from textual.binding import Binding
+from textual.render import measure
 
 from rollguard.tui.views import (
     UNGROUPED,
@@ -24,7 +28,7 @@ from rollguard.tui.views import (
     sort_rows,
 )
 from rollguard.tui.widgets.badges import badges
-from rollguard.tui.widgets.nav import NavTable
+from rollguard.tui.widgets.line_table import LineTable
 
 COLUMNS = (("workload", "Workload"), ("findings", "Findings"), ("rev", "Rev"), ("ready", "Ready"),
            ("images", "Images"), ("age", "Age"))  # fmt: skip
@@ -44,14 +48,14 @@ KIND_PREFIX = {"DeploymentConfig": "dc", "Deployment": "deploy"}
 class Cell:
     """One cell, made each time the table measures or draws it, from its line's inputs.
 
-    DataTable keeps every cell of every line but draws only the lines in view (`_render_line` through
-    its LRU caches) and measures a line once, when it is added. At 10,000 workloads (20,000 lines)
-    holding the styled text of every cell cost ~50 MiB; a Cell holds two references.
+    The table draws only the lines in view and measures a line once (`Cells.widths`): at 10,000
+    workloads (20,000 lines) holding the styled text of every cell cost ~50 MiB; a Cell holds two
+    references, and exists only while it is drawn, measured or compared.
     """
 
     __slots__ = ("column", "made")
 
-    def __init__(self, made: GroupCells | RowCells, column: int) -> None:
+    def __init__(self, made: Cells, column: int) -> None:
         self.made = made
         self.column = column
 
@@ -77,14 +81,56 @@ class Cell:
     __hash__ = None  # type: ignore[assignment]  # equal by value, which is made on demand
 
 
+class Cells(Sequence[Cell]):
+    """A line's cells: one `Cell` per column of `COLUMNS`, made on demand from the line's inputs (the
+    subclass's fields, equal when those are). Lines are these objects and little more: at 20,000 lines
+    a tuple of six Cells each cost ~8 MiB."""
+
+    __slots__ = ()
+    widths_memo: bytes | tuple[int, ...] | None
+
+    def cell(self, column: int) -> Text | str:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(COLUMNS)
+
+    @overload
+    def __getitem__(self, index: int) -> Cell: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Cell, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Cell | tuple[Cell, ...]:
+        if isinstance(index, slice):
+            return tuple(Cell(self, c) for c in range(len(COLUMNS))[index])
+        if not -len(COLUMNS) <= index < len(COLUMNS):
+            raise IndexError(index)
+        return Cell(self, index % len(COLUMNS))
+
+    def __iter__(self) -> Iterator[Cell]:
+        return (Cell(self, c) for c in range(len(COLUMNS)))
+
+    def widths(self, console: Console) -> Sequence[int]:
+        """Each column's content width (as DataTable measures a cell), measured once per line's inputs:
+        a refresh that keeps a line's inputs (`build_lines`' ``previous``) measures nothing again."""
+        if self.widths_memo is None:
+            widths = [measure(console, cell, 1) for cell in self]
+            # frozen for equality and hashing; the widths are a cache of what the inputs show (in bytes
+            # when they fit: 39 bytes a line instead of a tuple's 88)
+            object.__setattr__(self, "widths_memo", bytes(widths) if max(widths) < 256 else tuple(widths))
+        assert self.widths_memo is not None
+        return self.widths_memo
+
+
 @dataclass(frozen=True, slots=True)
-class GroupCells:
+class GroupCells(Cells):
     """What a group header's cells are made of (small values only: a kept line keeps these alive)."""
 
     selector: str
     namespace: str
     show_namespace: bool
-    count: int
+    members: int  # (not `count`: a Sequence's method)
     folded: bool
     short: bool
     repair: str
@@ -92,11 +138,12 @@ class GroupCells:
     codes: tuple[str, ...]  # the members' findings, healthy left out when there are others
     journal: str
     when: str  # the last run's age
+    widths_memo: bytes | tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
     def cell(self, column: int) -> Text | str:
         if column == 0:
             return group_label(
-                self.selector, self.namespace, self.show_namespace, self.count, folded=self.folded,
+                self.selector, self.namespace, self.show_namespace, self.members, folded=self.folded,
                 short=self.short, repair=self.repair, no_journal=self.no_journal,
             )  # fmt: skip
         if column == 1:
@@ -107,7 +154,7 @@ class GroupCells:
 
 
 @dataclass(frozen=True, slots=True)
-class RowCells:
+class RowCells(Cells):
     """What a workload line's cells are made of."""
 
     kind: str
@@ -116,9 +163,10 @@ class RowCells:
     revision: int
     ready: int
     desired: int
-    images: str
+    images: Mapping[str, str]  # the row's own mapping (its text is made when drawn: nothing more held)
     age: str
     short: bool
+    widths_memo: bytes | tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
     def cell(self, column: int) -> Text | str:
         if column == 0:
@@ -130,11 +178,9 @@ class RowCells:
             return badges((Finding(c) for c in self.codes), short=self.short)
         if column == 3:
             return Text(f"{self.ready}/{self.desired}", style="" if self.ready >= self.desired else "bold red")
-        return (str(self.revision), self.images, self.age)[(2, 4, 5).index(column)]
-
-
-def _cells(made: GroupCells | RowCells) -> tuple[Cell, ...]:
-    return tuple(Cell(made, column) for column in range(len(COLUMNS)))
+        if column == 4:
+            return _truncate(images_text(self.images), IMAGES_WIDTH)
+        return str(self.revision) if column == 2 else self.age
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,11 +188,13 @@ class Line:
     """One table line: a group header or a workload, with its cells."""
 
     key: str
-    cells: tuple[Cell, ...]
+    cells: GroupCells | RowCells  # what they are made of: `build_lines` keeps them while these stay equal
     group: str  # group key
     row: WorkloadRow | None = None  # None for a group header
-    # what the cells were made of (build_lines keeps a line's cells while these stay equal)
-    made: GroupCells | RowCells | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def made(self) -> GroupCells | RowCells:
+        return self.cells
 
 
 def _truncate(text: str, width: int) -> str:
@@ -222,32 +270,48 @@ def build_lines(
         last = group.last_run if group else None
         when = parse_time(last.finished or last.started) if last else None
         made = GroupCells(
-            selector=first.group, namespace=first.namespace, show_namespace=show_namespace, count=len(members),
+            selector=first.group, namespace=first.namespace, show_namespace=show_namespace, members=len(members),
             folded=key in folded, short=short, repair=(repairs or {}).get(key, ""),
-            no_journal=group is not None and not group.journal, codes=tuple(union), journal=journal_text(group),
-            when=age(when, now) if when else "",
+            no_journal=group is not None and not group.journal, codes=_codes(tuple(union)), journal=journal_text(group),
+            when=sys.intern(age(when, now)) if when else "",
         )  # fmt: skip
-        lines.append(_reuse(before.get(key), made, None) or Line(key=key, group=key, cells=_cells(made), made=made))
+        lines.append(_reuse(before.get(key), made, None) or Line(key=key, group=key, cells=made))
         for row in members if key not in folded else ():
             cells = RowCells(
-                kind=row.kind, name=row.name, codes=tuple(f.code for f in row.findings), revision=row.revision,
-                ready=row.ready, desired=row.desired, images=_truncate(images_text(row.images), IMAGES_WIDTH),
-                age=age(row.created, now), short=short,
+                kind=row.kind, name=row.name, codes=_codes(tuple(f.code for f in row.findings)), revision=row.revision,
+                ready=row.ready, desired=row.desired, images=row.images,
+                age=sys.intern(age(row.created, now)), short=short,
             )  # fmt: skip
             line = _reuse(before.get(row.key), cells, row)
-            lines.append(line or Line(key=row.key, group=key, row=row, cells=_cells(cells), made=cells))
+            lines.append(line or Line(key=row.key, group=key, row=row, cells=cells))
     return lines
+
+
+_CODES: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _codes(codes: tuple[str, ...]) -> tuple[str, ...]:
+    """One tuple per combination of finding codes (a few in any cluster) instead of one per line."""
+    if len(_CODES) > 1000:  # codes come from a fixed list; a bound all the same
+        _CODES.clear()
+    return _CODES.setdefault(codes, codes)
 
 
 def _reuse(line: Line | None, made: GroupCells | RowCells, row: WorkloadRow | None) -> Line | None:
     """``line`` with ``row`` (the current one) if its cells were made of the same inputs, else None."""
     if line is None or line.made != made:
         return None
-    return Line(key=line.key, cells=line.cells, group=line.group, row=row, made=line.made)
+    return Line(key=line.key, cells=line.cells, group=line.group, row=row)
 
 
-class WorkloadTable(NavTable):
-    """A DataTable that keeps its cursor on the same workload (or group) across refreshes."""
+class WorkloadTable(LineTable):
+    """The workloads table: keeps its cursor on the same workload (or group) across refreshes.
+
+    It holds the `Line`s and nothing per row besides (`LineTable` draws the lines in view from them).
+    Column widths follow DataTable's, which this table replaced without a visible change: the widest
+    cell seen since the columns were last set (a refresh with other lines only widens a column; one of
+    the same lines in the same order, cells changed in place, leaves the widths as they are).
+    """
 
     DEFAULT_CSS = """
     WorkloadTable { height: 1fr; }
@@ -255,30 +319,45 @@ class WorkloadTable(NavTable):
     # Enter opens a workload's detail or a group's page, so the footer says so
     BINDINGS = [Binding("enter", "select_cursor", "Open")]
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(name=name, id=id, classes=classes)
         self.lines: list[Line] = []
         self._by_key: dict[str, Line] = {}
         self.columns_shown: tuple[str, ...] = tuple(key for key, _label in COLUMNS)
+        self._shown = tuple(range(len(COLUMNS)))  # indexes in COLUMNS of the shown columns
+        self._width = {c: cell_len(label) for c, (_key, label) in enumerate(COLUMNS)}  # by index in COLUMNS
 
     def on_mount(self) -> None:
-        for key, label in COLUMNS:
-            self.add_column(label, key=key)
+        self._layout()
+
+    def _layout(self) -> None:
+        self.set_layout([COLUMNS[c][1] for c in self._shown], [self._width[c] for c in self._shown])
+
+    def _widest(self, column: int) -> int:
+        """Column ``column``'s widest cell on the lines, its label included."""
+        console = self.app.console
+        return max([cell_len(COLUMNS[column][1]), *(ln.cells.widths(console)[column] for ln in self.lines)])
 
     def set_columns(self, keys: tuple[str, ...]) -> None:
-        """Show only ``keys`` (in `COLUMNS` order); the rows are put back at the next `show`."""
+        """Show only ``keys`` (in `COLUMNS` order), each as wide as its widest cell."""
         if keys == self.columns_shown:
             return
         self.columns_shown = keys
-        self.clear(columns=True)
-        for key, label in COLUMNS:
-            if key in keys:
-                self.add_column(label, key=key)
-        lines, self.lines = self.lines, []
-        self.show(lines)
+        self._shown = tuple(c for c, (key, _label) in enumerate(COLUMNS) if key in keys)
+        self._width = {c: self._widest(c) for c in range(len(COLUMNS))}
+        self._layout()
 
-    def _cells(self, line: Line) -> list[Cell]:
-        return [c for (key, _l), c in zip(COLUMNS, line.cells, strict=True) if key in self.columns_shown]
+    @property
+    def row_count(self) -> int:
+        return len(self.lines)
+
+    def row_cells(self, index: int) -> Sequence[RenderableType]:
+        return self.get_row_at(index)
+
+    def get_row_at(self, index: int) -> list[Cell]:
+        """The shown cells of line ``index`` (as DataTable.get_row_at)."""
+        cells = self.lines[index].cells
+        return [cells[c] for c in self._shown]
 
     @property
     def by_key(self) -> Mapping[str, Line]:
@@ -291,19 +370,6 @@ class WorkloadTable(NavTable):
             return None
         return self.lines[self.cursor_row]
 
-    # DataTable keys its render caches on an update counter, not on column widths: lines painted
-    # before the idle-time width measurement would stay narrow until the cursor passes over them
-    # (seen in a real terminal). Measuring changes widths, so it must invalidate those caches.
-    def _update_dimensions(self, new_rows: Any) -> None:
-        super()._update_dimensions(new_rows)
-        self._update_count += 1
-        self.refresh()
-
-    def _update_column_widths(self, updated_cells: Any) -> None:
-        super()._update_column_widths(updated_cells)
-        self._update_count += 1
-        self.refresh()
-
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "select_cursor":
             return self.current is not None
@@ -311,26 +377,22 @@ class WorkloadTable(NavTable):
 
     def show(self, lines: Sequence[Line]) -> None:
         """Replace the content; the cursor stays on its row's key (or its position if it went away)."""
-        old_keys = [ln.key for ln in self.lines]
+        old, current = self.lines, self.current
         new_keys = [ln.key for ln in lines]
-        current = self.current
-        if old_keys == new_keys:
-            # Same rows in the same order: update changed cells in place (cursor and scroll untouched).
-            for old, new in zip(self.lines, lines, strict=True):
-                if old.cells != new.cells:
-                    for (col, _label), before, after in zip(COLUMNS, old.cells, new.cells, strict=True):
-                        if before != after and col in self.columns_shown:
-                            self.update_cell(new.key, col, after)
-            self.lines = list(lines)
-            self._by_key = {ln.key: ln for ln in lines}
-            return
-        index = self.cursor_row
-        scroll_y = self.scroll_y
         self.lines = list(lines)
         self._by_key = {ln.key: ln for ln in lines}
-        self.clear()
+        console = self.app.console
+        if [ln.key for ln in old] == new_keys:
+            # Same rows in the same order: cursor, scroll and column widths untouched (DataTable's
+            # update_cell: a cell that grew is cut at its column's width until the rows change).
+            self.rows_changed()
+            return
         for ln in lines:
-            self.add_row(*self._cells(ln), key=ln.key)
+            widths = ln.cells.widths(console)
+            for c in self._width:
+                self._width[c] = max(self._width[c], widths[c])
+        index, scroll_y = self.cursor_row, self.scroll_y
+        self._layout()
         if current is not None and current.key in self._by_key:
             index = new_keys.index(current.key)
         elif current is not None and current.row is not None and current.group in self._by_key:
@@ -340,7 +402,7 @@ class WorkloadTable(NavTable):
         self.call_after_refresh(self._restore_scroll, scroll_y)
 
     def _restore_scroll(self, scroll_y: float) -> None:
-        # after the refresh the new rows have their heights; the cursor may have moved meanwhile
+        # after the refresh the canvas has its new height; the cursor may have moved meanwhile
         self.scroll_to(y=scroll_y, animate=False, immediate=True)
         self.move_cursor(row=self.cursor_row, scroll=True)
 
