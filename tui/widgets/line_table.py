@@ -42,6 +42,19 @@ HEADER = 1  # the header's height: row ``i`` is line ``HEADER + i`` of the virtu
 PADDING = 1  # cells each side of each column (DataTable's cell_padding)
 
 
+class RowMessage(Message):
+    """A message about the table's cursor row: the table it came from and the row's index."""
+
+    def __init__(self, table: LineTable, cursor_row: int) -> None:
+        super().__init__()
+        self.table = table
+        self.cursor_row = cursor_row
+
+    @property
+    def control(self) -> LineTable:
+        return self.table
+
+
 class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
     """A virtual row table: subclasses give `row_count`, `row_cells` and the columns (`set_layout`)."""
 
@@ -97,29 +110,11 @@ class LineTable(ScrollView, can_focus=True, inherit_bindings=False):
     }
     """
 
-    class RowHighlighted(Message):
+    class RowHighlighted(RowMessage):
         """The cursor moved to another row (DataTable.RowHighlighted's part the screens use)."""
 
-        def __init__(self, table: LineTable, cursor_row: int) -> None:
-            super().__init__()
-            self.table = table
-            self.cursor_row = cursor_row
-
-        @property
-        def control(self) -> LineTable:
-            return self.table
-
-    class RowSelected(Message):
+    class RowSelected(RowMessage):
         """Enter, or a click on the cursor's row."""
-
-        def __init__(self, table: LineTable, cursor_row: int) -> None:
-            super().__init__()
-            self.table = table
-            self.cursor_row = cursor_row
-
-        @property
-        def control(self) -> LineTable:
-            return self.table
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(name=name, id=id, classes=classes)
