@@ -17,10 +17,10 @@ verified state is absence. The contract:
 - The revert waits on the run's ``abort`` (SIGTERM grace over), not on ``cancel``: a cancel is what
   starts a revert, so only running out of grace may stop one.
 
-It sees its run only through `RevertingRun`, which lists all it uses (the fenced client, the journal,
-the live cache, the run's write and its error record), so this module imports nothing of
-`rollguard.group` and the skeleton and its revert can be read apart; its writes start at once through
-`rollguard.group_write.each_at_once`.
+It sees its run only through `RevertingRun`, a `WritingRun` with what a revert uses besides (the fenced
+client, the journal, the live cache, the run's write and its error record), so this module imports
+nothing of `rollguard.group` and the skeleton and its revert can be read apart; its writes start at once
+through `rollguard.group_write.each_at_once`.
 """
 
 from __future__ import annotations
@@ -33,35 +33,24 @@ from collections.abc import Callable
 from typing import Protocol
 
 from rollguard import merge
-from rollguard.api import Api
 from rollguard.errors import ApiError, NotFound, RollguardError, WorkloadDeleted
-from rollguard.group_write import SETTLE_SECONDS, each_at_once
-from rollguard.journal import Journal, now
+from rollguard.group_write import SETTLE_SECONDS, WritingRun, each_at_once
+from rollguard.journal import now
 from rollguard.kinds import images_of
 from rollguard.preflight import Plan, WorkloadPlan
 from rollguard.streams import firing_now
 from rollguard.structs import Obj, Phase, RunState, WorkloadPhase
 from rollguard.templates import normalized
 from rollguard.watch import Watched, edited_message, wait_for
-from rollguard.watcher import NamespaceCache
 
 
-class RevertingRun(Protocol):
-    """What a revert uses of its run (`rollguard.group.GroupRun` is one)."""
+class RevertingRun(WritingRun, Protocol):
+    """What a revert uses of its run besides what its writes use (`rollguard.group.GroupRun` is one)."""
 
-    client: Api  # fenced by the group lock: a run that lost its group writes nothing
-    namespace: str
-    journal: Journal
-    cache: NamespaceCache | None
-    ours: dict[str, list[Obj]]  # the templates this run sent to (or got back from) each workload
     run_id: str
     timeout: int
     abort: threading.Event
     stop_signal: str
-
-    def live(self, plan: WorkloadPlan) -> Obj: ...
-
-    def revisions(self, plan: WorkloadPlan, obj: Obj) -> list[Obj]: ...
 
     def write(self, plan: WorkloadPlan, make_body: Callable[[Obj], Obj], *, guard_spec: bool) -> Obj: ...
 
