@@ -86,6 +86,10 @@ class Client:
         self._api.user_agent = user_agent
         self.page_size = page_size
         self.page_bytes = PAGE_BYTES
+        # A request's timeout (seconds to read its answer) and attempts: the commands' defaults; an
+        # interactive reader (the TUI) sets short ones on its copy (`with_timeouts`).
+        self.timeout = 30.0
+        self.retries = _RETRIES
         self.requests: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._guard: Callable[[], None] | None = None
@@ -95,6 +99,12 @@ class Client:
         each retry included (see `guarded`)."""
         other = copy.copy(self)
         other._guard = guard
+        return other
+
+    def with_timeouts(self, *, timeout: float, retries: int) -> Client:
+        """This connection (same transport and counters) with another request timeout and attempts."""
+        other = copy.copy(self)
+        other.timeout, other.retries = timeout, max(retries, 1)
         return other
 
     # -- construction -------------------------------------------------------------------------------
@@ -346,7 +356,7 @@ class Client:
         content_type: str = "application/json",
     ) -> tuple[Obj, int]:
         """The decoded answer and its size in bytes (to size the next page by)."""
-        for attempt in range(_RETRIES):
+        for attempt in range(self.retries):
             if self._guard is not None and method in MUTATING:
                 self._guard()  # before every attempt: a retry may come after the run lost its group
             try:
@@ -355,7 +365,7 @@ class Client:
                 data: Obj = json.loads(raw)
                 return data, len(raw)
             except ApiError as exc:
-                if not is_retryable(exc) or attempt == _RETRIES - 1:
+                if not is_retryable(exc) or attempt == self.retries - 1:
                     raise
                 time.sleep(min(exc.retry_after or 0.2 * 2**attempt, 5.0))
         raise AssertionError("unreachable")  # pragma: no cover
@@ -370,7 +380,7 @@ class Client:
         body: Obj | None = None,
         content_type: str = "application/json",
         stream: bool = False,
-        timeout: float = 30.0,
+        timeout: float | None = None,
     ) -> Any:
         with self._lock:
             self.requests[verb] += 1
@@ -382,7 +392,7 @@ class Client:
             body=body,
             content_type=content_type,
             stream=stream,
-            timeout=timeout,
+            timeout=self.timeout if timeout is None else timeout,
         )
 
 

@@ -13,7 +13,7 @@ from rollguard.tui.repairs import Repair, badge, elapsed, header_text
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.views import PlanView, ResultView, Target
-from tests.tui.conftest import SIZE, hold_repairs, make_app, settle
+from tests.tui.conftest import SIZE, confirm, hold_repairs, make_app, settle
 
 
 def test_elapsed_and_badge() -> None:
@@ -39,7 +39,7 @@ async def test_a_repair_runs_in_the_background_while_the_table_is_used(fake):
             await settle(app, pilot)
             await pilot.press("down", "r")
             await settle(app, pilot)
-            await pilot.press("y")
+            await confirm(pilot, app.screen)
             await pilot.pause(0.2)
             repair = app.running_action()
             assert repair is not None and repair.lines[0].startswith("dc/dc1: redeploying")

@@ -42,6 +42,8 @@ def visible_columns(width: int) -> tuple[str, ...]:
     """The columns shown at ``width`` terminal columns (pure)."""
     dropped = set(DROP_ORDER[: 0 if width >= WIDE else 1 if width >= 100 else 2])
     return tuple(key for key, _label in COLUMNS if key not in dropped)
+
+
 KIND_PREFIX = {"DeploymentConfig": "dc", "Deployment": "deploy"}
 
 
@@ -177,7 +179,9 @@ class RowCells(Cells):
         if column == 1:
             return badges((Finding(c) for c in self.codes), short=self.short)
         if column == 3:
-            return Text(f"{self.ready}/{self.desired}", style="" if self.ready >= self.desired else "bold red")
+            return Text(
+                f"{self.ready}/{self.desired}", style="" if self.ready >= self.desired else "bold red"
+            )
         if column == 4:
             return _truncate(images_text(self.images), IMAGES_WIDTH)
         return str(self.revision) if column == 2 else self.age
