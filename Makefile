@@ -23,7 +23,7 @@ demo: venv controlplane
 
 # mypy checks the import name `rollguard` on a link tree (task/ as rollguard, tui/ as rollguard/tui):
 # the editable install maps them with an import hook that mypy does not run. The TUI's fake cluster is
-# checked with it, strictly, to prove that it satisfies `rollguard.client.Api`.
+# checked with it, strictly, to prove that it satisfies `rollguard.cluster.client.Api`.
 TYPECHECK := $(VENV)/typecheck
 
 lint: venv

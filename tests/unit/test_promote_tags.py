@@ -3,8 +3,8 @@ keeps of a target tag, how it is put back, and which changes the platform's trig
 
 from __future__ import annotations
 
-from rollguard.journal import Journal
-from rollguard.promote import (
+from rollguard.cluster.journal import Journal
+from rollguard.run.promote import (
     previous_tag,
     tag_restored,
     wait_restored,
