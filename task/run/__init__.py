@@ -1,0 +1,1 @@
+"""The runs: the group run skeleton, its writes, revert and watch, and what runs inside it."""
