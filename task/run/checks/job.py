@@ -83,6 +83,9 @@ def run(check: Check, spec: JobCheck, ctx: Context) -> CheckResult:
     ok, why = ended
     kept = f"; kept: kubectl -n {ctx.namespace} get job {name}" if spec.keep else ""
     evidence = f"job {name}: {why}{kept}{cleanup}"
+    said = [line.strip() for line in tails if line.startswith("  ")]
+    if not ok and said:  # the test's own last words, on the headline the first error quotes
+        evidence += f"; last log line: {one_line(said[-1], 200)}"
     if tails:
         evidence += "\n" + "\n".join(tails)
     ctx.say(f"verify: job {name} {'ok' if ok else 'failed'}: {why}")
