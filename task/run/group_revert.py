@@ -143,7 +143,7 @@ class GroupRevert:
                 ref=wp.snapshot.ref,
                 expected_images=wp.baseline.images,
                 deadline=time.monotonic() + timeout + SETTLE_SECONDS,
-                deadline_reason=f"revert not complete within {timeout}s",
+                deadline_reason="revert not complete after {waited}",
                 since=now(),
             )
 
@@ -182,7 +182,8 @@ class GroupRevert:
                 why = (
                     item.verdict.message
                     if item.verdict
-                    else f"stopped waiting after {run.stop_signal.split()[0]}; last seen: {item.last_message or 'nothing'}"
+                    else f"stopped waiting after {run.stop_signal.split()[0]} ({item.waited(time.monotonic())} into "
+                    f"the revert); last seen: {item.last_message or 'nothing'}"
                 )
                 entry.note = why
                 run.fail(f"revert of {item.ref.key} not verified: {why}")
@@ -231,7 +232,8 @@ class GroupRevert:
         collection); one still there at the deadline or after SIGTERM is an unverified revert."""
         run = self.run
         assert run.cache is not None
-        deadline = time.monotonic() + run.timeout + SETTLE_SECONDS
+        started = time.monotonic()
+        deadline = started + run.timeout + SETTLE_SECONDS
         waiting = [wp for wp in plans if run.journal.workloads[wp.key].phase is not WorkloadPhase.ERROR]
         while waiting and not run.abort.is_set():
             waiting = [
@@ -245,8 +247,9 @@ class GroupRevert:
             if entry.phase is WorkloadPhase.ERROR:
                 continue
             if wp in waiting:
-                entry.phase, entry.note = WorkloadPhase.ERROR, "still there after its deletion"
-                run.fail(f"revert of {wp.key} not verified: it is still there after its deletion")
+                still = f"still there {time.monotonic() - started:.0f}s after its deletion"
+                entry.phase, entry.note = WorkloadPhase.ERROR, still
+                run.fail(f"revert of {wp.key} not verified: it is {still}")
             else:
                 entry.phase = WorkloadPhase.REVERTED
 

@@ -8,14 +8,21 @@ workload's own deadline judged as the platform judges it: a *no-progress* deadli
 whenever the rollout moves (a DC's `timeoutSeconds` restarts with every scale step, a Deployment's
 `progressDeadlineSeconds` with every new or ready pod). A slow rollout that keeps moving is never failed
 on it; one that stands still that long is.
+
+Deadlines are honoured to the time: ``--timeout`` ends the wait at its deadline whatever the workload
+is doing, and the only grace (`EVIDENCE_GRACE`) is for the platform's own failure verdict on a DC,
+whose deployer pod's watch event may lag the RC's: never for rollguard's deadlines or fail-fast. The
+loop sleeps on the cache until the next deadline still ahead; it never asks for a wait that has
+already expired (which would spin).
 """
 
 from __future__ import annotations
 
+import enum
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rollguard.cluster.cache import NamespaceCache
 from rollguard.core.readiness import pod_doom
@@ -35,7 +42,7 @@ class Watched:
     ref: WorkloadRef
     expected_images: dict[str, str]
     deadline: float  # time.monotonic()
-    deadline_reason: str
+    deadline_reason: str  # "{waited}" in it is replaced by the seconds really waited since `started`
     verdict: Progress | None = None
     last_message: str = ""
     since: str = ""  # RFC 3339 second of our write: older failure conditions are not this rollout's
@@ -44,10 +51,26 @@ class Watched:
     moved_at: float = 0.0  # time.monotonic() of the last progress seen (0: of the write)
     last_progress: str = ""  # the progress message last seen: a new one is progress
     evidence_until: float = 0.0  # time.monotonic() until which a failure waits for its evidence
+    started: float = field(default_factory=time.monotonic)  # when the wait began (the write)
 
     def next_deadline(self) -> float:
-        own = self.deadline if self.stall_seconds is None else min(self.deadline, self.moved_at + self.stall_seconds)
-        return min(own, self.evidence_until) if self.evidence_until else own
+        """When this item must be judged again at the latest. While a platform failure waits for its
+        evidence only that grace and the fixed deadline count (the run fails either way)."""
+        if self.evidence_until:
+            return min(self.deadline, self.evidence_until)
+        return self.deadline if self.stall_seconds is None else min(self.deadline, self.moved_at + self.stall_seconds)
+
+    def waited(self, now: float) -> str:
+        """The seconds really waited, as said in messages."""
+        return f"{max(now - self.started, 0.0):.0f}s"
+
+
+class Source(enum.Enum):
+    """Who decided a verdict: the platform (its own failure condition), or rollguard (its deadlines,
+    fail-fast on a pod, someone else's edit)."""
+
+    PLATFORM = "platform"
+    RUN = "run"
 
 
 def deleted_message(key: str) -> str:
@@ -69,38 +92,52 @@ def judge(
     crash_restarts: int,
 ) -> Progress:
     """Where one workload stands, from the objects alone (pure)."""
+    return judged(item, obj, revisions, pods, now=now, fail_fast=fail_fast, crash_restarts=crash_restarts)[0]
+
+
+def judged(
+    item: Watched,
+    obj: Obj | None,
+    revisions: list[Obj],
+    pods: list[Obj],
+    *,
+    now: float,
+    fail_fast: bool,
+    crash_restarts: int,
+) -> tuple[Progress, Source]:
+    """`judge`, and who decided it: only the platform's own failure may wait for its evidence (pure)."""
     if obj is None:
-        return Progress(Phase.FAILED, deleted_message(item.ref.key))
+        return Progress(Phase.FAILED, deleted_message(item.ref.key)), Source.RUN
     kind = kind_of(item.ref)
     mine = kind.owned(obj, revisions)
     progress = kind.progress(obj, mine, since=item.since)
     if progress.phase is Phase.COMPLETE:
         running = images_of(obj.get("spec", {}).get("template", {}))
         if running != item.expected_images:
-            return Progress(Phase.FAILED, edited_message(item.ref.key, running))
-        return progress
+            return Progress(Phase.FAILED, edited_message(item.ref.key, running)), Source.RUN
+        return progress, Source.PLATFORM
     if progress.phase is Phase.PAUSED:
-        return Progress(Phase.FAILED, f"{item.ref.key} was paused by someone else during the rollout")
+        return Progress(Phase.FAILED, f"{item.ref.key} was paused by someone else during the rollout"), Source.RUN
+    source = Source.PLATFORM if progress.phase is Phase.FAILED else Source.RUN
     progress = kind.explain(obj, mine, pods, progress)
-    if progress.phase is Phase.FAILED:  # the platform's verdict: say whose
-        return Progress(Phase.FAILED, f"{item.ref.key}: {progress.message}", progress.revision)
+    if progress.phase is Phase.FAILED:  # the platform's verdict, or its deployer pod's doom: say whose
+        return Progress(Phase.FAILED, f"{item.ref.key}: {progress.message}", progress.revision), source
     if fail_fast:
         revision = kind.new_revision(obj, mine)
         if revision is not None:
             for pod in sorted(pods_of_revision(revision, pods), key=lambda p: p["metadata"]["name"]):
                 doom = pod_doom(pod, crash_restarts=crash_restarts)
                 if doom is not None:
-                    return Progress(Phase.FAILED, f"{item.ref.key}: {doom.describe()}", progress.revision)
+                    return Progress(Phase.FAILED, f"{item.ref.key}: {doom.describe()}", progress.revision), Source.RUN
     if now >= item.deadline:
-        return Progress(
-            Phase.FAILED, f"{item.ref.key}: {item.deadline_reason} ({progress.message})", progress.revision
-        )
+        reason = item.deadline_reason.replace("{waited}", item.waited(now))
+        return Progress(Phase.FAILED, f"{item.ref.key}: {reason} ({progress.message})", progress.revision), Source.RUN
     stalled = item.stall_seconds is not None and now >= item.moved_at + item.stall_seconds
     if stalled and progress.message == item.last_progress:
         return Progress(
             Phase.FAILED, f"{item.ref.key}: {item.stall_reason} ({progress.message})", progress.revision
-        )
-    return progress
+        ), Source.RUN
+    return progress, Source.RUN
 
 
 def wait_for(
@@ -129,10 +166,17 @@ def wait_for(
             if not item.moved_at:
                 item.moved_at = now
             pods = [p for r in revisions for p in pod_owners.children(r)]
-            progress = judge(item, obj, revisions, pods, now=now, fail_fast=fail_fast, crash_restarts=crash_restarts)
-            if progress.phase is Phase.FAILED and obj is not None and kind.evidence_pending(obj, revisions, pods):
+            progress, source = judged(
+                item, obj, revisions, pods, now=now, fail_fast=fail_fast, crash_restarts=crash_restarts
+            )
+            if (
+                progress.phase is Phase.FAILED
+                and source is Source.PLATFORM
+                and obj is not None
+                and kind.evidence_pending(obj, revisions, pods)
+            ):
                 item.evidence_until = item.evidence_until or now + EVIDENCE_GRACE
-                if now < item.evidence_until:
+                if now < min(item.evidence_until, item.deadline):
                     pending.append(item)  # failed, by the platform's word; how, its pod says shortly
                     continue
             if not progress.done and progress.message != item.last_progress:
@@ -149,4 +193,7 @@ def wait_for(
                 pending.append(item)
         if not pending or cancel.is_set():
             return
-        cache.wait(min(i.next_deadline() for i in pending) - time.monotonic() + 0.05)
+        # Every pending item's next deadline is after `now` (one past it was judged above), so this
+        # sleeps until the next deadline, an event or a cancel; a little past the deadline, so that
+        # it has passed when the item is judged again.
+        cache.wait(max(min(i.next_deadline() for i in pending) - time.monotonic(), 0.0) + 0.05)
