@@ -14,11 +14,11 @@ import types
 
 import pytest
 
-from rollguard import watch
-from rollguard.resources import DEPLOYMENT_CONFIGS, PODS, REPLICATION_CONTROLLERS
-from rollguard.structs import DC, Obj, Phase, WorkloadRef
-from rollguard.watch import EVIDENCE_GRACE, Watched, wait_for
-from rollguard.watcher import NamespaceCache
+from rollguard.cluster.cache import NamespaceCache
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, PODS, REPLICATION_CONTROLLERS
+from rollguard.core.structs import DC, Obj, Phase, WorkloadRef
+from rollguard.run import wait as watch
+from rollguard.run.wait import EVIDENCE_GRACE, Watched, wait_for
 from tests.unit.test_fidelity import FAILED_CONDITION, dc, deployer_pod, rc
 
 
