@@ -21,8 +21,8 @@ new version and starts no other), so the rule below only keeps bumps to where th
 
 from __future__ import annotations
 
+from rollguard.core.structs import Obj
 from rollguard.kinds import triggers as trig
-from rollguard.structs import Obj
 
 
 def _images(template: Obj | None) -> list[str]:

@@ -14,12 +14,12 @@ from __future__ import annotations
 import copy
 import datetime as dt
 
+from rollguard.core.readiness import condition, get, observed
+from rollguard.core.resources import DEPLOYMENTS, REPLICA_SETS
+from rollguard.core.structs import DEPLOYMENT, Obj, Phase, Progress, VerifiedState
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DEFAULT_DEADLINE, HASH_LABEL, Kind, as_int, parse_time, pick
 from rollguard.kinds.triggers import ImageTrigger
-from rollguard.readiness import condition, get, observed
-from rollguard.resources import DEPLOYMENTS, REPLICA_SETS
-from rollguard.structs import DEPLOYMENT, Obj, Phase, Progress, VerifiedState
 
 RS_REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 

@@ -24,13 +24,13 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from rollguard.core.readiness import condition, get, observed, pod_doom
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
+from rollguard.core.structs import DC, Obj, Phase, Progress, VerifiedState
 from rollguard.kinds import dc_start
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time, pick
 from rollguard.kinds.triggers import ImageTrigger
-from rollguard.readiness import condition, get, observed, pod_doom
-from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
-from rollguard.structs import DC, Obj, Phase, Progress, VerifiedState
 
 PHASE_ANNOTATION = "openshift.io/deployment.phase"
 CANCELLED_ANNOTATION = "openshift.io/deployment.cancelled"
@@ -147,7 +147,7 @@ class DeploymentConfigKind(Kind):
     )
     optional_api = True
     revision_label = DC_NAME_LABEL
-    # (the encoded config too; rollguard.reduce compacts it to the template and triggers)
+    # (the encoded config too; rollguard.cluster.reduce compacts it to the template and triggers)
     revision_annotations = (
         DC_VERSION_ANNOTATION,
         PHASE_ANNOTATION,
