@@ -40,7 +40,7 @@ from rollguard.kinds import images_of
 from rollguard.preflight import Plan, WorkloadPlan
 from rollguard.streams import firing_now
 from rollguard.structs import Obj, Phase, RunState, WorkloadPhase
-from rollguard.templates import normalized
+from rollguard.templates import canonical
 from rollguard.watch import Watched, edited_message, wait_for
 
 
@@ -103,12 +103,12 @@ class GroupRevert:
                 run.fail(str(run.deleted(plan)))
                 return True
         live = obj.get("spec", {}).get("template", {})
-        if normalized(live) in (normalized(plan.snapshot.template), *run.ours.get(plan.key, [])):
+        if canonical(live) in (canonical(plan.snapshot.template), *run.ours.get(plan.key, [])):
             return False
         entry.phase = WorkloadPhase.EDITED
         entry.note = f"{edited_message(plan.key, images_of(live))}; left as they set it (run {run.run_id})"
         run.fail(edited_message(plan.key, images_of(live)))
-        if normalized(live) != normalized(plan.baseline.template):
+        if canonical(live) != canonical(plan.baseline.template):
             self.edited_away.append(plan.key)
         return True
 
