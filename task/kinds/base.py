@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from rollguard.core.resources import Resource
+from rollguard.core.structs import Obj, Phase, Progress, Snapshot, VerifiedState, WorkloadRef
 from rollguard.kinds import triggers
 from rollguard.kinds.triggers import ImageTrigger
-from rollguard.resources import Resource
-from rollguard.structs import Obj, Phase, Progress, Snapshot, VerifiedState, WorkloadRef
 
 DEFAULT_DEADLINE = 600
 DC_NAME_LABEL = "openshift.io/deployment-config.name"
@@ -212,7 +212,7 @@ class Kind:
             template=template,
             triggers=self.triggers(obj),
             # the object's own (nothing changes a snapshot's labels): a copy per workload was ~2 MiB of
-            # what the TUI holds at 10,000 workloads, where the object's are shared (`rollguard.reduce`)
+            # what the TUI holds at 10,000 workloads, where the object's are shared (`rollguard.cluster.reduce`)
             labels=meta.get("labels") or {},
             raw=obj,
         )
@@ -265,7 +265,7 @@ class Kind:
 
     def slim_revision(self, rev: Obj, *, metadata: Obj) -> Obj:
         """A revision object cut to what the kind's rules read, with the slim ``metadata`` given
-        (`rollguard.reduce`: read-only views keep a fraction of what the API sends)."""
+        (`rollguard.cluster.reduce`: read-only views keep a fraction of what the API sends)."""
         raise NotImplementedError
 
     # -- completion --------------------------------------------------------------------------------

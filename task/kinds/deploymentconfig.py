@@ -24,14 +24,14 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from rollguard import templates
+from rollguard.core.readiness import condition, get, observed, pod_doom
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
+from rollguard.core.structs import DC, Obj, Phase, Progress, VerifiedState
 from rollguard.kinds import dc_start
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time, pick
+from rollguard.kinds.templates import same_template
 from rollguard.kinds.triggers import ImageTrigger
-from rollguard.readiness import condition, get, observed, pod_doom
-from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
-from rollguard.structs import DC, Obj, Phase, Progress, VerifiedState
 
 PHASE_ANNOTATION = "openshift.io/deployment.phase"
 CANCELLED_ANNOTATION = "openshift.io/deployment.cancelled"
@@ -92,7 +92,7 @@ def dc_progress(dc: Obj, latest_rc: Obj | None) -> Progress:
         return Progress(Phase.PAUSED, f'deployment config "{name}" is paused', version)
     if latest_rc is None or get(latest_rc, "metadata", "name") != f"{name}-{version}":
         return Progress(Phase.PENDING, "waiting for a new replication controller", version)
-    if not templates.same_template(rc_template(latest_rc), get(dc, "spec", "template")):
+    if not same_template(rc_template(latest_rc), get(dc, "spec", "template")):
         return Progress(Phase.PENDING, "waiting for a rollout of the new template", version)
     rc_name = f"{name}-{version}"
     annotations = get(latest_rc, "metadata", "annotations", default={})
@@ -127,7 +127,7 @@ def _running_rollout(dc: Obj, latest_rc: Obj | None, version: int) -> bool:
     phase = get(latest_rc, "metadata", "annotations", PHASE_ANNOTATION, default="New")
     if phase not in ("New", "Pending", "Running"):
         return False
-    return templates.same_template(rc_template(latest_rc), get(dc, "spec", "template"))
+    return same_template(rc_template(latest_rc), get(dc, "spec", "template"))
 
 
 def _failure(dc: Obj, rc_name: str, annotations: dict[str, str]) -> str:
@@ -166,7 +166,7 @@ class DeploymentConfigKind(Kind):
     )
     optional_api = True
     revision_label = DC_NAME_LABEL
-    # (the encoded config too; rollguard.reduce compacts it to the template and triggers)
+    # (the encoded config too; rollguard.cluster.reduce compacts it to the template and triggers)
     revision_annotations = (
         DC_VERSION_ANNOTATION,
         PHASE_ANNOTATION,
@@ -313,7 +313,7 @@ class DeploymentConfigKind(Kind):
 
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         latest = self._latest(obj, revisions)
-        if latest is not None and templates.same_template(
+        if latest is not None and same_template(
             rc_template(latest), obj.get("spec", {}).get("template")
         ):
             return latest

@@ -17,7 +17,7 @@ from typing import Any
 
 from kubernetes import client as kube
 
-from rollguard.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, REPLICATION_CONTROLLERS
+from rollguard.core.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, REPLICATION_CONTROLLERS
 from tests.chaos.proxy import FaultProxy, Record
 from tests.support import (
     DC,

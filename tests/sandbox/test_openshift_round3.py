@@ -8,20 +8,25 @@ from __future__ import annotations
 
 import pytest
 
+from sandbox.cluster import Sandbox
 from sandbox.openshift.kube import MERGE_PATCH, Kube
-from tests.sandbox.test_openshift import (  # noqa: F401  (kube: the module's fixture)
+from tests.sandbox.test_openshift import (
     APP,
     DCS,
     RCS,
     create_dc,
     dc_body,
-    kube,
     phase_is,
     wait_for,
     wait_rc,
 )
 
 pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def kube(sandbox: Sandbox) -> Kube:
+    return Kube(str(sandbox.kubeconfig))
 
 
 def test_observed_generation_stays_behind_while_the_latest_rc_runs(kube: Kube, namespace: str) -> None:
