@@ -1,1 +1,0 @@
-"""The planners: read the cluster, then decide (pure) what a run will do, or refuse it."""

@@ -1,1 +1,0 @@
-"""The runs: the group run skeleton, its writes, revert and watch, and what runs inside it."""

@@ -1,6 +1,6 @@
 """``--bake DURATION``: after the group is ready, keep watching it for that long.
 
-Any new pod restart, a crash loop (or any other fail-fast reason of `rollguard.readiness.pod_doom`), a
+Any new pod restart, a crash loop (or any other fail-fast reason of `rollguard.core.readiness.pod_doom`), a
 pod that loses readiness, or a workload that is no longer complete (degraded, its pods gone, rolled to
 another template) within the window fails the run, naming the workload, the pod and what was seen.
 
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 
 from rollguard.kinds import Kind, images_of, pods_of_revision
 from rollguard.plan.checks import CheckKind
-from rollguard.readiness import pod_doom
-from rollguard.report import CheckOutcome, CheckResult
-from rollguard.resources import PODS
+from rollguard.core.readiness import pod_doom
+from rollguard.core.report import CheckOutcome, CheckResult
+from rollguard.core.resources import PODS
 from rollguard.run.checks import Context
-from rollguard.structs import Obj, Phase
-from rollguard.watcher import NamespaceCache
+from rollguard.core.structs import Obj, Phase
+from rollguard.cluster.cache import NamespaceCache
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Verifying a group after it rolled out: the ``--verify`` checks and the ``--bake`` window, at once.
 
-`verify` is called by the run (`rollguard.engine.Rollout.verify`) once every workload rolled out and
+`verify` is called by the run (`rollguard.run.rollout.Rollout.verify`) once every workload rolled out and
 was judged complete, after the journal says ``verifying`` (a run killed now is finished by the next run
 or a repair as one killed mid-watch: its entries still hold the last *verified* state, so a revert goes
 back to it). Every check runs in a thread of its own, with the bake beside them; the first failure stops
@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
-from rollguard.errors import CheckFailed
+from rollguard.core.errors import CheckFailed
 from rollguard.plan.checks import Check, CheckKind
-from rollguard.report import CheckOutcome, CheckResult
+from rollguard.core.report import CheckOutcome, CheckResult
 from rollguard.run.checks import Context, run_check
 
 POLL = 0.2  # how often the waiting thread looks at the run's cancel

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from rollguard.errors import RefusedError
+from rollguard.core.errors import RefusedError
 from rollguard.plan.checks import CHECK_LABEL, RUN_LABEL, Check, job_body, job_name, parse_checks
 
 CASES = yaml.safe_load((Path(__file__).parent / "fixtures" / "checks" / "cases.yaml").read_text())

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.lock import read_lease
+from rollguard.cluster.lock import read_lease
 from rollguard.plan.checks import RUN_LABEL
-from rollguard.resources import EVENTS, JOBS, LEASES, PODS
+from rollguard.core.resources import EVENTS, JOBS, LEASES, PODS
 from tests.support import (
     DC,
     DEPLOYMENT,

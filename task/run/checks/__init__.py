@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rollguard.api import Api
+from rollguard.cluster.api import Api
 from rollguard.plan.checks import Check
-from rollguard.report import CheckOutcome, CheckResult
+from rollguard.core.report import CheckOutcome, CheckResult
 
 
 @dataclass

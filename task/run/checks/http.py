@@ -21,7 +21,7 @@ from typing import Any
 
 from rollguard.plan.checks import Check, HttpCheck
 from rollguard.plan.checks_read import tls_context
-from rollguard.report import CheckResult
+from rollguard.core.report import CheckResult
 from rollguard.run.checks import Context, one_line, result
 
 REQUEST_TIMEOUT = 10.0  # one request's own limit (and never past the check's deadline)

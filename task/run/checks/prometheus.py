@@ -16,7 +16,7 @@ from typing import Any
 
 from rollguard.plan.checks import Check, PrometheusCheck, holds
 from rollguard.plan.checks_read import QueryError, prometheus_query
-from rollguard.report import CheckResult
+from rollguard.core.report import CheckResult
 from rollguard.run.checks import Context, one_line, result
 
 
