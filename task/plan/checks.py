@@ -54,8 +54,8 @@ from urllib.parse import urlsplit
 import yaml
 
 from rollguard.core.errors import RefusedError
-from rollguard.plan.inputs import parse_duration
 from rollguard.core.structs import Obj
+from rollguard.plan.inputs import parse_duration
 
 NAME_MAX = 40  # the Job's name is NAME-<run id> (23 characters): a label value of at most 63
 DEFAULT_TIMEOUT = 300

@@ -26,8 +26,8 @@ from typing import Any
 from rollguard.cluster.access import Need, ask, first_gap
 from rollguard.cluster.api import Api
 from rollguard.core.errors import ApiError, RefusedError
-from rollguard.plan.checks import SERVICE_ACCOUNT, Check, PrometheusCheck, job_body, job_name
 from rollguard.core.resources import JOBS, POD_LOGS, PODS
+from rollguard.plan.checks import SERVICE_ACCOUNT, Check, PrometheusCheck, job_body, job_name
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 QUERY_TIMEOUT = 15.0

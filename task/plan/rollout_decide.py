@@ -20,9 +20,9 @@ from rollguard.core.resources import Resource
 from rollguard.core.structs import ImageTarget, Obj, Phase, Snapshot, VerifiedState, WorkloadRef
 from rollguard.kinds import KINDS, ContainerNames, Kind, kind_of, triggers
 from rollguard.plan import merge
+from rollguard.plan.checks import Check
 from rollguard.plan.manifest_decide import ManifestRead, attach_manifests, manifest_refusal, to_create
 from rollguard.plan.manifests import ManifestSet
-from rollguard.plan.checks import Check
 
 
 @dataclass(frozen=True)

@@ -14,14 +14,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from rollguard.kinds import Kind, images_of, pods_of_revision
-from rollguard.plan.checks import CheckKind
+from rollguard.cluster.cache import NamespaceCache
 from rollguard.core.readiness import pod_doom
 from rollguard.core.report import CheckOutcome, CheckResult
 from rollguard.core.resources import PODS
-from rollguard.run.checks import Context
 from rollguard.core.structs import Obj, Phase
-from rollguard.cluster.cache import NamespaceCache
+from rollguard.kinds import Kind, images_of, pods_of_revision
+from rollguard.plan.checks import CheckKind
+from rollguard.run.checks import Context
 
 
 @dataclass

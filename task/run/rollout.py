@@ -23,19 +23,19 @@ from rollguard.core.errors import ApiError, RollguardError, RolloutFailed
 from rollguard.core.resources import IMAGE_STREAMS
 from rollguard.core.structs import Obj, RunState, Status, WorkloadPhase
 from rollguard.kinds import images_of
+from rollguard.plan.checks_read import preflight_checks
 from rollguard.plan.merge import combined_restore
 from rollguard.plan.rollout_decide import RolloutRequest
 from rollguard.plan.rollout_read import Plan, WorkloadPlan, plan_rollout
 from rollguard.plan.tags import previous_tag, resolved_reference, without_promotion_effects
 from rollguard.run import events
+from rollguard.run.bake import Member, bake
+from rollguard.run.checks import Context
 from rollguard.run.group import GroupRun, Printer, actor
 from rollguard.run.group_write import each_at_once, watched_after
 from rollguard.run.promote import RESTORE_WAIT, copy_tag, restore_tags, wait_restored
-from rollguard.run.wait import Watched
-from rollguard.plan.checks_read import preflight_checks
-from rollguard.run.bake import Member, bake
-from rollguard.run.checks import Context
 from rollguard.run.verify import Runner, not_run, verify
+from rollguard.run.wait import Watched
 
 PROMOTION_WAIT = 60.0
 

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 
 from rollguard.core.errors import CheckFailed
-from rollguard.plan.checks import Check, CheckKind
 from rollguard.core.report import CheckOutcome, CheckResult
+from rollguard.plan.checks import Check, CheckKind
 from rollguard.run.checks import Context, run_check
 
 POLL = 0.2  # how often the waiting thread looks at the run's cancel

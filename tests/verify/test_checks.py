@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from rollguard.cluster.lock import read_lease
-from rollguard.plan.checks import RUN_LABEL
 from rollguard.core.resources import EVENTS, JOBS, LEASES, PODS
+from rollguard.plan.checks import RUN_LABEL
 from tests.support import (
     DC,
     DEPLOYMENT,

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rollguard.cluster.api import Api
-from rollguard.plan.checks import Check
 from rollguard.core.report import CheckOutcome, CheckResult
+from rollguard.plan.checks import Check
 
 
 @dataclass

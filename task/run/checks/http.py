@@ -19,9 +19,9 @@ import urllib.error
 import urllib.request
 from typing import Any
 
+from rollguard.core.report import CheckResult
 from rollguard.plan.checks import Check, HttpCheck
 from rollguard.plan.checks_read import tls_context
-from rollguard.core.report import CheckResult
 from rollguard.run.checks import Context, one_line, result
 
 REQUEST_TIMEOUT = 10.0  # one request's own limit (and never past the check's deadline)

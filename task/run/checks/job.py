@@ -17,11 +17,11 @@ from typing import Any
 
 from rollguard.cluster.api import LogOptions
 from rollguard.core.errors import ApiError, NotFound
-from rollguard.plan.checks import CHECK_LABEL, RUN_LABEL, Check, JobCheck, job_body, job_name
 from rollguard.core.report import CheckResult
 from rollguard.core.resources import JOBS, PODS
-from rollguard.run.checks import Context, one_line, result
 from rollguard.core.structs import Obj
+from rollguard.plan.checks import CHECK_LABEL, RUN_LABEL, Check, JobCheck, job_body, job_name
+from rollguard.run.checks import Context, one_line, result
 
 TAIL_LINES = 20  # of each pod's log, into the evidence
 TAIL_PODS = 3  # the newest pods of the Job whose log tails are kept

@@ -14,9 +14,9 @@ import math
 import time
 from typing import Any
 
+from rollguard.core.report import CheckResult
 from rollguard.plan.checks import Check, PrometheusCheck, holds
 from rollguard.plan.checks_read import QueryError, prometheus_query
-from rollguard.core.report import CheckResult
 from rollguard.run.checks import Context, one_line, result
 
 
