@@ -104,12 +104,39 @@ def write_report(outcome: Outcome, path: str) -> None:
     write_json(outcome.to_json(), path)
 
 
+# A report goes into workspaces shared with other tools' pods (OpenDevStack's `.ods/artifacts/`, whose
+# next run's ods-start deletes it as UID 1001): they share the group (0, and the pod's fsGroup) but not
+# the UID, so what rollguard creates there is group-writable, whatever the umask: the file and every
+# directory it had to create (docs/opendevstack.md, "Files in the shared workspace").
+REPORT_FILE_MODE = 0o664
+GROUP_RWX = 0o070
+
+
+def make_shared_dirs(directory: Path) -> None:
+    """Create ``directory`` and its missing parents, each group-writable (g+rwx added to the umask's
+    bits; a set-group-ID bit inherited from the parent stays). Directories that exist are left alone."""
+    missing = []
+    while not directory.exists():
+        missing.append(directory)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    for made in reversed(missing):
+        try:
+            made.mkdir()
+        except FileExistsError:  # created meanwhile by someone else: theirs
+            continue
+        os.chmod(made, stat.S_IMODE(made.stat().st_mode) | GROUP_RWX)
+
+
 def write_json(data: Any, path: str) -> None:
     """Write JSON to ``path`` as `rollguard.commands.common.check_report_path` judged it in preflight.
 
     A symlink is followed (its target written, the link kept); a character device or FIFO
     (``/dev/stdout``, a pipe) is written in place, so it stays what it is and a failed write (``/dev/full``)
-    raises; anything else is a regular file replaced atomically: a reader never sees half a report.
+    raises; anything else is a regular file replaced atomically: a reader never sees half a report. The
+    file is ``REPORT_FILE_MODE`` (0664) and the directories created for it group-writable, so the next
+    run of a pipeline sharing the workspace under another UID can delete them.
     """
     given = Path(path).expanduser()
 
@@ -128,14 +155,14 @@ def write_json(data: Any, path: str) -> None:
             emit(stream)
         return
     target = Path(os.path.realpath(given))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_shared_dirs(target.parent)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as stream:
             emit(stream)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(tmp, 0o644)  # as a plain write would leave it, not mkstemp's 0600
+        os.chmod(tmp, REPORT_FILE_MODE)  # not mkstemp's 0600: group-writable, see above
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -71,6 +71,7 @@ class WorkloadPlan:
     create: bool = False  # given by manifest, not in the cluster: the run creates it
     remove_on_revert: bool = False  # created by this run (or a dead one): a revert deletes it
     server_view: Obj | None = None  # the write as the server would store it (the preflight's dry run)
+    replicas_meant: int | None = None  # the count the run's write left (`Kind.scale_note`), once written
 
     @property
     def kind(self) -> Kind:

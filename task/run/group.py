@@ -484,6 +484,7 @@ class GroupRun:
             )
         obj = self.live(wp)
         revisions = self.revisions(wp, obj)
+        scaled = wp.kind.scale_note(meant=wp.replicas_meant, live=obj)
         pods: list[Obj] = []
         current = wp.kind.new_revision(obj, revisions)
         if current is not None and self.cache is not None:
@@ -501,7 +502,7 @@ class GroupRun:
             outcome=entry.phase.outcome if entry else WorkloadOutcome.UNCHANGED,
             paused=bool(obj.get("spec", {}).get("paused")),
             paused_before=wp.snapshot.paused,
-            notes=list(wp.notes),
+            notes=[*wp.notes, *([scaled] if scaled else [])],
             error=entry.note if entry else "",
             pods=sorted(pods, key=lambda p: p["name"]),
         )
