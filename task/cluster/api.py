@@ -2,7 +2,7 @@
 
 `Api` is the contract the engine, the inventory, the repairs and the TUI are written against: the nine
 calls below (`pod_log` for the TUI's logs), answering plain dicts and raising `rollguard.core.errors`
-classes. `rollguard.cluster.client.Client` is the one that speaks HTTP; a test double (tests/tui/fakecluster.py)
+classes. `rollguard.cluster.client.Client` is the one that speaks HTTP; a test double (tests/helpers/fakecluster.py)
 may answer the same calls from memory. mypy checks that both fit. `Forwarding` is an `Api` wrapping
 another (the fence of a run, the live cache's counting reads), so a wrapper is written once.
 
