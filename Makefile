@@ -32,7 +32,7 @@ lint: venv
 	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/rollguard
 	for f in task/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/rollguard/; done
 	ln -s "$(CURDIR)/tui" $(TYPECHECK)/rollguard/tui
-	MYPYPATH=$(TYPECHECK) $(VENV)/bin/mypy -p rollguard -m tests.tui.fakecluster
+	MYPYPATH=$(TYPECHECK) $(VENV)/bin/mypy -p rollguard -m tests.helpers.fakecluster
 	PYTHONPATH=$(TYPECHECK) $(VENV)/bin/lint-imports --no-cache
 
 # Two workers, each with its own sandbox: most test time is waiting on rollouts, not CPU.

@@ -83,7 +83,7 @@ def test_containerignore_keeps_the_context_to_the_sources() -> None:
     for kept in ("pyproject.toml", "requirements.lock", "LICENSE", "task/cli.py", "tui"):
         assert not ignored(kept, patterns), kept
     for dropped in (".git/HEAD", ".venv/bin/python", ".sandbox/default/kubeconfig", "tests/conftest.py",
-                    "sandbox/cluster.py", "tests/tui/fakecluster.py",
+                    "sandbox/cluster.py", "tests/helpers/fakecluster.py",
                     "task/__pycache__/cli.cpython-311.pyc", ".mypy_cache/x"):  # fmt: skip
         assert ignored(dropped, patterns), dropped
 
