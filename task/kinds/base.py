@@ -310,6 +310,30 @@ class Kind:
             spec.pop("paused", None)
         return spec
 
+    def edit_spec(self, obj: Obj) -> Obj:
+        """Its spec as someone else's edit is judged: `comparable_spec` without ``replicas``.
+
+        An HPA, `oc scale` or `kubectl scale` writes only the replica count (the scale subresource): that
+        is the workload being scaled, not edited. A run writes its change over the new count and keeps it
+        (`scale_note` says so in the report); only an edit of anything else is "changed by someone else".
+        """
+        spec = self.comparable_spec(obj)
+        spec.pop("replicas", None)
+        return spec
+
+    def replicas(self, obj: Obj) -> int:
+        """Its desired replica count (``spec.replicas``; 1 when unset, the API's default)."""
+        value = (obj.get("spec") or {}).get("replicas")
+        return 1 if value is None else as_int(value)
+
+    def scale_note(self, *, meant: int | None, live: Obj) -> str | None:
+        """The report's note when someone else scaled the workload during the run (an HPA, `oc scale`):
+        ``meant`` is the count the run's own write left (its preflight's, or its manifest's)."""
+        have = self.replicas(live)
+        if meant is None or have == meant:
+            return None
+        return f"replicas changed by someone else during the run ({meant} -> {have}): kept"
+
     def settled(self, obj: Obj) -> bool:
         """Its rollout ended and it is now merely short of available pods (unavailable, not progressing)."""
         return False

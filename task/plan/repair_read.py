@@ -36,7 +36,7 @@ from rollguard.plan.repair_decide import (
 )
 from rollguard.plan.repair_types import ACTIONS, REDEPLOYED_AT, Change, RepairPlan, RepairRead, RepairRequest
 from rollguard.plan.rollout_read import Found, list_group, namespace_exists, with_revisions
-from rollguard.run.promote import as_restored
+from rollguard.plan.tags import as_restored
 from rollguard.state.assessment import read_groups
 
 __all__ = [

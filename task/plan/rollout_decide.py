@@ -20,6 +20,7 @@ from rollguard.core.resources import Resource
 from rollguard.core.structs import ImageTarget, Obj, Phase, Snapshot, VerifiedState, WorkloadRef
 from rollguard.kinds import KINDS, ContainerNames, Kind, kind_of, triggers
 from rollguard.plan import merge
+from rollguard.plan.checks import Check
 from rollguard.plan.manifest_decide import ManifestRead, attach_manifests, manifest_refusal, to_create
 from rollguard.plan.manifests import ManifestSet
 
@@ -52,6 +53,8 @@ class RolloutRequest:
     manifests: ManifestSet | None = None  # -f: the workloads' desired states
     skip_other_kinds: bool = False
     lease_seconds: int = LEASE_SECONDS
+    checks: list[Check] = field(default_factory=list)  # --verify FILE: run after the group rolled out
+    bake: int = 0  # --bake DURATION: seconds the group is watched after it is ready (0: none)
 
 
 @dataclass
@@ -71,6 +74,7 @@ class WorkloadPlan:
     create: bool = False  # given by manifest, not in the cluster: the run creates it
     remove_on_revert: bool = False  # created by this run (or a dead one): a revert deletes it
     server_view: Obj | None = None  # the write as the server would store it (the preflight's dry run)
+    replicas_meant: int | None = None  # the count the run's write left (`Kind.scale_note`), once written
 
     @property
     def kind(self) -> Kind:

@@ -56,7 +56,7 @@ from rollguard.core.errors import (
     Superseded,
     WorkloadDeleted,
 )
-from rollguard.core.report import Outcome, WorkloadResult, pod_record
+from rollguard.core.report import CheckResult, Outcome, WorkloadResult, pod_record
 from rollguard.core.resources import PODS, Resource
 from rollguard.core.structs import Obj, Phase, RunState, Status, WorkloadOutcome, WorkloadPhase
 from rollguard.kinds import images_of, pods_of_revision
@@ -139,6 +139,7 @@ class GroupRun:
         self.cache: NamespaceCache | None = None
         self.first_error = ""
         self.errors: list[str] = []
+        self.checks: list[CheckResult] = []  # the report's checks (`verify`)
         self.started = time.monotonic()
         self.stop_signal = "SIGTERM"  # what asked the run to stop (`stopped_by`): SIGTERM or SIGINT
         # The pod templates this run sent to (or got back from) each workload: a live template that
@@ -193,6 +194,10 @@ class GroupRun:
     def after_run(self, plan: Plan, status: Status) -> None:
         """Called with the run's status while the live cache still runs (e.g. for audit Events)."""
 
+    def verify(self, plan: Plan, cache: NamespaceCache) -> None:
+        """After every workload was judged complete, before the success is recorded: the run's checks
+        (``self.checks`` their results). Raise a `RollguardError` to fail the run and revert the group."""
+
     # -- the skeleton ---------------------------------------------------------------------------------
 
     def execute(self) -> Outcome:
@@ -224,6 +229,7 @@ class GroupRun:
             self._let_go()
         outcome.error, outcome.errors = self.first_error, list(self.errors)
         outcome.workloads = [self.result(wp) for wp in plan.workloads]
+        outcome.checks = list(self.checks)
         return outcome
 
     def _run(self, plan: Plan) -> Status:
@@ -256,6 +262,8 @@ class GroupRun:
             )
             self.check_cancel()
             self._judge(watched)
+            self.verify(plan, cache)
+            self.check_cancel()
         except (RollguardError, TimeoutError) as exc:
             self.fail(str(exc))
             return self._fail_and_revert(plan)
@@ -494,6 +502,7 @@ class GroupRun:
             )
         obj = self.live(wp)
         revisions = self.revisions(wp, obj)
+        scaled = wp.kind.scale_note(meant=wp.replicas_meant, live=obj)
         pods: list[Obj] = []
         current = wp.kind.new_revision(obj, revisions)
         if current is not None and self.cache is not None:
@@ -511,7 +520,7 @@ class GroupRun:
             outcome=entry.phase.outcome if entry else WorkloadOutcome.UNCHANGED,
             paused=bool(obj.get("spec", {}).get("paused")),
             paused_before=wp.snapshot.paused,
-            notes=list(wp.notes),
+            notes=[*wp.notes, *([scaled] if scaled else [])],
             error=entry.note if entry else "",
             pods=sorted(pods, key=lambda p: p["name"]),
         )

@@ -37,7 +37,7 @@ from rollguard.cluster.streams import firing_now
 from rollguard.core.errors import ApiError, NotFound, RollguardError, WorkloadDeleted
 from rollguard.core.structs import Obj, Phase, RunState, WorkloadPhase
 from rollguard.kinds import images_of
-from rollguard.kinds.templates import normalized
+from rollguard.kinds.templates import canonical
 from rollguard.plan import merge
 from rollguard.plan.rollout_read import Plan, WorkloadPlan
 from rollguard.run.group_write import SETTLE_SECONDS, WritingRun, each_at_once
@@ -103,12 +103,12 @@ class GroupRevert:
                 run.fail(str(run.deleted(plan)))
                 return True
         live = obj.get("spec", {}).get("template", {})
-        if normalized(live) in (normalized(plan.snapshot.template), *run.ours.get(plan.key, [])):
+        if canonical(live) in (canonical(plan.snapshot.template), *run.ours.get(plan.key, [])):
             return False
         entry.phase = WorkloadPhase.EDITED
         entry.note = f"{edited_message(plan.key, images_of(live))}; left as they set it (run {run.run_id})"
         run.fail(edited_message(plan.key, images_of(live)))
-        if normalized(live) != normalized(plan.baseline.template):
+        if canonical(live) != canonical(plan.baseline.template):
             self.edited_away.append(plan.key)
         return True
 

@@ -7,7 +7,10 @@ workload (its rollout's, a repair's, its revert's). The contract:
   retries. With ``guard_spec`` someone else's spec edit since preflight fails the write instead of being
   overwritten (the user's edit wins); changes the run itself caused through the platform (a promotion's
   triggers) do not count as theirs (the run's ``as_if_untriggered``, which `Rollout` and `Repair`
-  override). A retried PUT whose first answer was lost is recognised as landed, not written twice.
+  override). A scale (an HPA, `oc scale`: only ``spec.replicas``) is not an edit: the write goes over
+  the new count and keeps it, and the plan's ``replicas_meant`` lets the report note it
+  (`Kind.scale_note`). A retried PUT whose first answer was lost is recognised as landed, not written
+  twice.
 - Every template sent, and every one written back, goes to the run's ``ours``: the revert tells the
   run's own writes from someone else's edit by it, and a write whose answer was lost may have landed.
 - A workload deleted under the run is marked so in the journal (`GroupWrite.deleted`): reported, with
@@ -33,7 +36,7 @@ from rollguard.cluster.journal import Journal, now
 from rollguard.core.errors import Conflict, NotFound, RollguardError, RolloutFailed, WorkloadDeleted
 from rollguard.core.structs import Obj, WorkloadPhase
 from rollguard.kinds import images_of
-from rollguard.kinds.templates import normalized
+from rollguard.kinds.templates import canonical
 from rollguard.plan.rollout_read import WorkloadPlan
 from rollguard.run.wait import Watched, deleted_message
 
@@ -74,8 +77,9 @@ class GroupWrite:
         run = self.run
         kind, name = plan.kind, plan.snapshot.ref.name
         current = run.live(plan)
-        same = kind.comparable_spec
-        if guard_spec and same(run.as_if_untriggered(plan, current)) != same(plan.snapshot.raw):
+        same, edit = kind.comparable_spec, kind.edit_spec  # a scale (HPA, oc scale) is not an edit
+        plan.replicas_meant = kind.replicas(make_body(plan.snapshot.raw))
+        if guard_spec and edit(run.as_if_untriggered(plan, current)) != edit(plan.snapshot.raw):
             # The cache already holds someone else's edit: writing on top of it would pass the
             # resourceVersion precondition and silently undo that edit.
             raise RolloutFailed(
@@ -86,7 +90,7 @@ class GroupWrite:
             # a rollout its triggers would not start is asked for in the same write (Kind.start_request)
             body = kind.with_start_request(current, make_body(current), run.revisions(plan, current))
             try:
-                run.ours.setdefault(plan.key, []).append(normalized(body.get("spec", {}).get("template", {})))
+                run.ours.setdefault(plan.key, []).append(canonical(body.get("spec", {}).get("template", {})))
                 written = run.client.replace(kind.resource, body, namespace=run.namespace)
                 return self._wrote(plan, written)
             except NotFound:
@@ -99,7 +103,7 @@ class GroupWrite:
                 if same(make_body(fresh)) == same(fresh):
                     # Our change is in already: a retried PUT whose first answer was lost had landed.
                     return self._wrote(plan, fresh)
-                if guard_spec and same(run.as_if_untriggered(plan, fresh)) != same(plan.snapshot.raw):
+                if guard_spec and edit(run.as_if_untriggered(plan, fresh)) != edit(plan.snapshot.raw):
                     raise RolloutFailed(
                         f"{plan.key} was changed by someone else since preflight; not overwriting it",
                         workload=plan.key,
@@ -111,6 +115,7 @@ class GroupWrite:
         """POST a workload the run brings (given by manifest, absent in preflight); the journal already
         says it is to be created, so a run killed after this deletes it on its revert."""
         run = self.run
+        plan.replicas_meant = plan.kind.replicas(body)
         try:
             written = run.client.create(plan.kind.resource, body, namespace=run.namespace)
         except Conflict as exc:  # 409 AlreadyExists: someone created it since preflight
@@ -124,7 +129,7 @@ class GroupWrite:
         run = self.run
         if run.cache is not None:
             run.cache.put(plan.kind.resource, written)
-        run.ours.setdefault(plan.key, []).append(normalized(written.get("spec", {}).get("template", {})))
+        run.ours.setdefault(plan.key, []).append(canonical(written.get("spec", {}).get("template", {})))
         return written
 
     def deleted(self, plan: WorkloadPlan) -> WorkloadDeleted:

@@ -25,10 +25,11 @@ from rollguard.core.errors import ApiError, RolloutFailed
 from rollguard.core.structs import Obj, Phase, RunState, WorkloadPhase
 from rollguard.plan.repair_read import Change, RepairPlan
 from rollguard.plan.rollout_read import Plan, WorkloadPlan
+from rollguard.plan.tags import without_promotion_effects
 from rollguard.run.events import emit
 from rollguard.run.group import GroupRun, actor
 from rollguard.run.group_write import watched_after
-from rollguard.run.promote import RESTORE_WAIT, restore_tags, wait_restored, without_promotion_effects
+from rollguard.run.promote import RESTORE_WAIT, restore_tags, wait_restored
 from rollguard.run.wait import Watched
 
 EVENT_REASONS = {"resume": "RollguardResume", "revert": "RollguardRevert", "redeploy": "RollguardRedeploy"}

@@ -30,7 +30,7 @@ from rollguard.core.selectors import matches, requirements
 from rollguard.core.structs import DC, DEPLOYMENT, Obj, Phase, RunState, WorkloadPhase, WorkloadRef
 from rollguard.kinds import KINDS, Kind, Owners, images_of, kind_of, pods_of_revision
 from rollguard.kinds.base import as_int
-from rollguard.kinds.templates import MOVING_TAGS, moving_tag, normalized, template_changes
+from rollguard.kinds.templates import MOVING_TAGS, canonical, moving_tag, template_changes
 from rollguard.kinds.triggers import moving
 from rollguard.state.model import (
     DEFAULT_FAIL_ON,
@@ -75,11 +75,11 @@ __all__ = [
     "WorkloadState",
     "assess",
     "assess_namespace",
+    "canonical",
     "drift_reference",
     "group_for",
     "matches",
     "moving_tag",
-    "normalized",
     "parse_findings",
     "read_groups",
     "selected",
@@ -320,7 +320,7 @@ def _group_findings(
         return found  # a run is rolling the group out right now: its templates are meant to differ
     reference = drift_reference(key, labels, groups)
     live = obj.get("spec", {}).get("template", {})
-    if reference is not None and normalized(reference[0]) != normalized(live):
+    if reference is not None and canonical(reference[0]) != canonical(live):
         changes = "; ".join(template_changes(reference[0], live))
         found.append(
             Finding(DRIFTED, f"pod template differs from what run {reference[1]} verified: {changes}")

@@ -62,8 +62,8 @@ def test_task_follows_the_tekton_catalog_conventions(task_obj: Obj) -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+", annotations["tekton.dev/pipelines.minVersion"])
     # The catalog's Task-version form (major.minor), and every platform the base image is built for.
     assert re.fullmatch(r"\d+\.\d+", task_obj["metadata"]["labels"]["app.kubernetes.io/version"])
-    platforms = set(annotations["tekton.dev/platforms"].split(","))
-    assert platforms == {"linux/amd64", "linux/arm64", "linux/ppc64le", "linux/s390x"}
+    platforms = annotations["tekton.dev/platforms"].split(",")
+    assert platforms and all(re.fullmatch(r"linux/[a-z0-9]+", p) for p in platforms)  # which: test_platforms.py
     assert len(task_obj["spec"]["description"]) > 80
 
 
