@@ -81,6 +81,7 @@ class Record:
     events: int = 0  # a watch's relayed events
     cut: bool = False
     at: float = field(default_factory=time.monotonic)  # when the proxy received it (monotonic)
+    answered: float = 0.0  # when the server's answer (its status line) came back (monotonic; 0: none)
 
 
 def classify(method: str, path: str, query: dict[str, str]) -> tuple[str, str, bool]:
@@ -312,7 +313,12 @@ class FaultProxy:
     def _mutation_forwarded(self, record: Record, body: bytes) -> Callable[[Record], None] | None:
         with self._lock:
             for index, (predicate, candidate) in enumerate(self._before):
-                if predicate(record, body):
+                try:
+                    matched = predicate(record, body)
+                except Exception as exc:  # a test's predicate failing must show, not break the request
+                    self.hook_errors.append(f"predicate before {record.method} {record.path}: {exc!r}")
+                    matched = False
+                if matched:
                     del self._before[index]
                     return candidate
             return None
@@ -362,7 +368,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             conn.request(self.command, self.path, body=body or None, headers=headers)
             resp = conn.getresponse()
-            record.status = resp.status
+            record.status, record.answered = resp.status, time.monotonic()
             if record.verb == "watch" and resp.status == 200:
                 self._stream(record, resp)
                 return
