@@ -6,6 +6,13 @@
   crash       runs 1 s, exits 1, then CrashLoopBackOff for ever, restarts after 1, 2, 4, then every 8 s
               (the real kubelet's 10 s, 20 s, 40 s ... back-off, ten times faster); restartPolicy Never: Failed
   pull-error  Pending, ErrImagePull then (after 1 s) ImagePullBackOff; or InvalidImageName
+  exit N      a batch process (a Job's test image): runs 1 s, then exits with code N; as the kubelet's
+              restart policy has it (pkg/kubelet/kuberuntime computePodActions, kubelet_pods.go
+              getPhase): restartPolicy Never, or OnFailure with code 0, leaves it terminated (pod phase
+              Succeeded when every container exited 0, Failed when one did not and the policy is Never);
+              otherwise it is restarted with the crash back-off above (Always restarts even a 0)
+  dies N      Running and ready, then after N s it exits 1 and is restarted as a crash (each restart
+              exits after 1 s, CrashLoopBackOff between): a release that breaks after its rollout
 Init containers complete at once.
 
 Two ends a pod can meet whatever its images do, as on a real node:
@@ -138,8 +145,14 @@ class PodRun:
             {"type": "ContainersReady", **ready},
             {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
         ]
+        # getPhase: every container stopped, none failed, and a policy that does not restart them: done
+        ended = all("terminated" in s["state"] for s in statuses)
+        succeeded = ended and not failed and self.restart_policy != "Always"
+        if ended:
+            for cond in conditions[1:3]:
+                cond |= {"reason": "PodCompleted", "message": None}
         status: dict[str, Any] = {
-            "phase": "Failed" if failed else "Pending" if pending else "Running",
+            "phase": "Failed" if failed else "Succeeded" if succeeded else "Pending" if pending else "Running",
             "conditions": conditions,
             "hostIP": NODE_IP,
             "podIP": self.ip,
@@ -182,19 +195,26 @@ class PodRun:
             return st | {"ready": True, "state": running}, None, slow
         if kind == "slow":
             return st | {"ready": False, "state": running}, slow, None
-        # crash
+        # crash, or a batch process's exit, or a process that dies after N s (a crash N - 1 s late)
+        code = int(arg[0]) if kind == "exit" else 1
+        late = float(arg[0]) - CRASH_AFTER if kind == "dies" else 0.0
+        if kind == "dies":
+            if e < late + CRASH_AFTER:
+                return st | {"ready": True, "state": running}, late + CRASH_AFTER, 0.0
+            e -= late
         if e < CRASH_AFTER:
-            return st | {"ready": False, "state": running}, CRASH_AFTER, None
-        if self.restart_policy == "Never":
-            end = ts(self.started + CRASH_AFTER)
-            done = {"exitCode": 1, "reason": "Error", "containerID": st["containerID"],
-                    "startedAt": ts(self.started), "finishedAt": end}  # fmt: skip
+            return st | {"ready": kind == "exit", "state": running}, CRASH_AFTER, (0.0 if kind == "exit" else None)
+        if self.restart_policy == "Never" or (self.restart_policy == "OnFailure" and code == 0):
+            end = ts(self.started + late + CRASH_AFTER)
+            done = {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
+                    "containerID": st["containerID"], "startedAt": ts(self.started), "finishedAt": end}  # fmt: skip
             return st | {"ready": False, "started": False, "state": {"terminated": done}}, None, None
         restarts, last = crashes(e)
+        last += late
         backoff = BACKOFFS[min(restarts, len(BACKOFFS)) - 1]
         pod = f"{self.name}_{self.namespace}({self.uid})"
         cid = self._cid(c, restarts)
-        exited = {"exitCode": 1, "reason": "Error", "containerID": cid,
+        exited = {"exitCode": code, "reason": "Completed" if code == 0 else "Error", "containerID": cid,
                   "startedAt": ts(self.started + (0 if restarts == 1 else last)),
                   "finishedAt": ts(self.started + last)}  # fmt: skip
         msg = f"back-off {backoff * 10:.0f}s restarting failed container={c.name} pod={pod}"

@@ -148,6 +148,15 @@ class WorkloadDeleted(RolloutFailed):
     """Someone else deleted a workload while a run was on it: nothing left to change or revert."""
 
 
+class CheckFailed(RollguardError):
+    """A post-rollout check (``--verify``, ``--bake``) failed: the run's cause, naming the check and its
+    evidence; it fails the run like a failed rollout (the group is reverted)."""
+
+    def __init__(self, message: str, *, check: str) -> None:
+        super().__init__(message)
+        self.check = check
+
+
 class Interrupted(RollguardError):
     """The run was asked to stop (SIGTERM, e.g. Tekton's step timeout, or SIGINT: Ctrl-C)."""
 

@@ -8,6 +8,7 @@ and ``dry-run`` for a ``--dry-run``, exit 0 like a success but never called one:
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import os
 import stat
@@ -47,6 +48,28 @@ class WorkloadResult:
     pods: list[Obj] = field(default_factory=list)
 
 
+class CheckOutcome(enum.StrEnum):
+    """How a post-rollout check (``--verify``, ``--bake``) ended: the report's ``checks[].outcome``."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_RUN = "not-run"  # the run failed (or was stopped) before its checks started
+    STOPPED = "stopped"  # cut short: another check failed first, or the run was asked to stop
+    VALIDATED = "validated"  # --dry-run: parsed, and checked against the server, never run
+
+
+@dataclass
+class CheckResult:
+    """One check of the run: the report's ``checks`` entries. ``duration`` in seconds; ``evidence``: what
+    it saw (statuses and answers, the Job's conditions and its pods' log tail, the query's values)."""
+
+    name: str
+    kind: str  # http, job, prometheus, bake
+    outcome: CheckOutcome = CheckOutcome.NOT_RUN
+    duration: float = 0.0
+    evidence: str = ""
+
+
 @dataclass
 class Outcome:
     status: Status
@@ -59,6 +82,7 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     workloads: list[WorkloadResult] = field(default_factory=list)
     journal: str = ""
+    checks: list[CheckResult] = field(default_factory=list)  # --verify and --bake, in the file's order
 
     @property
     def exit_code(self) -> int:
@@ -76,6 +100,11 @@ class Outcome:
             counts[w.outcome] = counts.get(w.outcome, 0) + 1
         parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         text = f"{self.status}: {parts or 'no workloads'}"
+        if self.checks:
+            verdicts: dict[str, int] = {}
+            for c in self.checks:
+                verdicts[c.outcome] = verdicts.get(c.outcome, 0) + 1
+            text += "; checks: " + ", ".join(f"{n} {k}" for k, n in sorted(verdicts.items()))
         if self.error:  # a success has no cause: what went wrong besides is a warning
             text += f"; {'warning' if self.status is Status.SUCCEEDED else 'cause'}: {self.error}"
         return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 3] + "..."

@@ -108,6 +108,7 @@ class RunState(enum.StrEnum):
     NEW = "new"  # no run has started on this journal yet
     APPLYING = "applying"  # a rollout wrote its journal and is writing the changes
     WATCHING = "watching"  # a rollout's changes are written; waiting for them to complete
+    VERIFYING = "verifying"  # rolled out; its --verify checks (and --bake) run: not yet the verified state
     REPAIRING = "repairing"  # a repair (resume, revert, redeploy) is under way
     REVERTING = "reverting"  # a failed run is returning its group to the last verified state
     SUCCEEDED = "succeeded"  # a rollout ended all-new, verified

@@ -1,11 +1,12 @@
 """The decisions of a rollout's preflight (pure, no I/O): what was read in, a `Plan` or a refusal out.
 
-`rollguard.plan.rollout_read.read_rollout` gathers everything into a `RolloutRead` (the group's workloads and
-revisions, the access answers, the lease, the journal, the promotion's source streams); `read_refusal`
-names the first of those facts that refuses the run, and `decide_rollout` resolves the targets and
-promotions, carries a dead run's verified states forward, and applies the paused and rollout-blocker
-rules. Kind-specific rules (triggers, blockers, baselines) come from the workload's `Kind`. Every refusal
-and trigger rule is tested from YAML fixtures (tests/unit/test_rollout_decide.py).
+`rollguard.plan.rollout_read.read_rollout` gathers everything into a `RolloutRead` (the group's
+workloads and revisions, the access answers, the lease, the journal, the promotion's source streams);
+`read_refusal` names the first of those facts that refuses the run, and `decide_rollout` resolves the
+targets and promotions, carries a dead run's verified states forward, and applies the paused
+(`--on-paused`) and never-completed (`--allow-never-completed`) rules. Kind-specific rules (triggers,
+baselines) come from the workload's `Kind`. Every refusal and trigger rule is tested from the YAML cases
+of tests/cases/planning/rollout.yaml (tests/unit/test_rollout_decide.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rollguard.core.resources import Resource
 from rollguard.core.structs import ImageTarget, Obj, Phase, Snapshot, VerifiedState, WorkloadRef
 from rollguard.kinds import KINDS, ContainerNames, Kind, kind_of, triggers
 from rollguard.plan import merge
+from rollguard.plan.checks import Check
 from rollguard.plan.manifest_decide import ManifestRead, attach_manifests, manifest_refusal, to_create
 from rollguard.plan.manifests import ManifestSet
 
@@ -52,6 +54,8 @@ class RolloutRequest:
     manifests: ManifestSet | None = None  # -f: the workloads' desired states
     skip_other_kinds: bool = False
     lease_seconds: int = LEASE_SECONDS
+    checks: list[Check] = field(default_factory=list)  # --verify FILE: run after the group rolled out
+    bake: int = 0  # --bake DURATION: seconds the group is watched after it is ready (0: none)
 
 
 @dataclass

@@ -15,8 +15,8 @@ from rollguard.cluster.claims import claim_name, read_claim
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, LEASES
 from rollguard.core.structs import WorkloadRef
 from tests.chaos import harness as h
-from tests.scenarios import pause, set_image
-from tests.support import DC, DEPLOYMENT, IMAGE, journal_reaches, view, wait_until
+from tests.helpers.cluster import DC, DEPLOYMENT, IMAGE, journal_reaches, view, wait_until
+from tests.helpers.scenarios import pause, set_image
 
 SLOW = f"{IMAGE}:v2-slow8"  # the winner outlives the losers' start-up
 

@@ -36,7 +36,7 @@ from rollguard.core.resources import (
     Resource,
 )
 from sandbox import cluster
-from tests.support import (
+from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
     IMAGE,
