@@ -187,9 +187,8 @@ def _hooks(
 
 
 def _init_container(name: str, exec_pod: Obj, pod_spec: Obj) -> Obj:
-    base = next(
-        (c for c in pod_spec.get("containers") or [] if c.get("name") == exec_pod.get("containerName")), {}
-    )
+    wanted = exec_pod.get("containerName")
+    base: Obj = next((c for c in pod_spec.get("containers") or [] if c.get("name") == wanted), {})
     env = [*copy.deepcopy(base.get("env") or []), *copy.deepcopy(exec_pod.get("env") or [])]
     mounts = [
         m for m in base.get("volumeMounts") or [] if m.get("name") in set(exec_pod.get("volumes") or [])
