@@ -11,6 +11,8 @@
               getPhase): restartPolicy Never, or OnFailure with code 0, leaves it terminated (pod phase
               Succeeded when every container exited 0, Failed when one did not and the policy is Never);
               otherwise it is restarted with the crash back-off above (Always restarts even a 0)
+  dies N      Running and ready, then after N s it exits 1 and is restarted as a crash (each restart
+              exits after 1 s, CrashLoopBackOff between): a release that breaks after its rollout
 Init containers complete at once.
 
 Two ends a pod can meet whatever its images do, as on a real node:
@@ -193,16 +195,22 @@ class PodRun:
             return st | {"ready": True, "state": running}, None, slow
         if kind == "slow":
             return st | {"ready": False, "state": running}, slow, None
-        # crash, or a batch process's exit
+        # crash, or a batch process's exit, or a process that dies after N s (a crash N - 1 s late)
         code = int(arg[0]) if kind == "exit" else 1
+        late = float(arg[0]) - CRASH_AFTER if kind == "dies" else 0.0
+        if kind == "dies":
+            if e < late + CRASH_AFTER:
+                return st | {"ready": True, "state": running}, late + CRASH_AFTER, 0.0
+            e -= late
         if e < CRASH_AFTER:
             return st | {"ready": kind == "exit", "state": running}, CRASH_AFTER, (0.0 if kind == "exit" else None)
         if self.restart_policy == "Never" or (self.restart_policy == "OnFailure" and code == 0):
-            end = ts(self.started + CRASH_AFTER)
+            end = ts(self.started + late + CRASH_AFTER)
             done = {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
                     "containerID": st["containerID"], "startedAt": ts(self.started), "finishedAt": end}  # fmt: skip
             return st | {"ready": False, "started": False, "state": {"terminated": done}}, None, None
         restarts, last = crashes(e)
+        last += late
         backoff = BACKOFFS[min(restarts, len(BACKOFFS)) - 1]
         pod = f"{self.name}_{self.namespace}({self.uid})"
         cid = self._cid(c, restarts)

@@ -8,6 +8,8 @@ Behaviour rules, applied to the tagged reference (after resolving a digest):
   - contains `-crash`    -> the container crashes (CrashLoopBackOff)
   - contains `-slow<N>`  -> ready N seconds after start
   - contains `-exit<N>`  -> a batch process (a Job's test image): runs 1 s, then exits with code N
+  - contains `-dies<N>`  -> ready at once, then the process dies after N seconds and crash-loops (a
+                            release that passes its rollout and breaks later: what --bake catches)
   - anything else        -> ready at once
 A malformed reference gives InvalidImageName; a digest this registry never minted gives ErrImagePull.
 """
@@ -28,6 +30,7 @@ _TAG = re.compile(r"[\w][\w.-]{0,127}")
 _DIGEST = re.compile(r"sha256:([0-9a-f]{64})")
 _SLOW = re.compile(r"-slow(\d+)")
 _EXIT = re.compile(r"-exit(\d+)")
+_DIES = re.compile(r"-dies(\d+)")
 _NAME_MAX = 255
 
 Behaviour = tuple[str] | tuple[str, int] | tuple[str, str]  # ("exit", N) too
@@ -96,7 +99,7 @@ def image_id(registry_dir: Path | str, ref: str) -> str | None:
 
 
 def behaviour(registry_dir: Path | str, ref: str) -> Behaviour:
-    """What the kubelet does with an image: ("crash",), ("slow", N), ("exit", N), ("ready",) or
+    """What the kubelet does with an image: ("crash",), ("slow", N), ("exit", N), ("dies", N), ("ready",) or
     ("pull-error", reason)."""
     try:
         tagged = resolve(registry_dir, ref)
@@ -106,6 +109,9 @@ def behaviour(registry_dir: Path | str, ref: str) -> Behaviour:
         return ("pull-error", "ErrImagePull")
     if "-crash" in tagged:
         return ("crash",)
+    dies = _DIES.search(tagged)
+    if dies:
+        return ("dies", max(int(dies.group(1)), 2))
     exits = _EXIT.search(tagged)
     if exits:
         return ("exit", int(exits.group(1)) % 256)

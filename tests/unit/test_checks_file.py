@@ -1,5 +1,5 @@
 """The ``--verify`` file's parser (`rollguard.plan.checks`), pure: the YAML case table in
-tests/unit/fixtures/checks/cases.yaml (the file's text and Job manifests in, checks or a refusal out),
+tests/cases/checks/cases.yaml (the file's text and Job manifests in, checks or a refusal out),
 plus the Job body a run creates and the prometheus/bake judgements."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import yaml
 from rollguard.core.errors import RefusedError
 from rollguard.plan.checks import CHECK_LABEL, RUN_LABEL, Check, job_body, job_name, parse_checks
 
-CASES = yaml.safe_load((Path(__file__).parent / "fixtures" / "checks" / "cases.yaml").read_text())
+CASES = yaml.safe_load((Path(__file__).parents[1] / "cases" / "checks" / "cases.yaml").read_text())
 
 
 def flat(check: Check) -> dict[str, Any]:
@@ -68,3 +68,12 @@ def test_the_job_is_the_runs_own() -> None:
     assert "status" not in body
     assert body["spec"]["template"]["metadata"]["labels"][RUN_LABEL] == "20261203-052000-ab12cd"
     assert manifest["metadata"]["name"] == "smoke"  # the parsed manifest is left as read
+
+
+def test_status_reads_the_failed_check_back_from_the_journals_error() -> None:
+    from rollguard.core.errors import CheckFailed, failed_check
+
+    error = str(CheckFailed("check 'error-ratio' (prometheus) failed: 2 failed evaluation(s) of 3", check="error-ratio"))
+    assert failed_check(error) == "error-ratio"
+    assert failed_check("dc/dc2: pod dc2-2-x container app: CrashLoopBackOff") is None
+    assert failed_check("") is None
