@@ -6,7 +6,13 @@
   crash       runs 1 s, exits 1, then CrashLoopBackOff for ever, restarts after 1, 2, 4, then every 8 s
               (the real kubelet's 10 s, 20 s, 40 s ... back-off, ten times faster); restartPolicy Never: Failed
   pull-error  Pending, ErrImagePull then (after 1 s) ImagePullBackOff; or InvalidImageName
-Init containers complete at once.
+  flaky-pull  Pending: ErrImagePull (a failed first pull), ImagePullBackOff from 1 s, then from 3 s as
+              `ready` (the kubelet's retry pulled it)
+  exit C N    runs N s, then exits with code C: terminated (Completed or Error) where the pod does not
+              restart it (restartPolicy Never, or OnFailure and C = 0), else restarted as `crash` is
+Init containers complete at once. In a pod that runs to completion (restartPolicy Never or OnFailure,
+and no process emulated elsewhere: hook pods, a Custom strategy's own deployer image) `ready` and
+`slow N` complete: exit 0 after 1 s, or N s. A pod whose containers all completed is Succeeded.
 
 Two ends a pod can meet whatever its images do, as on a real node:
   exit        the process in a `restartPolicy: Never` pod exits with a code and a termination message
@@ -29,6 +35,7 @@ NODE_IP = "127.0.0.1"  # the node's InternalIP: where the API server reaches its
 CRASH_AFTER = 1.0  # seconds a crashing container runs before its first exit
 BACKOFFS = (1.0, 2.0, 4.0, 8.0)  # the kubelet's 10s, 20s, 40s, 80s... back-off, ten times faster
 PULL_BACKOFF_AFTER = 1.0
+FLAKY_PULL_FOR = 3.0  # a flaky pull: ErrImagePull, ImagePullBackOff from 1 s, pulled by the retry at 3 s
 
 
 def ts(epoch: float) -> str:
@@ -123,6 +130,7 @@ class PodRun:
                 "running" not in st["state"] and "terminated" not in st["state"] and not st["restartCount"]
             )
             failed |= st["state"].get("terminated", {}).get("exitCode", 0) != 0
+        completed = bool(statuses) and all("terminated" in st["state"] for st in statuses)
         unready = [s["name"] for s in statuses if not s["ready"]]
         # reason and message are null when ready, which removes them in a strategic merge patch
         ready: dict[str, Any] = {"status": "True", "lastProbeTime": None, "reason": None, "message": None}
@@ -139,7 +147,7 @@ class PodRun:
             {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
         ]
         status: dict[str, Any] = {
-            "phase": "Failed" if failed else "Pending" if pending else "Running",
+            "phase": _phase(failed=failed, completed=completed, pending=pending),
             "conditions": conditions,
             "hostIP": NODE_IP,
             "podIP": self.ip,
@@ -175,8 +183,38 @@ class PodRun:
                 "state": {"waiting": {"reason": reason, "message": msg}},
             }
             return st, nxt, None
+        if kind == "flaky-pull":
+            if e < FLAKY_PULL_FOR:
+                _repo, _tag, _digest = registry.split_ref(c.image)
+                host = _repo.split("/")[0]
+                reason, msg, nxt = (
+                    "ErrImagePull",
+                    (f"rpc error: code = Unknown desc = pinging container registry {host}: i/o timeout"),
+                    PULL_BACKOFF_AFTER,
+                )
+                if e >= PULL_BACKOFF_AFTER:
+                    reason, msg, nxt = (
+                        "ImagePullBackOff",
+                        f'Back-off pulling image "{c.image}"',
+                        FLAKY_PULL_FOR,
+                    )
+                waiting = {"waiting": {"reason": reason, "message": msg}}
+                return st | {"imageID": "", "ready": False, "started": False, "state": waiting}, nxt, None
+            kind, arg = "slow", [FLAKY_PULL_FOR]
+        if self.completes() and kind in ("ready", "slow"):
+            kind, arg = "exit", [0, float(arg[0]) if kind == "slow" else CRASH_AFTER]
         running = {"running": {"startedAt": ts(self.started)}}
         st |= {"containerID": self._cid(c, 0), "started": True, "lastState": {}}
+        if kind == "exit":
+            code, after = int(arg[0]), float(arg[1])
+            if e < after:
+                return st | {"ready": False, "state": running}, after, None
+            if self.restart_policy == "Never" or (self.restart_policy == "OnFailure" and code == 0):
+                done = {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
+                        "containerID": st["containerID"], "startedAt": ts(self.started),
+                        "finishedAt": ts(self.started + after)}  # fmt: skip
+                return st | {"ready": False, "started": False, "state": {"terminated": done}}, None, None
+            kind = "crash"  # restarted by the kubelet: a crash loop
         slow = float(arg[0]) if kind == "slow" else 0.0
         if kind == "ready" or (kind == "slow" and e >= slow):
             return st | {"ready": True, "state": running}, None, slow
@@ -202,6 +240,10 @@ class PodRun:
         st |= {"ready": False, "started": False, "restartCount": restarts, "containerID": cid}
         return st | {"state": {"waiting": waiting}, "lastState": {"terminated": exited}}, last + backoff, None
 
+    def completes(self) -> bool:
+        """Whether the pod runs to completion by its images' rules (no process emulated elsewhere)."""
+        return self.restart_policy != "Always" and self.output is None and self.exit is None
+
     def _cid(self, c: Container, restarts: int) -> str:
         return "cri-o://" + hashlib.sha256(f"{self.uid}/{c.name}/{restarts}".encode()).hexdigest()
 
@@ -211,6 +253,14 @@ class PodRun:
                 "startedAt": ts(self.started), "finishedAt": ts(self.started)}  # fmt: skip
         return {"name": c.name, "image": c.image, "imageID": c.image_id, "containerID": cid, "ready": True,
                 "restartCount": 0, "state": {"terminated": done}, "lastState": {}}  # fmt: skip
+
+
+def _phase(*, failed: bool, completed: bool, pending: bool) -> str:
+    if failed:
+        return "Failed"
+    if completed:
+        return "Succeeded"
+    return "Pending" if pending else "Running"
 
 
 def crashes(e: float) -> tuple[int, float]:

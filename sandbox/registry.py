@@ -4,10 +4,20 @@ There is no real registry. A digest is minted deterministically from the tagged 
 and `pin` records which tag each minted digest came from (one small file per digest), so that an image
 pinned by digest keeps the behaviour of its tag: a promoted `v2-crash` still crashes.
 
-Behaviour rules, applied to the tagged reference (after resolving a digest):
-  - contains `-crash`    -> the container crashes (CrashLoopBackOff)
-  - contains `-slow<N>`  -> ready N seconds after start
-  - anything else        -> ready at once
+Behaviour rules, applied to the tagged reference (after resolving a digest), then to the container's
+command and args (a hook pod runs its application's image with the hook's command, so the command says
+what the hook does: `command: [migrate-slow120]`):
+  - contains `-crash`      -> the container crashes (CrashLoopBackOff)
+  - contains `-exit<C>`    -> the process exits with code C, N seconds after start if `-slow<N>` is there
+                              too, else after 1 s (a hook or job that fails, `-exit1`, or ends, `-exit0`)
+  - contains `-slow<N>`    -> ready N seconds after start
+  - contains `-flakypull`  -> its first pull fails (ErrImagePull, then ImagePullBackOff), the retry 3 s
+                              after start pulls it
+  - anything else          -> ready at once
+In a pod that runs to completion (restartPolicy Never or OnFailure: hook pods, a Custom strategy's
+deployer pod), a process that does not exit by the rules above completes (exit 0) when it would be ready:
+at once, or after N s with `-slow<N>` (`sandbox.podstatus`). In a `restartPolicy: Always` pod every exit
+is a crash, as the kubelet restarts it.
 A malformed reference gives InvalidImageName; a digest this registry never minted gives ErrImagePull.
 """
 
@@ -26,9 +36,10 @@ _PATH_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
 _TAG = re.compile(r"[\w][\w.-]{0,127}")
 _DIGEST = re.compile(r"sha256:([0-9a-f]{64})")
 _SLOW = re.compile(r"-slow(\d+)")
+_EXIT = re.compile(r"-exit(\d+)")
 _NAME_MAX = 255
 
-Behaviour = tuple[str] | tuple[str, int] | tuple[str, str]
+Behaviour = tuple[str] | tuple[str, int] | tuple[str, str] | tuple[str, int, int]
 
 
 def digest_of(ref: str) -> str:
@@ -93,19 +104,26 @@ def image_id(registry_dir: Path | str, ref: str) -> str | None:
     return f"{repo}@{digest or digest_of(tagged)}"
 
 
-def behaviour(registry_dir: Path | str, ref: str) -> Behaviour:
-    """What the kubelet does with an image: ("crash",), ("slow", N), ("ready",) or ("pull-error", reason)."""
+def behaviour(registry_dir: Path | str, ref: str, command: list[str] | None = None) -> Behaviour:
+    """What the kubelet does with an image (run with ``command``, its command and args): ("crash",),
+    ("exit", code, after), ("slow", N), ("flaky-pull",), ("ready",) or ("pull-error", reason)."""
     try:
         tagged = resolve(registry_dir, ref)
     except ValueError:
         return ("pull-error", "InvalidImageName")
     if tagged is None:
         return ("pull-error", "ErrImagePull")
-    if "-crash" in tagged:
+    text = " ".join([tagged, *(command or [])])
+    if "-crash" in text:
         return ("crash",)
-    slow = _SLOW.search(tagged)
+    slow = _SLOW.search(text)
+    exit_code = _EXIT.search(text)
+    if exit_code:
+        return ("exit", int(exit_code.group(1)), int(slow.group(1)) if slow else 1)
     if slow:
         return ("slow", int(slow.group(1)))
+    if "-flakypull" in text:
+        return ("flaky-pull",)
     return ("ready",)
 
 

@@ -61,6 +61,7 @@ from rollguard.lock import LEASE_SECONDS, GroupLock
 from rollguard.preflight import Plan, WorkloadPlan
 from rollguard.report import Outcome, WorkloadResult, pod_record
 from rollguard.resources import PODS, Resource
+from rollguard.run.refusals import add_evidence
 from rollguard.structs import Obj, Phase, RunState, Status, WorkloadOutcome, WorkloadPhase
 from rollguard.watch import Watched, wait_for
 from rollguard.watcher import NamespaceCache
@@ -253,6 +254,7 @@ class GroupRun:
                 cancel=self.cancel,
                 out=self.say,
             )
+            add_evidence(self.client, self.namespace, watched)
             self.check_cancel()
             self._judge(watched)
         except (RollguardError, TimeoutError) as exc:

@@ -38,6 +38,7 @@ from rollguard.group_write import SETTLE_SECONDS, WritingRun, each_at_once
 from rollguard.journal import now
 from rollguard.kinds import images_of
 from rollguard.preflight import Plan, WorkloadPlan
+from rollguard.run.refusals import add_evidence
 from rollguard.streams import firing_now
 from rollguard.structs import Obj, Phase, RunState, WorkloadPhase
 from rollguard.templates import normalized
@@ -172,6 +173,7 @@ class GroupRevert:
             cancel=run.abort,
             out=run.say,
         )
+        add_evidence(run.client, run.namespace, watched)
         for item in watched:
             entry = run.journal.workloads[item.ref.key]
             if item.verdict is not None and item.verdict.phase is Phase.COMPLETE:

@@ -7,7 +7,14 @@ Two deadlines per workload: `deadline`, fixed (rollguard's `--timeout`), and `st
 workload's own deadline judged as the platform judges it: a *no-progress* deadline that restarts
 whenever the rollout moves (a DC's `timeoutSeconds` restarts with every scale step, a Deployment's
 `progressDeadlineSeconds` with every new or ready pod). A slow rollout that keeps moving is never failed
-on it; one that stands still that long is.
+on it; one that stands still that long is. A lifecycle hook running (a DC's pre/mid/post hook pod) is
+not standing still: hooks have no timeout but their pod's activeDeadlineSeconds, so the clock waits.
+
+Hopeless is known early: pods the API refuses to create (quota, LimitRange, admission), or a DC's deployer
+pod whose image pull keeps failing (`Progress.blocked`), fail the workload once that has lasted
+REFUSAL_GRACE seconds, long enough for what clears by itself (a surge pod over quota until an old pod is
+gone, a pull the kubelet retries), instead of the platform's deadline (a stuck deployer pod: 6 h).
+This holds for the revert too, which then ends unverified instead of waiting.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rollguard.kinds import images_of, kind_of, pods_of_revision
 from rollguard.readiness import pod_doom
@@ -26,6 +33,8 @@ from rollguard.watcher import NamespaceCache
 # How long a platform-declared failure waits for the pod that says how it failed (see
 # Kind.evidence_pending); past it the failure is reported with what is known.
 EVIDENCE_GRACE = 5.0
+# How long pods may be refused creation (or a DC's deployer pod fail to pull) before it is hopeless.
+REFUSAL_GRACE = 30.0
 
 
 @dataclass
@@ -44,10 +53,38 @@ class Watched:
     moved_at: float = 0.0  # time.monotonic() of the last progress seen (0: of the write)
     last_progress: str = ""  # the progress message last seen: a new one is progress
     evidence_until: float = 0.0  # time.monotonic() until which a failure waits for its evidence
+    blocked_since: float = 0.0  # time.monotonic() since when its pods are refused (0: they are not)
 
     def next_deadline(self) -> float:
-        own = self.deadline if self.stall_seconds is None else min(self.deadline, self.moved_at + self.stall_seconds)
+        own = (
+            self.deadline
+            if self.stall_seconds is None
+            else min(self.deadline, self.moved_at + self.stall_seconds)
+        )
+        if self.blocked_since:
+            own = min(own, self.blocked_since + REFUSAL_GRACE)
         return min(own, self.evidence_until) if self.evidence_until else own
+
+
+def held(item: Watched, progress: Progress, *, now: float) -> Progress:
+    """``progress`` with what lasting conditions make of it (pure but for the item's clocks): a hook
+    running holds the no-progress clock; pods refused for REFUSAL_GRACE fail the workload."""
+    if progress.done:
+        item.blocked_since = 0.0
+        return progress
+    if progress.hook:
+        item.moved_at = now
+    if not progress.blocked:
+        item.blocked_since = 0.0
+        return progress
+    item.blocked_since = item.blocked_since or now
+    if now < item.blocked_since + REFUSAL_GRACE:
+        return progress
+    return replace(
+        progress,
+        phase=Phase.FAILED,
+        message=f"{item.ref.key}: {progress.blocked} (for {REFUSAL_GRACE:.0f}s)",
+    )
 
 
 def deleted_message(key: str) -> str:
@@ -95,7 +132,10 @@ def judge(
         return Progress(
             Phase.FAILED, f"{item.ref.key}: {item.deadline_reason} ({progress.message})", progress.revision
         )
-    stalled = item.stall_seconds is not None and now >= item.moved_at + item.stall_seconds
+    # a running hook is not standing still (`held` restarts the clock while it runs)
+    stalled = (
+        item.stall_seconds is not None and now >= item.moved_at + item.stall_seconds and not progress.hook
+    )
     if stalled and progress.message == item.last_progress:
         return Progress(
             Phase.FAILED, f"{item.ref.key}: {item.stall_reason} ({progress.message})", progress.revision
@@ -129,8 +169,15 @@ def wait_for(
             if not item.moved_at:
                 item.moved_at = now
             pods = [p for r in revisions for p in pod_owners.children(r)]
-            progress = judge(item, obj, revisions, pods, now=now, fail_fast=fail_fast, crash_restarts=crash_restarts)
-            if progress.phase is Phase.FAILED and obj is not None and kind.evidence_pending(obj, revisions, pods):
+            progress = judge(
+                item, obj, revisions, pods, now=now, fail_fast=fail_fast, crash_restarts=crash_restarts
+            )
+            progress = held(item, progress, now=now)
+            if (
+                progress.phase is Phase.FAILED
+                and obj is not None
+                and kind.evidence_pending(obj, revisions, pods)
+            ):
                 item.evidence_until = item.evidence_until or now + EVIDENCE_GRACE
                 if now < item.evidence_until:
                     pending.append(item)  # failed, by the platform's word; how, its pod says shortly

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+from dataclasses import replace
 
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DEFAULT_DEADLINE, HASH_LABEL, Kind, as_int, parse_time, pick
 from rollguard.kinds.triggers import ImageTrigger
-from rollguard.readiness import condition, get, observed
+from rollguard.readiness import condition, get, observed, replica_failure
 from rollguard.resources import DEPLOYMENTS, REPLICA_SETS
 from rollguard.structs import DEPLOYMENT, Obj, Phase, Progress, VerifiedState
 
@@ -133,6 +134,17 @@ class DeploymentKind(Kind):
 
     def progress(self, obj: Obj, revisions: list[Obj], *, since: str = "") -> Progress:
         return deployment_progress(obj, since=since)
+
+    def explain(self, obj: Obj, revisions: list[Obj], pods: list[Obj], progress: Progress) -> Progress:
+        """A Deployment whose new pods the API refuses (quota, LimitRange, admission): its
+        ``ReplicaFailure`` condition, copied from its ReplicaSet's by the deployment controller."""
+        if progress.phase is not Phase.PROGRESSING:
+            return progress
+        refused = replica_failure(obj)
+        if not refused:
+            new = self.new_revision(obj, revisions)
+            refused = replica_failure(new) if new is not None else ""
+        return replace(progress, blocked=f"its pods cannot be created: {refused}") if refused else progress
 
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         template = obj.get("spec", {}).get("template")

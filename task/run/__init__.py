@@ -1,0 +1,1 @@
+"""The run layer: rollouts, repairs and reverts carried out against the live cluster."""
