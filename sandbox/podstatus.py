@@ -8,11 +8,14 @@
   pull-error  Pending, ErrImagePull then (after 1 s) ImagePullBackOff; or InvalidImageName
   flaky-pull  Pending: ErrImagePull (a failed first pull), ImagePullBackOff from 1 s, then from 3 s as
               `ready` (the kubelet's retry pulled it)
-  exit C N    runs N s, then exits with code C: terminated (Completed or Error) where the pod does not
-              restart it (restartPolicy Never, or OnFailure and C = 0), else restarted as `crash` is
+  exit N S    a batch process (a Job's test image, a hook): runs S s, then exits with code N; as the kubelet's
+              restart policy has it (pkg/kubelet/kuberuntime computePodActions, kubelet_pods.go
+              getPhase): restartPolicy Never, or OnFailure with code 0, leaves it terminated (pod phase
+              Succeeded when every container exited 0, Failed when one did not and the policy is Never);
+              otherwise it is restarted with the crash back-off above (Always restarts even a 0)
 Init containers complete at once. In a pod that runs to completion (restartPolicy Never or OnFailure,
-and no process emulated elsewhere: hook pods, a Custom strategy's own deployer image) `ready` and
-`slow N` complete: exit 0 after 1 s, or N s. A pod whose containers all completed is Succeeded.
+no process emulated in it: hook pods, a Custom strategy's own deployer image) `ready` and `slow N`
+complete: exit 0 after 1 s, or N s.
 
 Two ends a pod can meet whatever its images do, as on a real node:
   exit        the process in a `restartPolicy: Never` pod exits with a code and a termination message
@@ -130,7 +133,6 @@ class PodRun:
                 "running" not in st["state"] and "terminated" not in st["state"] and not st["restartCount"]
             )
             failed |= st["state"].get("terminated", {}).get("exitCode", 0) != 0
-        completed = bool(statuses) and all("terminated" in st["state"] for st in statuses)
         unready = [s["name"] for s in statuses if not s["ready"]]
         # reason and message are null when ready, which removes them in a strategic merge patch
         ready: dict[str, Any] = {"status": "True", "lastProbeTime": None, "reason": None, "message": None}
@@ -146,8 +148,20 @@ class PodRun:
             {"type": "ContainersReady", **ready},
             {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
         ]
+        # getPhase: every container stopped, none failed, and a policy that does not restart them: done
+        ended = all("terminated" in s["state"] for s in statuses)
+        succeeded = ended and not failed and self.restart_policy != "Always"
+        if ended:
+            for cond in conditions[1:3]:
+                cond |= {"reason": "PodCompleted", "message": None}
         status: dict[str, Any] = {
-            "phase": _phase(failed=failed, completed=completed, pending=pending),
+            "phase": "Failed"
+            if failed
+            else "Succeeded"
+            if succeeded
+            else "Pending"
+            if pending
+            else "Running",
             "conditions": conditions,
             "hostIP": NODE_IP,
             "podIP": self.ip,
@@ -205,34 +219,26 @@ class PodRun:
             kind, arg = "exit", [0, float(arg[0]) if kind == "slow" else CRASH_AFTER]
         running = {"running": {"startedAt": ts(self.started)}}
         st |= {"containerID": self._cid(c, 0), "started": True, "lastState": {}}
-        if kind == "exit":
-            code, after = int(arg[0]), float(arg[1])
-            if e < after:
-                return st | {"ready": False, "state": running}, after, None
-            if self.restart_policy == "Never" or (self.restart_policy == "OnFailure" and code == 0):
-                done = {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
-                        "containerID": st["containerID"], "startedAt": ts(self.started),
-                        "finishedAt": ts(self.started + after)}  # fmt: skip
-                return st | {"ready": False, "started": False, "state": {"terminated": done}}, None, None
-            kind = "crash"  # restarted by the kubelet: a crash loop
         slow = float(arg[0]) if kind == "slow" else 0.0
         if kind == "ready" or (kind == "slow" and e >= slow):
             return st | {"ready": True, "state": running}, None, slow
         if kind == "slow":
             return st | {"ready": False, "state": running}, slow, None
-        # crash
-        if e < CRASH_AFTER:
-            return st | {"ready": False, "state": running}, CRASH_AFTER, None
-        if self.restart_policy == "Never":
-            end = ts(self.started + CRASH_AFTER)
-            done = {"exitCode": 1, "reason": "Error", "containerID": st["containerID"],
-                    "startedAt": ts(self.started), "finishedAt": end}  # fmt: skip
+        # crash, or a batch process's exit
+        code = int(arg[0]) if kind == "exit" else 1
+        after = float(arg[1]) if kind == "exit" and len(arg) > 1 else CRASH_AFTER
+        if e < after:
+            return st | {"ready": kind == "exit", "state": running}, after, (0.0 if kind == "exit" else None)
+        if self.restart_policy == "Never" or (self.restart_policy == "OnFailure" and code == 0):
+            end = ts(self.started + after)
+            done = {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
+                    "containerID": st["containerID"], "startedAt": ts(self.started), "finishedAt": end}  # fmt: skip
             return st | {"ready": False, "started": False, "state": {"terminated": done}}, None, None
         restarts, last = crashes(e)
         backoff = BACKOFFS[min(restarts, len(BACKOFFS)) - 1]
         pod = f"{self.name}_{self.namespace}({self.uid})"
         cid = self._cid(c, restarts)
-        exited = {"exitCode": 1, "reason": "Error", "containerID": cid,
+        exited = {"exitCode": code, "reason": "Completed" if code == 0 else "Error", "containerID": cid,
                   "startedAt": ts(self.started + (0 if restarts == 1 else last)),
                   "finishedAt": ts(self.started + last)}  # fmt: skip
         msg = f"back-off {backoff * 10:.0f}s restarting failed container={c.name} pod={pod}"
@@ -241,7 +247,7 @@ class PodRun:
         return st | {"state": {"waiting": waiting}, "lastState": {"terminated": exited}}, last + backoff, None
 
     def completes(self) -> bool:
-        """Whether the pod runs to completion by its images' rules (no process emulated elsewhere)."""
+        """Whether the pod runs to completion by its images' rules (no process emulated in it)."""
         return self.restart_policy != "Always" and self.output is None and self.exit is None
 
     def _cid(self, c: Container, restarts: int) -> str:
@@ -253,14 +259,6 @@ class PodRun:
                 "startedAt": ts(self.started), "finishedAt": ts(self.started)}  # fmt: skip
         return {"name": c.name, "image": c.image, "imageID": c.image_id, "containerID": cid, "ready": True,
                 "restartCount": 0, "state": {"terminated": done}, "lastState": {}}  # fmt: skip
-
-
-def _phase(*, failed: bool, completed: bool, pending: bool) -> str:
-    if failed:
-        return "Failed"
-    if completed:
-        return "Succeeded"
-    return "Pending" if pending else "Running"
 
 
 def crashes(e: float) -> tuple[int, float]:

@@ -8,16 +8,15 @@ Behaviour rules, applied to the tagged reference (after resolving a digest), the
 command and args (a hook pod runs its application's image with the hook's command, so the command says
 what the hook does: `command: [migrate-slow120]`):
   - contains `-crash`      -> the container crashes (CrashLoopBackOff)
-  - contains `-exit<C>`    -> the process exits with code C, N seconds after start if `-slow<N>` is there
-                              too, else after 1 s (a hook or job that fails, `-exit1`, or ends, `-exit0`)
+  - contains `-exit<N>`    -> a batch process (a Job's test image, a hook): exits with code N after 1 s,
+                              or after S s with `-slow<S>` too (`migrate-slow120-exit0`)
   - contains `-slow<N>`    -> ready N seconds after start
-  - contains `-flakypull`  -> its first pull fails (ErrImagePull, then ImagePullBackOff), the retry 3 s
-                              after start pulls it
+  - contains `-flakypull`  -> its first pull fails (ErrImagePull, then ImagePullBackOff), the kubelet's
+                              retry 3 s after start pulls it
   - anything else          -> ready at once
-In a pod that runs to completion (restartPolicy Never or OnFailure: hook pods, a Custom strategy's
-deployer pod), a process that does not exit by the rules above completes (exit 0) when it would be ready:
-at once, or after N s with `-slow<N>` (`sandbox.podstatus`). In a `restartPolicy: Always` pod every exit
-is a crash, as the kubelet restarts it.
+In a pod that runs to completion (restartPolicy Never or OnFailure, no process emulated in it: hook pods,
+a Custom strategy's own deployer image), a process that does not exit by these rules completes (exit 0)
+when it would be ready: after 1 s, or N s with `-slow<N>` (`sandbox.podstatus`).
 A malformed reference gives InvalidImageName; a digest this registry never minted gives ErrImagePull.
 """
 
@@ -117,9 +116,9 @@ def behaviour(registry_dir: Path | str, ref: str, command: list[str] | None = No
     if "-crash" in text:
         return ("crash",)
     slow = _SLOW.search(text)
-    exit_code = _EXIT.search(text)
-    if exit_code:
-        return ("exit", int(exit_code.group(1)), int(slow.group(1)) if slow else 1)
+    exits = _EXIT.search(text)
+    if exits:
+        return ("exit", int(exits.group(1)) % 256, int(slow.group(1)) if slow else 1)
     if slow:
         return ("slow", int(slow.group(1)))
     if "-flakypull" in text:

@@ -20,9 +20,9 @@ creation.
 
 from __future__ import annotations
 
+from rollguard.core.readiness import get, pod_doom
+from rollguard.core.structs import Doom, Obj
 from rollguard.kinds.base import controlled_by, owned_by
-from rollguard.readiness import get, pod_doom
-from rollguard.structs import Doom, Obj
 
 DEPLOYER_POD_FOR_LABEL = "openshift.io/deployer-pod-for.name"  # on deployer and hook pods
 POD_TYPE_LABEL = "openshift.io/deployer-pod.type"  # hook-pre, hook-mid, hook-post on hook pods

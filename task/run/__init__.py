@@ -1,1 +1,0 @@
-"""The run layer: rollouts, repairs and reverts carried out against the live cluster."""

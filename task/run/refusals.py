@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from rollguard.api import Api
-from rollguard.errors import ApiError
-from rollguard.resources import EVENTS
-from rollguard.structs import Obj, Phase
-from rollguard.watch import Watched
+from rollguard.cluster.api import Api
+from rollguard.core.errors import ApiError
+from rollguard.core.resources import EVENTS
+from rollguard.core.structs import Obj, Phase
+from rollguard.run.wait import Watched
 
 REASON = "FailedCreate"
 

@@ -2,7 +2,7 @@
 
 Pods the API refuses to create (here the namespace's ResourceQuota, enforced by the sandbox's real
 kube-apiserver; the ReplicaSet and replication managers are the real kube-controller-manager's) never
-come: rollguard fails such a rollout once the refusal has lasted `rollguard.watch.REFUSAL_GRACE` (30 s),
+come: rollguard fails such a rollout once the refusal has lasted `rollguard.run.wait.REFUSAL_GRACE` (30 s),
 naming the quota, instead of waiting for the platform's 600 s deadline. A deployer pod's single
 ErrImagePull is not such a verdict: the kubelet retries the pull, and OpenShift waits.
 """
@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rollguard.client import Client
-from rollguard.errors import Conflict, NotFound
-from rollguard.resources import CONFIG_MAPS, NAMESPACES, PODS, Resource
-from tests.support import (
+from rollguard.cluster.client import Client
+from rollguard.core.errors import Conflict, NotFound
+from rollguard.core.resources import CONFIG_MAPS, NAMESPACES, PODS, Resource
+from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
     NEW,

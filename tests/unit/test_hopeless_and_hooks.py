@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from rollguard.core.structs import DC, DEPLOYMENT, Phase, Progress, WorkloadRef
 from rollguard.kinds import KINDS
 from rollguard.run.refusals import newest_refusal
-from rollguard.structs import DC, DEPLOYMENT, Phase, Progress, WorkloadRef
-from rollguard.watch import REFUSAL_GRACE, Watched, held
-from tests.unit.test_fidelity import FAILED_CONDITION, dc, deployer_pod, rc
+from rollguard.run.wait import REFUSAL_GRACE, Watched, held
+from tests.helpers.dc_objects import FAILED_CONDITION, dc, deployer_pod, rc
 
 QUOTA = 'pods "api-2-x" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=2, limited: pods=2'
 

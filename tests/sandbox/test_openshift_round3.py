@@ -1,0 +1,165 @@
+"""The OpenShift emulation against the live sandbox, round 3 (issue 24): what production DCs meet daily.
+
+Each test names the OpenShift file whose behaviour it checks in the emulation (sandbox/openshift/);
+`docs/openshift-fidelity.md` has a row for each. Waits are watches on a condition, never sleeps.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from sandbox.cluster import Sandbox
+from sandbox.openshift.kube import JSON, MERGE_PATCH, Kube
+from tests.sandbox.test_openshift import (
+    APP,
+    DCS,
+    ISS,
+    RCS,
+    create_dc,
+    dc_body,
+    has_items,
+    image_stream,
+    patch,
+    phase_is,
+    status_tag,
+    wait_for,
+    wait_rc,
+)
+
+TRIGGERS = "image.openshift.io/triggers"
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def kube(sandbox: Sandbox) -> Kube:
+    return Kube(str(sandbox.kubeconfig))
+
+
+def test_observed_generation_stays_behind_while_the_latest_rc_runs(kube: Kube, namespace: str) -> None:
+    """openshift-controller-manager pkg/apps/deploymentconfig/deploymentconfig_controller.go (Handle):
+    while the latest RC is not terminated, ``updateStatus(config, existingDeployments, false)`` keeps
+    ``status.observedGeneration`` where it was ("we don't want to compete with the deployer"); a scale
+    meanwhile (openshift-apiserver pkg/apps/apiserver/registry/deployconfig/strategy.go PrepareForUpdate
+    bumps the generation on any spec change) is observed only once the rollout ended, and then the active
+    RC follows the new count (reconcileDeployments)."""
+    create_dc(kube, namespace, dc_body("web", f"{APP}:v1", replicas=2))
+    wait_rc(kube, namespace, "web-1", "Complete")
+    body = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": f"{APP}:v2-slow5"}]}}}}
+    kube.request("PATCH", f"{DCS.format(ns=namespace)}/web", body, content_type=MERGE_PATCH)
+    wait_rc(kube, namespace, "web-2", "Running")
+    kube.request(
+        "PATCH", f"{DCS.format(ns=namespace)}/web/scale", {"spec": {"replicas": 3}}, content_type=MERGE_PATCH
+    )
+    lagging = wait_for(
+        kube, DCS.format(ns=namespace), "web",
+        lambda d: d["metadata"]["generation"] > d["status"].get("observedGeneration", 0)
+        and d["spec"]["replicas"] == 3,
+    )  # fmt: skip
+    rc = kube.get(f"{RCS.format(ns=namespace)}/web-2")
+    assert phase_is("Running")(rc), rc["metadata"]["annotations"]  # still running while it lags
+    wait_rc(kube, namespace, "web-2", "Complete", timeout=90)
+    dc = wait_for(
+        kube, DCS.format(ns=namespace), "web",
+        lambda d: d["status"].get("observedGeneration") == d["metadata"]["generation"],
+    )  # fmt: skip
+    assert dc["metadata"]["generation"] >= lagging["metadata"]["generation"]
+    wait_for(kube, RCS.format(ns=namespace), "web-2", lambda r: r["spec"]["replicas"] == 3)
+
+
+# -- image triggers of annotated Deployments (point 4) ---------------------------------------------------
+
+
+def annotated(name: str, entries: list[JSON], *, init: bool = True) -> JSON:
+    """A Deployment with an init container `migrate` and a container `app`, and trigger ``entries``."""
+    spec: JSON = {"containers": [{"name": "app", "image": f"{APP}:app"}]}
+    if init:
+        spec["initContainers"] = [{"name": "migrate", "image": f"{APP}:migrate"}]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "annotations": {TRIGGERS: json.dumps(entries)}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"name": name}},
+            "template": {"metadata": {"labels": {"name": name}}, "spec": spec},
+        },
+    }
+
+
+def entry(path: str, name: str = "tool:latest", **source: Any) -> JSON:
+    return {"from": {"kind": "ImageStreamTag", "name": name, **source}, "fieldPath": f"spec.template.spec.{path}"}
+
+
+def image_of(d: JSON, name: str) -> str:
+    spec = d["spec"]["template"]["spec"]
+    return next(c["image"] for c in [*(spec.get("initContainers") or []), *spec["containers"]] if c["name"] == name)
+
+
+def tool_stream(kube: Kube, namespace: str) -> str:
+    """An ImageStream `tool` whose `latest` resolves; the reference a trigger writes for it."""
+    iss = ISS.format(ns=namespace)
+    kube.request("POST", iss, image_stream("tool", {"latest": {"kind": "DockerImage", "name": f"{APP}:tool1"}}))
+    return str(status_tag(wait_for(kube, iss, "tool", has_items("latest")), "latest")["items"][0]["dockerImageReference"])
+
+
+def test_a_named_container_is_looked_up_in_the_init_containers_first_whatever_the_prefix(
+    kube: Kube, namespace: str
+) -> None:
+    """library-go pkg/image/trigger/annotations.go (parseContainerReference, findContainerBySelector) and
+    pkg/image/referencemutator/pods.go (GetContainerByName: init containers first, then the regular
+    ones; GetContainerByIndex: in the list the prefix names): `containers[?(@.name=="migrate")]` and
+    `initContainers[?(@.name=="migrate")]` both feed the init container; `initContainers[0]` the first
+    init container; `containers[0]` the first regular one."""
+    ref = tool_stream(kube, namespace)
+    deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    cases = {
+        "by-name-in-containers": ('containers[?(@.name=="migrate")].image', "migrate"),
+        "by-name-in-init": ('initContainers[?(@.name=="migrate")].image', "migrate"),
+        "by-index-in-init": ("initContainers[0].image", "migrate"),
+        "by-index-in-containers": ("containers[0].image", "app"),
+    }
+    for name, (path, _container) in cases.items():
+        kube.request("POST", deployments, annotated(name, [entry(path)]))
+    for name, (_path, container) in cases.items():
+        done = wait_for(kube, deployments, name, lambda d, c=container: image_of(d, c) == ref)
+        other = "app" if container == "migrate" else "migrate"
+        assert image_of(done, other) == f"{APP}:{other}", (name, done["spec"]["template"])
+
+
+def test_entries_not_indexed_by_stream_do_not_follow_their_tag_but_resolve_on_the_objects_write(
+    kube: Kube, namespace: str
+) -> None:
+    """openshift-controller-manager pkg/image/controller/trigger/cache.go (triggerCacheIndexer) indexes
+    an entry by its stream only when `from.kind` is exactly ImageStreamTag (nothing defaults an
+    annotation) and it sets no `from.apiVersion`: a tag move queues only objects so indexed. But the
+    object's own update (pkg/image/trigger/annotations/annotations.go Index: a triggered container's
+    image changed) queues it, and library-go UpdateObjectFromImages resolves every entry not paused by
+    name, whatever its kind or apiVersion."""
+    ref = tool_stream(kube, namespace)
+    deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    no_kind = entry('containers[?(@.name=="app")].image')
+    del no_kind["from"]["kind"]
+    with_version = entry('initContainers[?(@.name=="migrate")].image', apiVersion="image.openshift.io/v1")
+    kube.request("POST", deployments, annotated("unindexed", [no_kind, with_version]))
+    kube.request("POST", deployments, annotated("indexed", [entry('containers[?(@.name=="app")].image')]))
+    # added with triggers: both are synced once, so every entry resolves
+    for name in ("unindexed", "indexed"):
+        wait_for(kube, deployments, name, lambda d: image_of(d, "app") == ref)
+    assert image_of(kube.get(f"{deployments}/unindexed"), "migrate") == ref
+    # the tag moves: only the indexed Deployment follows it
+    patch(kube, f"{ISS.format(ns=namespace)}/tool",
+          {"spec": {"tags": [{"name": "latest", "from": {"kind": "DockerImage", "name": f"{APP}:tool2"}}]}})  # fmt: skip
+    moved = wait_for(kube, ISS.format(ns=namespace), "tool", has_items("latest", 2))
+    ref2 = str(status_tag(moved, "latest")["items"][0]["dockerImageReference"])
+    wait_for(kube, deployments, "indexed", lambda d: image_of(d, "app") == ref2)
+    unindexed = kube.get(f"{deployments}/unindexed")
+    assert image_of(unindexed, "app") == ref and image_of(unindexed, "migrate") == ref
+    # a write of the unindexed one's triggered image: the controller resolves its entries again
+    body = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": f"{APP}:hotfix"}]}}}}
+    kube.request("PATCH", f"{deployments}/unindexed", body, content_type="application/strategic-merge-patch+json")
+    done = wait_for(kube, deployments, "unindexed", lambda d: image_of(d, "app") == ref2)
+    assert image_of(done, "migrate") == ref2
