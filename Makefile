@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 CACHE  ?= $(HOME)/.cache/rollguard
 export ROLLGUARD_CACHE := $(CACHE)
 
-.PHONY: venv controlplane demo test unit snapshots lint bench bench-big chaos image lock clean
+.PHONY: venv controlplane prometheus demo test unit snapshots lint bench bench-big chaos image lock clean
 
 venv: $(VENV)/.installed
 
@@ -17,6 +17,11 @@ $(VENV)/.installed: pyproject.toml
 
 controlplane:
 	bash sandbox/scripts/build-control-plane.sh
+
+# A real Prometheus (Debian's package, unpacked into $(CACHE)/prometheus) for the prometheus check's
+# tests, which start their own server on a free loopback port. Seconds the first time, instant after.
+prometheus:
+	bash sandbox/scripts/install-prometheus.sh
 
 demo: venv controlplane
 	$(PY) -m sandbox.demo
@@ -36,7 +41,7 @@ lint: venv
 	PYTHONPATH=$(TYPECHECK) $(VENV)/bin/lint-imports --no-cache
 
 # Two workers, each with its own sandbox: most test time is waiting on rollouts, not CPU.
-test: venv controlplane lint
+test: venv controlplane prometheus lint
 	$(VENV)/bin/pytest -q -m "not chaos" -n 2 --dist loadfile tests
 
 # make unit: every test that needs no cluster (pure logic, case tables, the TUI on its in-memory cluster,

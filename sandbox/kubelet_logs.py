@@ -116,7 +116,8 @@ def lines(inst: Instance, until: float) -> list[tuple[float, str]]:
         if inst.end is not None:
             code = inst.exit_code if inst.exit_code is not None else 0
             last = max(inst.end, out[-1][0] + 0.001)
-            out.append((last, inst.message or f"INFO {app} {version} shutting down (exit {code})"))
+            said = f"FATAL {app} {version}: out of memory (heap limit reached)" if kind == "dies" and code else ""
+            out.append((last, inst.message or said or f"INFO {app} {version} shutting down (exit {code})"))
     return [(t, text) for t, text in out if t <= until]
 
 

@@ -6,16 +6,18 @@
   crash       runs 1 s, exits 1, then CrashLoopBackOff for ever, restarts after 1, 2, 4, then every 8 s
               (the real kubelet's 10 s, 20 s, 40 s ... back-off, ten times faster); restartPolicy Never: Failed
   pull-error  Pending, ErrImagePull then (after 1 s) ImagePullBackOff; or InvalidImageName
-  flaky-pull  Pending: ErrImagePull (a failed first pull), ImagePullBackOff from 1 s, then from 3 s as
-              `ready` (the kubelet's retry pulled it)
-  exit N S    a batch process (a Job's test image, a hook): runs S s, then exits with code N; as the kubelet's
+  exit N      a batch process (a Job's test image): runs 1 s, then exits with code N; as the kubelet's
               restart policy has it (pkg/kubelet/kuberuntime computePodActions, kubelet_pods.go
               getPhase): restartPolicy Never, or OnFailure with code 0, leaves it terminated (pod phase
               Succeeded when every container exited 0, Failed when one did not and the policy is Never);
               otherwise it is restarted with the crash back-off above (Always restarts even a 0)
-Init containers complete at once. In a pod that runs to completion (restartPolicy Never or OnFailure,
-no process emulated in it: hook pods, a Custom strategy's own deployer image) `ready` and `slow N`
-complete: exit 0 after 1 s, or N s.
+  flaky-pull  Pending: ErrImagePull (a failed first pull), ImagePullBackOff from 1 s, then from 3 s as
+              `ready` (the kubelet's retry pulled it)
+  dies N      Running and ready, then after N s it exits 1 and is restarted as a crash (each restart
+              exits after 1 s, CrashLoopBackOff between): a release that breaks after its rollout
+Init containers complete at once. `exit N S` runs S s (1 s when not given) before it exits. In a pod
+that runs to completion (restartPolicy Never or OnFailure, no process emulated in it: hook pods, a Custom
+strategy's own deployer image) `ready` and `slow N` complete: exit 0 after 1 s, or N s.
 
 Two ends a pod can meet whatever its images do, as on a real node:
   exit        the process in a `restartPolicy: Never` pod exits with a code and a termination message
@@ -224,17 +226,28 @@ class PodRun:
             return st | {"ready": True, "state": running}, None, slow
         if kind == "slow":
             return st | {"ready": False, "state": running}, slow, None
-        # crash, or a batch process's exit
+        # crash, or a batch process's exit, or a process that dies after N s (a crash N - 1 s late)
         code = int(arg[0]) if kind == "exit" else 1
-        after = float(arg[1]) if kind == "exit" and len(arg) > 1 else CRASH_AFTER
-        if e < after:
-            return st | {"ready": kind == "exit", "state": running}, after, (0.0 if kind == "exit" else None)
+        late = float(arg[0]) - CRASH_AFTER if kind == "dies" else 0.0
+        if kind == "exit" and len(arg) > 1:  # a batch process that runs S s before it exits
+            late = max(float(arg[1]) - CRASH_AFTER, 0.0)
+        if late:
+            if e < late + CRASH_AFTER:
+                return st | {"ready": True, "state": running}, late + CRASH_AFTER, 0.0
+            e -= late
+        if e < CRASH_AFTER:
+            return (
+                st | {"ready": kind == "exit", "state": running},
+                CRASH_AFTER,
+                (0.0 if kind == "exit" else None),
+            )
         if self.restart_policy == "Never" or (self.restart_policy == "OnFailure" and code == 0):
-            end = ts(self.started + after)
+            end = ts(self.started + late + CRASH_AFTER)
             done = {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
                     "containerID": st["containerID"], "startedAt": ts(self.started), "finishedAt": end}  # fmt: skip
             return st | {"ready": False, "started": False, "state": {"terminated": done}}, None, None
         restarts, last = crashes(e)
+        last += late
         backoff = BACKOFFS[min(restarts, len(BACKOFFS)) - 1]
         pod = f"{self.name}_{self.namespace}({self.uid})"
         cid = self._cid(c, restarts)

@@ -6,14 +6,16 @@ pinned by digest keeps the behaviour of its tag: a promoted `v2-crash` still cra
 
 Behaviour rules, applied to the tagged reference (after resolving a digest), then to the container's
 command and args (a hook pod runs its application's image with the hook's command, so the command says
-what the hook does: `command: [migrate-slow120]`):
-  - contains `-crash`      -> the container crashes (CrashLoopBackOff)
-  - contains `-exit<N>`    -> a batch process (a Job's test image, a hook): exits with code N after 1 s,
-                              or after S s with `-slow<S>` too (`migrate-slow120-exit0`)
-  - contains `-slow<N>`    -> ready N seconds after start
-  - contains `-flakypull`  -> its first pull fails (ErrImagePull, then ImagePullBackOff), the kubelet's
-                              retry 3 s after start pulls it
-  - anything else          -> ready at once
+what the hook does: `command: [migrate-slow120-exit0]`):
+  - contains `-crash`    -> the container crashes (CrashLoopBackOff)
+  - contains `-slow<N>`  -> ready N seconds after start
+  - contains `-exit<N>`  -> a batch process (a Job's test image, a hook): runs 1 s, or S s with
+                            `-slow<S>` too, then exits with code N
+  - contains `-flakypull` -> its first pull fails (ErrImagePull, then ImagePullBackOff), the kubelet's
+                            retry 3 s after start pulls it, then it is ready
+  - contains `-dies<N>`  -> ready at once, then the process dies after N seconds and crash-loops (a
+                            release that passes its rollout and breaks later: what --bake catches)
+  - anything else        -> ready at once
 In a pod that runs to completion (restartPolicy Never or OnFailure, no process emulated in it: hook pods,
 a Custom strategy's own deployer image), a process that does not exit by these rules completes (exit 0)
 when it would be ready: after 1 s, or N s with `-slow<N>` (`sandbox.podstatus`).
@@ -36,6 +38,7 @@ _TAG = re.compile(r"[\w][\w.-]{0,127}")
 _DIGEST = re.compile(r"sha256:([0-9a-f]{64})")
 _SLOW = re.compile(r"-slow(\d+)")
 _EXIT = re.compile(r"-exit(\d+)")
+_DIES = re.compile(r"-dies(\d+)")
 _NAME_MAX = 255
 
 Behaviour = tuple[str] | tuple[str, int] | tuple[str, str] | tuple[str, int, int]
@@ -105,7 +108,7 @@ def image_id(registry_dir: Path | str, ref: str) -> str | None:
 
 def behaviour(registry_dir: Path | str, ref: str, command: list[str] | None = None) -> Behaviour:
     """What the kubelet does with an image (run with ``command``, its command and args): ("crash",),
-    ("exit", code, after), ("slow", N), ("flaky-pull",), ("ready",) or ("pull-error", reason)."""
+    ("slow", N), ("exit", N, after), ("dies", N), ("flaky-pull",), ("ready",) or ("pull-error", reason)."""
     try:
         tagged = resolve(registry_dir, ref)
     except ValueError:
@@ -115,6 +118,9 @@ def behaviour(registry_dir: Path | str, ref: str, command: list[str] | None = No
     text = " ".join([tagged, *(command or [])])
     if "-crash" in text:
         return ("crash",)
+    dies = _DIES.search(text)
+    if dies:
+        return ("dies", max(int(dies.group(1)), 2))
     slow = _SLOW.search(text)
     exits = _EXIT.search(text)
     if exits:

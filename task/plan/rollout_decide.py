@@ -1,11 +1,12 @@
 """The decisions of a rollout's preflight (pure, no I/O): what was read in, a `Plan` or a refusal out.
 
-`rollguard.plan.rollout_read.read_rollout` gathers everything into a `RolloutRead` (the group's workloads and
-revisions, the access answers, the lease, the journal, the promotion's source streams); `read_refusal`
-names the first of those facts that refuses the run, and `decide_rollout` resolves the targets and
-promotions, carries a dead run's verified states forward, and applies the paused and rollout-blocker
-rules. Kind-specific rules (triggers, blockers, baselines) come from the workload's `Kind`. Every refusal
-and trigger rule is tested from YAML fixtures (tests/unit/test_rollout_decide.py).
+`rollguard.plan.rollout_read.read_rollout` gathers everything into a `RolloutRead` (the group's
+workloads and revisions, the access answers, the lease, the journal, the promotion's source streams);
+`read_refusal` names the first of those facts that refuses the run, and `decide_rollout` resolves the
+targets and promotions, carries a dead run's verified states forward, and applies the paused
+(`--on-paused`) and never-completed (`--allow-never-completed`) rules. Kind-specific rules (triggers,
+baselines) come from the workload's `Kind`. Every refusal and trigger rule is tested from the YAML cases
+of tests/cases/planning/rollout.yaml (tests/unit/test_rollout_decide.py).
 """
 
 from __future__ import annotations

@@ -180,3 +180,44 @@ def test_a_flaky_pull_fails_once_then_runs() -> None:
     assert container(backing_off)["state"]["waiting"]["reason"] == "ImagePullBackOff"
     later, _ = run_of(("flaky-pull",)).status(T0 + 3)
     assert later["phase"] == "Running" and container(later)["ready"]
+
+
+@pytest.mark.parametrize(
+    ("code", "policy", "phase", "state"),
+    [(0, "Never", "Succeeded", "terminated"), (3, "Never", "Failed", "terminated"),
+     (0, "OnFailure", "Succeeded", "terminated"), (3, "OnFailure", "Running", "waiting"),
+     (0, "Always", "Running", "waiting")],
+)  # fmt: skip
+def test_a_batch_process_ends_as_its_restart_policy_says(
+    code: int, policy: str, phase: str, state: str
+) -> None:
+    """`-exit<N>` (a Job's test image), after the kubelet's getPhase (k8s pkg/kubelet/kubelet_pods.go)
+    and restart decision (pkg/kubelet/kuberuntime/kuberuntime_manager.go computePodActions: Never keeps
+    every exit, OnFailure restarts a non-zero one, Always restarts even a 0)."""
+    run = run_of(("exit", code), policy)
+    running, _ = run.status(T0 + 0.5)
+    assert running["phase"] == "Running" and container(running)["ready"]
+    status, nxt = run.status(T0 + 1.5)
+    st = container(status)
+    assert status["phase"] == phase and state in st["state"]
+    if state == "terminated":
+        assert st["state"]["terminated"]["exitCode"] == code and nxt is None
+        assert st["state"]["terminated"]["reason"] == ("Completed" if code == 0 else "Error")
+        assert condition(status, "Ready")["reason"] == "PodCompleted"
+    else:
+        assert st["restartCount"] == 1 and st["lastState"]["terminated"]["exitCode"] == code
+
+
+def test_a_process_that_dies_later_is_ready_first_then_crash_loops() -> None:
+    """`-dies<N>`: a release that passes its rollout and breaks N s later (what --bake must catch)."""
+    run = run_of(("dies", 8))
+    status, nxt = run.status(T0 + 7.5)
+    assert (
+        status["phase"] == "Running" and container(status)["ready"] and container(status)["restartCount"] == 0
+    )
+    assert nxt == T0 + 8.0
+    status, _ = run.status(T0 + 8.5)
+    st = container(status)
+    assert not st["ready"] and st["restartCount"] == 1
+    assert st["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert st["lastState"]["terminated"]["finishedAt"] == podstatus.ts(T0 + 8.0)

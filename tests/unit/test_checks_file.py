@@ -1,5 +1,5 @@
 """The ``--verify`` file's parser (`rollguard.plan.checks`), pure: the YAML case table in
-tests/unit/fixtures/checks/cases.yaml (the file's text and Job manifests in, checks or a refusal out),
+tests/cases/checks/cases.yaml (the file's text and Job manifests in, checks or a refusal out),
 plus the Job body a run creates and the prometheus/bake judgements."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import yaml
 from rollguard.core.errors import RefusedError
 from rollguard.plan.checks import CHECK_LABEL, RUN_LABEL, Check, job_body, job_name, parse_checks
 
-CASES = yaml.safe_load((Path(__file__).parent / "fixtures" / "checks" / "cases.yaml").read_text())
+CASES = yaml.safe_load((Path(__file__).parents[1] / "cases" / "checks" / "cases.yaml").read_text())
 
 
 def flat(check: Check) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 failing (a failure reverts the whole group: all-old, verified), a run killed while verifying finished by
 the next run, SIGTERM while verifying, ``--dry-run`` and bad check input refused with nothing changed.
 
-The http checks ask a server the test starts on 127.0.0.1 (tests/verify/servers.py): the sandbox's pods
+The http checks ask a server the test starts on 127.0.0.1 (tests/helpers/servers.py): the sandbox's pods
 are not real processes, so the test's server stands in for the release's Service. The job checks run on
 the sandbox's real Job controller (kube-controller-manager) and the stand-in kubelet, whose `-exit<N>`
 images are batch processes exiting with code N (sandbox/podstatus.py, after the kubelet's getPhase).
@@ -20,7 +20,7 @@ import pytest
 from rollguard.cluster.lock import read_lease
 from rollguard.core.resources import EVENTS, JOBS, LEASES, PODS
 from rollguard.plan.checks import RUN_LABEL
-from tests.support import (
+from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
     IMAGE,
@@ -39,7 +39,7 @@ from tests.support import (
     start_rollguard,
     view,
 )
-from tests.verify.servers import http_server
+from tests.helpers.servers import http_server
 
 SMOKE = "registry.local/shop/smoke"  # the test image of the job checks
 
