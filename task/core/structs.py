@@ -231,6 +231,15 @@ class Progress:
     phase: Phase
     message: str
     revision: int = 0
+    # Why the rollout's pods (or its deployer pod) cannot be created now, as the platform records it
+    # (quota, LimitRange, admission): hopeless if it lasts (`rollguard.watch` REFUSAL_GRACE).
+    blocked: str = ""
+    # The object whose FailedCreate events say why it is `blocked`, when nothing else records it
+    # (a DC's deployer pod refused: only its Events name the quota), as (kind, name).
+    blocked_evidence: tuple[str, str] | None = None
+    # A lifecycle hook pod running now (a DC's pre/mid/post hook): hooks have no timeout but their
+    # pod's activeDeadlineSeconds, so the no-progress clock does not count while one runs.
+    hook: str = ""
 
     @property
     def done(self) -> bool:

@@ -51,7 +51,9 @@ __all__ = [
 KINDS: dict[str, Kind] = {DC: DeploymentConfigKind(), DEPLOYMENT: DeploymentKind()}
 # What any kind's controllers write into revision templates (tui.diff drops it before comparing)
 TEMPLATE_NOISE_LABELS = tuple(sorted({key for k in KINDS.values() for key in k.template_noise_labels}))
-TEMPLATE_NOISE_ANNOTATIONS = tuple(sorted({key for k in KINDS.values() for key in k.template_noise_annotations}))
+TEMPLATE_NOISE_ANNOTATIONS = tuple(
+    sorted({key for k in KINDS.values() for key in k.template_noise_annotations})
+)
 _BY_ALIAS = {alias: k for k in KINDS.values() for alias in k.aliases}
 
 

@@ -63,6 +63,7 @@ from rollguard.kinds import images_of, pods_of_revision
 from rollguard.plan.rollout_read import Plan, WorkloadPlan
 from rollguard.run.group_revert import GroupRevert
 from rollguard.run.group_write import GroupWrite
+from rollguard.run.refusals import add_evidence
 from rollguard.run.wait import Watched, wait_for
 
 Printer = Callable[[str], None]
@@ -260,6 +261,7 @@ class GroupRun:
                 cancel=self.cancel,
                 out=self.say,
             )
+            add_evidence(self.client, self.namespace, watched)
             self.check_cancel()
             self._judge(watched)
             self.verify(plan, cache)

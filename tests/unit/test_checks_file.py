@@ -68,3 +68,12 @@ def test_the_job_is_the_runs_own() -> None:
     assert "status" not in body
     assert body["spec"]["template"]["metadata"]["labels"][RUN_LABEL] == "20261203-052000-ab12cd"
     assert manifest["metadata"]["name"] == "smoke"  # the parsed manifest is left as read
+
+
+def test_status_reads_the_failed_check_back_from_the_journals_error() -> None:
+    from rollguard.core.errors import CheckFailed, failed_check
+
+    error = str(CheckFailed("check 'error-ratio' (prometheus) failed: 2 failed evaluation(s) of 3", check="error-ratio"))
+    assert failed_check(error) == "error-ratio"
+    assert failed_check("dc/dc2: pod dc2-2-x container app: CrashLoopBackOff") is None
+    assert failed_check("") is None

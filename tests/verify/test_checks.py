@@ -125,6 +125,8 @@ def test_a_failing_http_check_reverts_the_whole_group(sandbox, namespace, client
     assert record["workloads"]["dc/dc1"]["verified"]["images"] == {"app": OLD}
     reverted = [e for e in client.list(EVENTS, namespace=namespace)["items"] if e["reason"] == "RollguardReverted"]
     assert len(reverted) == 3 and all("cause: check 'health'" in e["message"] for e in reverted)
+    status = rollguard(sandbox.kubeconfig, "status", "-n", namespace)
+    assert "  last run failed a check: check 'health' (http) failed: timed out after 4s" in status.stdout, status.stdout
 
 
 def test_job_check_passes_on_the_job_controller_and_is_deleted(sandbox, namespace, client, tmp_path: Path):
