@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from rollguard.access import ask, check_access, rollout_permissions
 from rollguard.api import Api
@@ -174,39 +175,38 @@ def read_manifests(
 DRY_RUN_ATTEMPTS = 8
 
 
+DRY_RUNS = 16  # dry-run writes in flight at once, as many as the run's own writes (group_write.WRITERS)
+
+
 def dry_run(client: Api, plan: Plan) -> dict[str, Obj | ApiError]:
-    """Every write the run will make, sent as a server-side dry run (``dryRun=All``, nothing stored):
-    the server's answer (the object as it would be stored) or its refusal, per workload key."""
-    answers: dict[str, Obj | ApiError] = {}
-    for wp in plan.workloads:
-        if not wp.needs_change:
-            continue
-        body = wp.write_body(wp.snapshot.raw, images=wp.preview_images())
-        for attempt in range(DRY_RUN_ATTEMPTS):
-            try:
-                if wp.create:
-                    answers[wp.key] = client.create(
-                        wp.kind.resource, body, namespace=plan.namespace, dry_run=True
-                    )
-                else:
-                    answers[wp.key] = client.replace(
-                        wp.kind.resource, body, namespace=plan.namespace, dry_run=True
-                    )
-                break
-            except Conflict as exc:
-                # A workload still rolling out has its status written by its controller all the time:
-                # a conflict with an unchanged spec is not a change the run would overwrite.
-                fresh = None if wp.create or attempt == DRY_RUN_ATTEMPTS - 1 else _fresh(client, wp, plan.namespace)
-                if fresh is None or fresh.get("spec") != wp.snapshot.raw.get("spec"):
-                    answers[wp.key] = exc
-                    break
-                body["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"]
-            except ApiError as exc:
-                if not exc.status or exc.status >= 500 or exc.status == 429:
-                    raise  # the server failed, it did not judge: a preflight failure, as any read's
-                answers[wp.key] = exc
-                break
-    return answers
+    """Every write the run will make, sent as a server-side dry run (``dryRun=All``, nothing stored),
+    all at once: the server's answer (the object as it would be stored) or its refusal, per workload key.
+    A server failure (5xx, 429, unreachable) is raised: a preflight failure, as any read's."""
+    todo = [wp for wp in plan.workloads if wp.needs_change]
+    with ThreadPoolExecutor(max_workers=max(1, min(DRY_RUNS, len(todo)))) as pool:
+        futures = [pool.submit(_dry_run_one, client, wp, plan.namespace) for wp in todo]
+    return {wp.key: future.result() for wp, future in zip(todo, futures, strict=True)}
+
+
+def _dry_run_one(client: Api, wp: WorkloadPlan, namespace: str) -> Obj | ApiError:
+    body = wp.write_body(wp.snapshot.raw, images=wp.preview_images())
+    for attempt in range(DRY_RUN_ATTEMPTS):
+        try:
+            if wp.create:
+                return client.create(wp.kind.resource, body, namespace=namespace, dry_run=True)
+            return client.replace(wp.kind.resource, body, namespace=namespace, dry_run=True)
+        except Conflict as exc:
+            # A workload still rolling out has its status written by its controller all the time:
+            # a conflict with an unchanged spec is not a change the run would overwrite.
+            fresh = None if wp.create or attempt == DRY_RUN_ATTEMPTS - 1 else _fresh(client, wp, namespace)
+            if fresh is None or fresh.get("spec") != wp.snapshot.raw.get("spec"):
+                return exc
+            body["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"]
+        except ApiError as exc:
+            if not exc.status or exc.status >= 500 or exc.status == 429:
+                raise  # the server failed, it did not judge: a preflight failure, as any read's
+            return exc
+    raise AssertionError("unreachable")  # pragma: no cover: the last attempt's conflict is returned
 
 
 def _fresh(client: Api, wp: WorkloadPlan, namespace: str) -> Obj | None:
