@@ -21,9 +21,10 @@ controlplane:
 demo: venv controlplane
 	$(PY) -m sandbox.demo
 
-# mypy checks the import name `rollguard` on a link tree (task/ as rollguard, tui/ as rollguard/tui):
-# the editable install maps them with an import hook that mypy does not run. The TUI's fake cluster is
-# checked with it, strictly, to prove that it satisfies `rollguard.client.Api`.
+# mypy and the import contracts (.importlinter, import-linter) check the import name `rollguard` on a
+# link tree (task/ as rollguard, tui/ as rollguard/tui): the editable install maps them with an import
+# hook that neither runs. The TUI's fake cluster is
+# checked with it, strictly, to prove that it satisfies `rollguard.cluster.client.Api`.
 TYPECHECK := $(VENV)/typecheck
 
 lint: venv
@@ -32,6 +33,7 @@ lint: venv
 	for f in task/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/rollguard/; done
 	ln -s "$(CURDIR)/tui" $(TYPECHECK)/rollguard/tui
 	MYPYPATH=$(TYPECHECK) $(VENV)/bin/mypy -p rollguard -m tests.tui.fakecluster
+	PYTHONPATH=$(TYPECHECK) $(VENV)/bin/lint-imports --no-cache
 
 # Two workers, each with its own sandbox: most test time is waiting on rollouts, not CPU.
 test: venv controlplane lint

@@ -25,7 +25,7 @@ from kubernetes import client as kube
 from kubernetes import config, watch
 from kubernetes.client.rest import ApiException
 
-from rollguard.client import Client
+from rollguard.cluster.client import Client
 from sandbox import cluster
 
 TEST_USERS = [("alice-token", "alice", "alice"), ("bob-token", "bob", "bob")]

@@ -9,13 +9,10 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
-from rollguard.client import Client
-from rollguard.errors import Conflict
-from rollguard.inputs import parse_selector
-from rollguard.inventory import read_namespace
-from rollguard.journal import Journal, JournalStore, WorkloadEntry
-from rollguard.kinds import KINDS
-from rollguard.resources import (
+from rollguard.cluster.client import Client
+from rollguard.cluster.journal import Journal, JournalStore, WorkloadEntry
+from rollguard.core.errors import Conflict
+from rollguard.core.resources import (
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
     EVENTS,
@@ -24,8 +21,11 @@ from rollguard.resources import (
     REPLICATION_CONTROLLERS,
     Resource,
 )
-from rollguard.state import WorkloadState
-from rollguard.structs import DC, Obj
+from rollguard.core.structs import DC, Obj
+from rollguard.kinds import KINDS
+from rollguard.plan.inputs import parse_selector
+from rollguard.state.assessment import WorkloadState
+from rollguard.state.inventory import read_namespace
 from tests.support import CRASH, NEW, OLD, SELECTOR, create_group, dc_body, rolled_out, rollguard, wait_until
 
 PHASE = "openshift.io/deployment.phase"

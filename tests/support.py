@@ -18,13 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rollguard.client import Client
-from rollguard.errors import NotFound
-from rollguard.inputs import parse_selector
-from rollguard.journal import group_name
-from rollguard.journal_codec import decode
-from rollguard.kinds import KINDS, images_of
-from rollguard.resources import (
+from rollguard.cluster.client import Client
+from rollguard.cluster.journal import group_name
+from rollguard.cluster.journal_codec import decode
+from rollguard.core.errors import NotFound
+from rollguard.core.resources import (
     CONFIG_MAPS,
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
@@ -34,7 +32,9 @@ from rollguard.resources import (
     REPLICATION_CONTROLLERS,
     Resource,
 )
-from rollguard.structs import DC, DEPLOYMENT, Obj, Phase
+from rollguard.core.structs import DC, DEPLOYMENT, Obj, Phase
+from rollguard.kinds import KINDS, images_of
+from rollguard.plan.inputs import parse_selector
 
 GROUP_LABELS = {"app": "shop-api"}
 SELECTOR = "app=shop-api"

@@ -17,11 +17,11 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from rollguard.client import Client
-from rollguard.errors import ApiError, NotFound
-from rollguard.journal import FINAL_STATES
-from rollguard.lock import read_lease
-from rollguard.resources import LEASES, NAMESPACES, Resource
+from rollguard.cluster.client import Client
+from rollguard.cluster.journal import FINAL_STATES
+from rollguard.cluster.lock import read_lease
+from rollguard.core.errors import ApiError, NotFound
+from rollguard.core.resources import LEASES, NAMESPACES, Resource
 from tests.support import (
     DC,
     DEPLOYMENT,

@@ -26,10 +26,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rollguard.client import Client
-from rollguard.errors import NotFound
-from rollguard.lock import read_lease
-from rollguard.resources import DEPLOYMENTS, LEASES
+from rollguard.cluster.client import Client
+from rollguard.cluster.lock import read_lease
+from rollguard.core.errors import NotFound
+from rollguard.core.resources import DEPLOYMENTS, LEASES
 from tests.chaos import harness as h
 from tests.chaos.ledger import Entry
 from tests.chaos.proxy import FaultProxy, Record

@@ -21,12 +21,12 @@ import time
 
 import pytest
 
-from rollguard.claims import REGISTER, claims_of
-from rollguard.errors import NotFound
-from rollguard.inputs import parse_selector
-from rollguard.journal import DATA_KEY, JOURNAL_LABEL, group_name
-from rollguard.lock import fence_margin, read_lease
-from rollguard.resources import CONFIG_MAPS, LEASES
+from rollguard.cluster.claims import REGISTER, claims_of
+from rollguard.core.errors import NotFound
+from rollguard.plan.inputs import parse_selector
+from rollguard.cluster.journal import DATA_KEY, JOURNAL_LABEL, group_name
+from rollguard.cluster.lock import fence_margin, read_lease
+from rollguard.core.resources import CONFIG_MAPS, LEASES
 from tests.chaos import harness as h
 from tests.chaos.proxy import FaultPlan, Record
 from tests.support import CRASH, DC, create_group, dc_body, journal_reaches, view

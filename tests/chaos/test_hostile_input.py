@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.client import Client
+from rollguard.cluster.client import Client
 from tests.chaos import harness as h
 from tests.support import NEW, resource_versions
 

@@ -18,8 +18,8 @@ import threading
 
 import pytest
 
-from rollguard.journal import Journal, JournalStore
-from rollguard.resources import CONFIG_MAPS, DEPLOYMENTS
+from rollguard.cluster.journal import Journal, JournalStore
+from rollguard.core.resources import CONFIG_MAPS, DEPLOYMENTS
 from tests.chaos import harness as h
 from tests.chaos.proxy import FaultPlan
 from tests.scenarios import set_image
@@ -381,9 +381,9 @@ def test_a_workload_deleted_during_the_watch_is_reported_and_the_rest_reverted(
 
 def test_a_journal_bigger_than_one_configmap_is_saved_in_parts_and_read_back(client, namespace, ledger_entry):
     """Six templates of 400 KB of random env (~1.3 MB of gzip): parts, two alternating sets at most."""
-    from rollguard.journal import WorkloadEntry
-    from rollguard.journal_codec import PART_OF_LABEL
-    from rollguard.structs import RunState, VerifiedState
+    from rollguard.cluster.journal import WorkloadEntry
+    from rollguard.cluster.journal_codec import PART_OF_LABEL
+    from rollguard.core.structs import RunState, VerifiedState
 
     store = JournalStore(client, namespace=namespace, selector=h.SELECTOR)
     journal = Journal(namespace=namespace, selector=h.SELECTOR, run_id="r1", state=RunState.WATCHING)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from rollguard import cli, kubeconfig
+from rollguard import cli
+from rollguard.cluster import kubeconfig
 from sandbox.cluster import ADMIN_TOKEN
 from tests.support import NEW, OLD, SELECTOR, create_group, dc_body, resource_versions, view
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
 from tests.scenarios import failed_and_settled, set_image
 from tests.support import (
     CRASH,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from rollguard.resources import DEPLOYMENT_CONFIGS
+from rollguard.core.resources import DEPLOYMENT_CONFIGS
 from tests.scenarios import events, image_stream, latest_dc
 from tests.support import NEW, OLD, SELECTOR, create_group, dc_body, resource_versions, rollguard, view
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.client import Client
-from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, LEASES
+from rollguard.cluster.client import Client
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, LEASES
 from tests.scenarios import (
     deadline_exceeded,
     events,
@@ -202,7 +202,7 @@ def test_lock_held_and_missing_permission_are_refused(sandbox, namespace, client
     before = resource_versions(client, namespace)
     denied = rollguard(sandbox.user_kubeconfig("alice"), "resume", "dc/dc1", "-n", namespace)
     assert denied.code == 2 and "not allowed to" in denied.stderr, denied.stderr
-    from rollguard.lock import GroupLock
+    from rollguard.cluster.lock import GroupLock
 
     lock = GroupLock(client, namespace=namespace, name=JOURNAL, holder="pipeline-7 run y")
     lock.acquire()
@@ -237,9 +237,9 @@ def test_a_named_repair_of_a_member_of_a_running_rollout_is_refused_naming_its_h
     watching its workloads (journal written) likewise."""
     import signal
 
-    from rollguard.claims import Claims
-    from rollguard.lock import GroupLock
-    from rollguard.structs import WorkloadRef
+    from rollguard.cluster.claims import Claims
+    from rollguard.cluster.lock import GroupLock
+    from rollguard.core.structs import WorkloadRef
     from tests.support import IMAGE, journal_reaches, start_rollguard
 
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
@@ -290,7 +290,7 @@ def test_a_rollout_started_during_a_named_repair_is_refused_naming_the_repair(
     repair, instead of writing over the workload the repair is rolling out."""
     import signal
 
-    from rollguard.claims import REGISTER, claims_of
+    from rollguard.cluster.claims import REGISTER, claims_of
     from tests.support import IMAGE, start_rollguard, wait_until
 
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])

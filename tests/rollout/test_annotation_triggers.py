@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.client import Client
-from rollguard.resources import DEPLOYMENTS, IMAGE_STREAMS
+from rollguard.cluster.client import Client
+from rollguard.core.resources import DEPLOYMENTS, IMAGE_STREAMS
 from tests.rollout.test_fidelity import annotated_web, trigger_entries
 from tests.support import DEPLOYMENT, SELECTOR, create_group, rollguard, view
 

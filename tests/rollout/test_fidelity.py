@@ -15,9 +15,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rollguard.client import Client
-from rollguard.errors import Conflict, NotFound
-from rollguard.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, IMAGE_STREAMS, NAMESPACES, PODS
+from rollguard.cluster.client import Client
+from rollguard.core.errors import Conflict, NotFound
+from rollguard.core.resources import (
+    CONFIG_MAPS,
+    DEPLOYMENT_CONFIGS,
+    DEPLOYMENTS,
+    IMAGE_STREAMS,
+    NAMESPACES,
+    PODS,
+)
 from tests.chaos.proxy import FaultPlan, FaultProxy
 from tests.scenarios import image_stream, latest_dc, triggered_dc
 from tests.support import (

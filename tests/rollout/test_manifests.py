@@ -17,9 +17,9 @@ from pathlib import Path
 
 import yaml
 
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, HORIZONTAL_POD_AUTOSCALERS, PODS
+from rollguard.core.structs import Obj
 from rollguard.kinds import KINDS
-from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, HORIZONTAL_POD_AUTOSCALERS, PODS
-from rollguard.structs import Obj
 from tests.scenarios import image_stream, latest_dc
 from tests.support import (
     CRASH,

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rollguard.client import Client
-from rollguard.resources import DEPLOYMENT_CONFIGS
-from rollguard.structs import Obj
+from rollguard.cluster.client import Client
+from rollguard.core.resources import DEPLOYMENT_CONFIGS
+from rollguard.core.structs import Obj
 from tests.scenarios import edit, image_change_trigger, image_stream
 from tests.support import CRASH, DC, NEW, OLD, SELECTOR, dc_body, rolled_out, rollguard, view, wait_until
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.client import Client
-from rollguard.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, NAMESPACES
+from rollguard.cluster.client import Client
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, NAMESPACES
 from tests.chaos.harness import expire_lease
 from tests.scenarios import image_stream, triggered_dc
 from tests.support import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rollguard.resources import DEPLOYMENT_CONFIGS, EVENTS
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, EVENTS
 from tests.support import (
     CRASH,
     DC,

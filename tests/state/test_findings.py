@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS
 from tests.scenarios import (
     deadline_exceeded,
     guarded_rollout,

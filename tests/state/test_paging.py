@@ -14,11 +14,11 @@ import datetime as dt
 import json
 import urllib.request
 
-from rollguard import inventory
-from rollguard.client import Client
-from rollguard.inventory import LISTS
-from rollguard.resources import CONFIG_MAPS
-from rollguard.state import NamespaceState, assess_namespace
+from rollguard.cluster.client import Client
+from rollguard.core.resources import CONFIG_MAPS
+from rollguard.state import inventory
+from rollguard.state.assessment import NamespaceState, assess_namespace
+from rollguard.state.inventory import LISTS
 from tests.scenarios import NEW, OLD, killed_run, set_image
 from tests.support import GROUP_LABELS, SELECTOR, create_group, dc_body, deployment_body, rolled_out
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from rollguard.errors import RefusedError
-from rollguard.inputs import STEP_OVERHEAD, check_step_budget, parse_duration
+from rollguard.core.errors import RefusedError
+from rollguard.plan.inputs import STEP_OVERHEAD, check_step_budget, parse_duration
 from tests.tekton.manifests import (
     CONTEXT_VARIABLES,
     CRONJOB_FILE,
@@ -110,7 +110,7 @@ def test_every_reference_is_declared_and_every_param_used(task_obj: Obj) -> None
 
 
 def test_results_are_exactly_what_rollguard_writes(task_obj: Obj, tmp_path: Path) -> None:
-    from rollguard.report import Outcome, write_results
+    from rollguard.core.report import Outcome, write_results
 
     write_results(Outcome(status="refused", command="rollout", namespace="ns", selector="a=b", error="x"), str(tmp_path))
     assert {p.name for p in tmp_path.iterdir()} == set(declared(task_obj, "results"))

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from rollguard.client import Api
-from rollguard.structs import Status
+from rollguard.cluster.client import Api
+from rollguard.core.structs import Status
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.backend import Backend, Options
 from rollguard.tui.views import ResultView
@@ -32,7 +32,7 @@ def make_app(
     context: str | None = None,
     kubeconfig: str | None = None,
 ) -> RollguardApp:
-    """An app whose backend talks to ``cluster`` (a FakeCluster or a rollguard.client.Client), at a fixed now."""
+    """An app whose backend talks to ``cluster`` (a FakeCluster or a rollguard.cluster.client.Client), at a fixed now."""
     if context is None and kubeconfig is None and isinstance(cluster, FakeCluster):
         context = "demo"  # not whatever KUBECONFIG names: snapshots must not depend on the environment
     options = Options(

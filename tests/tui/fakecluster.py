@@ -1,4 +1,4 @@
-"""An in-memory stand-in for `rollguard.client.Client`: the calls of `rollguard.client.Api`, answered from a dict.
+"""An in-memory stand-in for `rollguard.cluster.client.Client`: the calls of `rollguard.cluster.client.Api`, answered from a dict.
 
 Used for screen snapshots, the benchmark and tests that need fixed data; live tests use the sandbox.
 Watches work (so live refresh can be tested), and SelfSubjectAccessReviews ask an ``allow`` callback.
@@ -17,13 +17,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from rollguard.client import LogOptions, Page
-from rollguard.errors import NoLog, NotFound, Unreachable
-from rollguard.resources import PODS, Resource
-from rollguard.selectors import matches
+from rollguard.cluster.client import LogOptions, Page
+from rollguard.core.errors import NoLog, NotFound, Unreachable
+from rollguard.core.resources import PODS, Resource
+from rollguard.core.selectors import matches
 
 if TYPE_CHECKING:
-    from rollguard.client import Api
+    from rollguard.cluster.client import Api
 
 Obj = dict[str, Any]
 Allow = Callable[[str, str, str], bool]  # (verb, resource plural, namespace) -> allowed

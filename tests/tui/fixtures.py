@@ -12,7 +12,7 @@ import json
 import uuid
 from typing import Any
 
-from rollguard.journal import (
+from rollguard.cluster.journal import (
     DATA_KEY,
     JOURNAL_LABEL,
     MANAGED_BY,
@@ -21,8 +21,8 @@ from rollguard.journal import (
     WorkloadEntry,
     group_name,
 )
-from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
-from rollguard.structs import VerifiedState
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
+from rollguard.core.structs import VerifiedState
 from tests.tui.fakecluster import Allow, FakeCluster, allow_all
 
 Obj = dict[str, Any]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
-from rollguard.errors import ServerError
+from rollguard.core.errors import ServerError
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.help import HelpScreen, _key, key_rows

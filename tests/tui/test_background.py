@@ -8,7 +8,7 @@ that "while it runs" is a state the test controls (the live test is in test_live
 
 from __future__ import annotations
 
-from rollguard.structs import Status
+from rollguard.core.structs import Status
 from rollguard.tui.repairs import Repair, badge, elapsed, header_text
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen

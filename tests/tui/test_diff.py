@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rollguard.resources import DEPLOYMENT_CONFIGS
+from rollguard.core.resources import DEPLOYMENT_CONFIGS
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.diff import DiffScreen
 from tests.tui.conftest import make_app, settle

@@ -1,4 +1,4 @@
-"""With -A the TUI holds a whole cluster in its live caches: reduced objects (`rollguard.reduce`), their
+"""With -A the TUI holds a whole cluster in its live caches: reduced objects (`rollguard.cluster.reduce`), their
 equal parts held once. What a screen shows of one object is read whole when the screen opens (the YAML,
 the template diffs), and a change another client makes still reaches its row, in whichever namespace."""
 
@@ -7,8 +7,14 @@ from __future__ import annotations
 import json
 import time
 
-from rollguard.reduce import reducer_for
-from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, PODS, REPLICA_SETS, REPLICATION_CONTROLLERS
+from rollguard.cluster.reduce import reducer_for
+from rollguard.core.resources import (
+    DEPLOYMENT_CONFIGS,
+    DEPLOYMENTS,
+    PODS,
+    REPLICA_SETS,
+    REPLICATION_CONTROLLERS,
+)
 from rollguard.tui.backend import Backend, Options
 from rollguard.tui.data import WATCHED
 from rollguard.tui.screens.detail import DetailScreen

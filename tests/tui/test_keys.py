@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import inspect
 
-from rollguard.resources import DEPLOYMENT_CONFIGS
-from rollguard.structs import Status
+from rollguard.core.resources import DEPLOYMENT_CONFIGS
+from rollguard.core.structs import Status
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen

@@ -8,8 +8,8 @@ import threading
 
 import yaml
 
-from rollguard.client import Client
-from rollguard.resources import DEPLOYMENT_CONFIGS, Resource
+from rollguard.cluster.client import Client
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, Resource
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.widgets.workload_table import WorkloadTable

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from rollguard.resources import LEASES
+from rollguard.core.resources import LEASES
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from tests.scenarios import reference_state, states

@@ -4,7 +4,7 @@ image, left by the failed rollout) against that revision's RC template (old imag
 
 from __future__ import annotations
 
-from rollguard.resources import DEPLOYMENT_CONFIGS
+from rollguard.core.resources import DEPLOYMENT_CONFIGS
 from rollguard.tui.screens.diff import DiffScreen
 from tests.scenarios import reference_state
 from tests.tui.conftest import SIZE, make_app, until

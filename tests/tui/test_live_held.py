@@ -1,10 +1,10 @@
-"""`tui -A` on the live sandbox: its first read becomes the watches' first lists (rollguard.watcher's
+"""`tui -A` on the live sandbox: its first read becomes the watches' first lists (rollguard.cluster.cache's
 Keeping and NamespaceCache.seed), its caches hold reduced objects, yet a pause and an image change made by
 another client after the read reach their rows, and the YAML screen shows the live object whole."""
 
 from __future__ import annotations
 
-from rollguard.resources import DEPLOYMENTS
+from rollguard.core.resources import DEPLOYMENTS
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.widgets.workload_table import WorkloadTable
 from tests.scenarios import NEW, OLD, pause, set_image

@@ -4,7 +4,7 @@ own heading, then that the current container waits in CrashLoopBackOff; `esc` en
 
 from __future__ import annotations
 
-from rollguard.resources import PODS, REPLICATION_CONTROLLERS
+from rollguard.core.resources import PODS, REPLICATION_CONTROLLERS
 from rollguard.tui.logs import Heading, Note
 from rollguard.tui.screens.logs import LogsScreen
 from tests.scenarios import set_image

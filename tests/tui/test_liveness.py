@@ -11,8 +11,8 @@ import copy
 import datetime as dt
 import json
 
-from rollguard.journal import DATA_KEY
-from rollguard.lock import LEASE_SECONDS
+from rollguard.cluster.journal import DATA_KEY
+from rollguard.cluster.lock import LEASE_SECONDS
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.backend import Backend, Options
 from rollguard.tui.liveness import Link

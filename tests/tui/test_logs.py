@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rollguard.resources import PODS, REPLICATION_CONTROLLERS
+from rollguard.core.resources import PODS, REPLICATION_CONTROLLERS
 from rollguard.tui.logs import Heading, Note
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.logs import LogsScreen

@@ -4,8 +4,8 @@ reads them off the detail screen of the fake cluster's reference case."""
 
 from __future__ import annotations
 
-from rollguard.journal import Journal, WorkloadEntry
-from rollguard.structs import VerifiedState, WorkloadPhase
+from rollguard.cluster.journal import Journal, WorkloadEntry
+from rollguard.core.structs import VerifiedState, WorkloadPhase
 from rollguard.tui.revisions import revision_marks, rollback_warning
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen

@@ -15,15 +15,11 @@ from typing import Any
 
 import yaml
 
-from rollguard.access import Answer
-from rollguard.errors import ApiError, Forbidden
-from rollguard.journal import DATA_KEY, JOURNAL_LABEL, SELECTOR_ANNOTATION, Journal, group_name
-from rollguard.kinds import kind_of
-from rollguard.kinds.triggers import Streams
-from rollguard.lock import LeaseView
-from rollguard.preflight import Found, GroupListing, RolloutRead
-from rollguard.repair_plan import RepairRead, repair_request
-from rollguard.resources import (
+from rollguard.cluster.access import Answer
+from rollguard.cluster.journal import DATA_KEY, JOURNAL_LABEL, SELECTOR_ANNOTATION, Journal, group_name
+from rollguard.cluster.lock import LeaseView
+from rollguard.core.errors import ApiError, Forbidden
+from rollguard.core.resources import (
     CONFIG_MAPS,
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
@@ -34,7 +30,11 @@ from rollguard.resources import (
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
 )
-from rollguard.state import read_groups
+from rollguard.kinds import kind_of
+from rollguard.kinds.triggers import Streams
+from rollguard.plan.repair_read import RepairRead, repair_request
+from rollguard.plan.rollout_read import Found, GroupListing, RolloutRead
+from rollguard.state.assessment import read_groups
 
 FIXTURES = Path(__file__).parent / "fixtures" / "planning"
 NAMESPACE, SELECTOR = "shop", "app=shop"

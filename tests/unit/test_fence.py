@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rollguard.claims import (
+from rollguard.cluster.claims import (
     CLAIMS_ANNOTATION,
     ClaimView,
     Contest,
@@ -23,10 +23,10 @@ from rollguard.claims import (
     overlapping,
     read_register,
 )
-from rollguard.client import Client
-from rollguard.errors import Conflict, NotFound, ServerError, Superseded
-from rollguard.lock import GroupLock, fence_margin, renew_every
-from rollguard.resources import LEASES, Resource
+from rollguard.cluster.client import Client
+from rollguard.core.errors import Conflict, NotFound, ServerError, Superseded
+from rollguard.cluster.lock import GroupLock, fence_margin, renew_every
+from rollguard.core.resources import LEASES, Resource
 
 
 class Store:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from rollguard.core.structs import DC, DEPLOYMENT, Phase, Progress, WorkloadRef
 from rollguard.kinds import KINDS
 from rollguard.kinds.base import parse_time
-from rollguard.structs import DC, DEPLOYMENT, Phase, Progress, WorkloadRef
-from rollguard.watch import Watched, judge
+from rollguard.run.wait import Watched, judge
 
 TEMPLATE = {
     "metadata": {"labels": {"name": "api"}},

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from rollguard.core.readiness import pod_doom
 from rollguard.kinds import dc_progress, deployment_progress
-from rollguard.readiness import pod_doom
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -11,8 +11,8 @@ import fnmatch
 
 import pytest
 
-from rollguard.errors import RefusedError
-from rollguard.repair_plan import decide_repair, read_refusal
+from rollguard.core.errors import RefusedError
+from rollguard.plan.repair_read import decide_repair, read_refusal
 from tests.unit.planning import cases, repair_read
 
 CASES = cases("repair.yaml")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from rollguard.errors import RefusedError
+from rollguard.core.errors import RefusedError
+from rollguard.core.structs import DC, DEPLOYMENT, WorkloadRef
 from rollguard.kinds import KINDS
-from rollguard.repair_plan import Change, revert_target
-from rollguard.structs import DC, DEPLOYMENT, WorkloadRef
+from rollguard.plan.repair_read import Change, revert_target
 from tests.unit.test_state import load
 
 

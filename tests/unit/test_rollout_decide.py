@@ -11,9 +11,9 @@ import fnmatch
 
 import pytest
 
-from rollguard.errors import RefusedError
-from rollguard.inputs import parse_image_target
-from rollguard.preflight import RolloutRequest, decide_rollout, read_refusal
+from rollguard.core.errors import RefusedError
+from rollguard.plan.inputs import parse_image_target
+from rollguard.plan.rollout_read import RolloutRequest, decide_rollout, read_refusal
 from tests.unit.planning import cases, rollout_read
 
 CASES = cases("rollout.yaml")

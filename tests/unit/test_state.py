@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rollguard.errors import RefusedError
-from rollguard.inputs import parse_selector
-from rollguard.state import (
+from rollguard.core.errors import RefusedError
+from rollguard.plan.inputs import parse_selector
+from rollguard.state.assessment import (
     DEFAULT_FAIL_ON,
     FINDINGS,
     NamespaceState,
