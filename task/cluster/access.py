@@ -17,7 +17,7 @@ so every refusal rests on the API server's own verdict for that one permission.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -119,17 +119,25 @@ def _rules(client: Api, namespace: str) -> list[Obj]:
         answer = client.create(SELF_SUBJECT_RULES_REVIEWS, body)
     except ApiError:  # not served (an old or restricted API): every need is asked on its own
         return []
-    rules = (answer.get("status") or {}).get("resourceRules") or []
-    return [r for r in rules if isinstance(r, dict)]
+    found = (answer.get("status") or {}).get("resourceRules") or []
+    return [r for r in found if isinstance(r, dict)]
 
 
-def ask(client: Api, needs: Sequence[Need]) -> list[Answer]:
-    """The answer to every need, in the order of ``needs``: the rules of each namespace with several
-    needs (one SelfSubjectRulesReview each, at once), then one SelfSubjectAccessReview per need that no
-    rule allows (at once)."""
-    namespaces = sorted({ns for _v, _r, ns in needs if sum(1 for n in needs if n[2] == ns) >= RULES_FROM})
+def rules(client: Api, namespaces: Sequence[str]) -> dict[str, list[Obj]]:
+    """The user's resource rules in each namespace: one SelfSubjectRulesReview each, at once."""
+    if not namespaces:
+        return {}
     with ThreadPoolExecutor(max_workers=max(1, min(ACCESS_REVIEWS, len(namespaces)))) as pool:
-        found = dict(zip(namespaces, pool.map(lambda ns: _rules(client, ns), namespaces), strict=True))
+        return dict(zip(namespaces, pool.map(lambda ns: _rules(client, ns), namespaces), strict=True))
+
+
+def ask(client: Api, needs: Sequence[Need], *, known: Mapping[str, list[Obj]] | None = None) -> list[Answer]:
+    """The answer to every need, in the order of ``needs``: the rules of each namespace with several
+    needs (``known`` already, else one SelfSubjectRulesReview each, at once), then one
+    SelfSubjectAccessReview per need that no rule allows (at once)."""
+    known = dict(known or {})
+    several = {ns for _v, _r, ns in needs if sum(1 for n in needs if n[2] == ns) >= RULES_FROM}
+    found = {**rules(client, sorted(several - set(known))), **known}
     allowed = [any(rule_allows(rule, need) for rule in found.get(need[2], [])) for need in needs]
 
     def review(need: Need) -> Obj:

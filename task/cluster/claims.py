@@ -33,9 +33,9 @@ import json
 from dataclasses import dataclass
 
 from rollguard.cluster.api import Api
-from rollguard.core.errors import Conflict, NotFound, RefusedError
 from rollguard.cluster.journal import MANAGED_BY
 from rollguard.cluster.lock import GroupLock, read_lease
+from rollguard.core.errors import Conflict, NotFound, RefusedError
 from rollguard.core.resources import LEASES
 from rollguard.core.structs import Obj, WorkloadRef
 
@@ -87,7 +87,8 @@ def read_register(register: Obj | None) -> dict[str, RunClaims]:
     runs = {}
     for holder, entry in (data if isinstance(data, dict) else {}).items():
         entry = entry if isinstance(entry, dict) else {}
-        workloads = entry.get("workloads") if isinstance(entry.get("workloads"), list) else []
+        listed = entry.get("workloads")
+        workloads: list[object] = listed if isinstance(listed, list) else []
         runs[str(holder)] = RunClaims(
             holder=str(holder),
             group_lease=str(entry.get("lease") or ""),

@@ -15,12 +15,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Sequence
 
-from rollguard.plan import merge
 from rollguard.cluster.access import Need, first_gap, rollout_permissions
 from rollguard.cluster.claims import REGISTER, ClaimHeldError, claim_live, claims_of
-from rollguard.core.errors import RefusedError
-from rollguard.plan.inputs import parse_namespace, parse_selector, parse_workload
 from rollguard.cluster.journal import group_name
+from rollguard.cluster.lock import held
+from rollguard.core.errors import RefusedError
+from rollguard.core.structs import Obj, VerifiedState, WorkloadRef
 from rollguard.kinds import Kind, images_of, triggers
 from rollguard.kinds.templates import template_changes
 from rollguard.plan import merge

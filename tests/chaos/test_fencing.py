@@ -22,11 +22,11 @@ import time
 import pytest
 
 from rollguard.cluster.claims import REGISTER, claims_of
-from rollguard.core.errors import NotFound
-from rollguard.plan.inputs import parse_selector
 from rollguard.cluster.journal import DATA_KEY, JOURNAL_LABEL, group_name
 from rollguard.cluster.lock import fence_margin, read_lease
+from rollguard.core.errors import NotFound
 from rollguard.core.resources import CONFIG_MAPS, LEASES
+from rollguard.plan.inputs import parse_selector
 from tests.chaos import harness as h
 from tests.chaos.proxy import FaultPlan, Record
 from tests.support import CRASH, DC, create_group, dc_body, journal_reaches, view

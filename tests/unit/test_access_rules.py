@@ -1,4 +1,4 @@
-"""Permission checks (`rollguard.access`): RBAC's rule matching (pure), and `ask` answering a run's needs
+"""Permission checks (`rollguard.cluster.access`): RBAC's rule matching (pure), and `ask` answering a run's needs
 from one rules review per namespace, asking an access review only for what no rule allows."""
 
 from __future__ import annotations
@@ -7,9 +7,16 @@ from typing import Any
 
 import pytest
 
-from rollguard.access import IMAGE_STREAM_LAYERS, Answer, ask, first_gap, rollout_permissions, rule_allows
-from rollguard.errors import Forbidden
-from rollguard.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, LEASES, Resource
+from rollguard.cluster.access import (
+    IMAGE_STREAM_LAYERS,
+    Answer,
+    ask,
+    first_gap,
+    rollout_permissions,
+    rule_allows,
+)
+from rollguard.core.errors import Forbidden
+from rollguard.core.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, LEASES, Resource
 
 NS = "shop"
 

@@ -24,8 +24,8 @@ from rollguard.cluster.claims import (
     read_register,
 )
 from rollguard.cluster.client import Client
-from rollguard.core.errors import Conflict, NotFound, ServerError, Superseded
 from rollguard.cluster.lock import GroupLock, fence_margin, renew_every
+from rollguard.core.errors import Conflict, NotFound, ServerError, Superseded
 from rollguard.core.resources import LEASES, Resource
 
 
