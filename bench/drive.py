@@ -32,7 +32,7 @@ from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, NAMESPACES
 from rollguard.core.structs import DC, DEPLOYMENT, Obj, Phase, WorkloadRef
 from rollguard.kinds import KINDS, images_of
 from rollguard.run.wait import Watched, wait_for
-from tests.support import dc_body, deployment_body
+from tests.helpers.cluster import dc_body, deployment_body
 
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 LABEL = "app=bench"

@@ -2,7 +2,7 @@
 
 `Api` is the contract the engine, the inventory, the repairs and the TUI are written against: the nine
 calls below (`pod_log` for the TUI's logs), answering plain dicts and raising `rollguard.core.errors`
-classes. `rollguard.cluster.client.Client` is the one that speaks HTTP; a test double (tests/tui/fakecluster.py)
+classes. `rollguard.cluster.client.Client` is the one that speaks HTTP; a test double (tests/helpers/fakecluster.py)
 may answer the same calls from memory. mypy checks that both fit. `Forwarding` is an `Api` wrapping
 another (the fence of a run, the live cache's counting reads), so a wrapper is written once.
 
@@ -70,7 +70,13 @@ class Api(Protocol):
     def patch(self, res: Resource, name: str, body: Obj, *, namespace: str | None = None) -> Obj: ...
 
     def delete(
-        self, res: Resource, name: str, *, namespace: str | None = None, resource_version: str | None = None
+        self,
+        res: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        propagation: str | None = None,
     ) -> Obj: ...
 
     def watch(
@@ -135,10 +141,18 @@ class Forwarding:
         return self._inner.patch(res, name, body, namespace=namespace)
 
     def delete(
-        self, res: Resource, name: str, *, namespace: str | None = None, resource_version: str | None = None
+        self,
+        res: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        propagation: str | None = None,
     ) -> Obj:
         self.before_write()
-        return self._inner.delete(res, name, namespace=namespace, resource_version=resource_version)
+        return self._inner.delete(
+            res, name, namespace=namespace, resource_version=resource_version, propagation=propagation
+        )
 
     def watch(
         self,

@@ -222,16 +222,23 @@ class Client:
         )
 
     def delete(
-        self, res: Resource, name: str, *, namespace: str | None = None, resource_version: str | None = None
+        self,
+        res: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        propagation: str | None = None,
     ) -> Obj:
-        """DELETE, optionally only if the object is still at ``resource_version``."""
-        body = None
-        if resource_version:
-            body = {
-                "apiVersion": "v1",
-                "kind": "DeleteOptions",
-                "preconditions": {"resourceVersion": resource_version},
-            }
+        """DELETE, optionally only if the object is still at ``resource_version``; ``propagation``: the
+        DeleteOptions' propagationPolicy (``Background`` for a batch/v1 Job, whose default orphans its pods)."""
+        body: Obj | None = None
+        if resource_version or propagation:
+            body = {"apiVersion": "v1", "kind": "DeleteOptions"}
+            if resource_version:
+                body["preconditions"] = {"resourceVersion": resource_version}
+            if propagation:
+                body["propagationPolicy"] = propagation
         return self._call("DELETE", res.path(namespace=namespace, name=name), verb="delete", body=body)
 
     def watch(

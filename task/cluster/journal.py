@@ -47,7 +47,6 @@ __all__ = [
 ]
 SAME_AS_VERIFIED = "=verified"  # a last-success template equal to the entry's verified one
 SELECTOR_ANNOTATION = "rollguard.io/selector"
-FINAL_STATES = frozenset({RunState.SUCCEEDED, RunState.REVERTED, RunState.REPAIRED})  # how a run ends well
 HISTORY_LIMIT = 20
 
 

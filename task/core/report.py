@@ -8,6 +8,7 @@ and ``dry-run`` for a ``--dry-run``, exit 0 like a success but never called one:
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import os
 import stat
@@ -47,6 +48,28 @@ class WorkloadResult:
     pods: list[Obj] = field(default_factory=list)
 
 
+class CheckOutcome(enum.StrEnum):
+    """How a post-rollout check (``--verify``, ``--bake``) ended: the report's ``checks[].outcome``."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_RUN = "not-run"  # the run failed (or was stopped) before its checks started
+    STOPPED = "stopped"  # cut short: another check failed first, or the run was asked to stop
+    VALIDATED = "validated"  # --dry-run: parsed, and checked against the server, never run
+
+
+@dataclass
+class CheckResult:
+    """One check of the run: the report's ``checks`` entries. ``duration`` in seconds; ``evidence``: what
+    it saw (statuses and answers, the Job's conditions and its pods' log tail, the query's values)."""
+
+    name: str
+    kind: str  # http, job, prometheus, bake
+    outcome: CheckOutcome = CheckOutcome.NOT_RUN
+    duration: float = 0.0
+    evidence: str = ""
+
+
 @dataclass
 class Outcome:
     status: Status
@@ -59,6 +82,7 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     workloads: list[WorkloadResult] = field(default_factory=list)
     journal: str = ""
+    checks: list[CheckResult] = field(default_factory=list)  # --verify and --bake, in the file's order
 
     @property
     def exit_code(self) -> int:
@@ -76,6 +100,11 @@ class Outcome:
             counts[w.outcome] = counts.get(w.outcome, 0) + 1
         parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         text = f"{self.status}: {parts or 'no workloads'}"
+        if self.checks:
+            verdicts: dict[str, int] = {}
+            for c in self.checks:
+                verdicts[c.outcome] = verdicts.get(c.outcome, 0) + 1
+            text += "; checks: " + ", ".join(f"{n} {k}" for k, n in sorted(verdicts.items()))
         if self.error:  # a success has no cause: what went wrong besides is a warning
             text += f"; {'warning' if self.status is Status.SUCCEEDED else 'cause'}: {self.error}"
         return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 3] + "..."
@@ -104,12 +133,39 @@ def write_report(outcome: Outcome, path: str) -> None:
     write_json(outcome.to_json(), path)
 
 
+# A report goes into workspaces shared with other tools' pods (OpenDevStack's `.ods/artifacts/`, whose
+# next run's ods-start deletes it as UID 1001): they share the group (0, and the pod's fsGroup) but not
+# the UID, so what rollguard creates there is group-writable, whatever the umask: the file and every
+# directory it had to create (docs/opendevstack.md, "Files in the shared workspace").
+REPORT_FILE_MODE = 0o664
+GROUP_RWX = 0o070
+
+
+def make_shared_dirs(directory: Path) -> None:
+    """Create ``directory`` and its missing parents, each group-writable (g+rwx added to the umask's
+    bits; a set-group-ID bit inherited from the parent stays). Directories that exist are left alone."""
+    missing = []
+    while not directory.exists():
+        missing.append(directory)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    for made in reversed(missing):
+        try:
+            made.mkdir()
+        except FileExistsError:  # created meanwhile by someone else: theirs
+            continue
+        os.chmod(made, stat.S_IMODE(made.stat().st_mode) | GROUP_RWX)
+
+
 def write_json(data: Any, path: str) -> None:
     """Write JSON to ``path`` as `rollguard.commands.common.check_report_path` judged it in preflight.
 
     A symlink is followed (its target written, the link kept); a character device or FIFO
     (``/dev/stdout``, a pipe) is written in place, so it stays what it is and a failed write (``/dev/full``)
-    raises; anything else is a regular file replaced atomically: a reader never sees half a report.
+    raises; anything else is a regular file replaced atomically: a reader never sees half a report. The
+    file is ``REPORT_FILE_MODE`` (0664) and the directories created for it group-writable, so the next
+    run of a pipeline sharing the workspace under another UID can delete them.
     """
     given = Path(path).expanduser()
 
@@ -128,14 +184,14 @@ def write_json(data: Any, path: str) -> None:
             emit(stream)
         return
     target = Path(os.path.realpath(given))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_shared_dirs(target.parent)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as stream:
             emit(stream)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(tmp, 0o644)  # as a plain write would leave it, not mkstemp's 0600
+        os.chmod(tmp, REPORT_FILE_MODE)  # not mkstemp's 0600: group-writable, see above
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -42,6 +42,10 @@ REPLICATION_CONTROLLERS = Resource("", "v1", "replicationcontrollers", "Replicat
 REPLICA_SETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
 PODS = Resource("", "v1", "pods", "Pod")
 EVENTS = Resource("", "v1", "events", "Event")
+JOBS = Resource("batch", "v1", "jobs", "Job")  # the job checks of --verify
+# The subresource as RBAC names it: a SelfSubjectAccessReview for this resource string matches the same
+# rules as resource pods + subresource log (a job check reads its pods' logs into the report).
+POD_LOGS = Resource("", "v1", "pods/log", "Pod")
 CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap")
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
 HORIZONTAL_POD_AUTOSCALERS = Resource("autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler")

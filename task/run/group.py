@@ -56,13 +56,14 @@ from rollguard.core.errors import (
     Superseded,
     WorkloadDeleted,
 )
-from rollguard.core.report import Outcome, WorkloadResult, pod_record
+from rollguard.core.report import CheckResult, Outcome, WorkloadResult, pod_record
 from rollguard.core.resources import PODS, Resource
 from rollguard.core.structs import Obj, Phase, RunState, Status, WorkloadOutcome, WorkloadPhase
 from rollguard.kinds import images_of, pods_of_revision
 from rollguard.plan.rollout_read import Plan, WorkloadPlan
 from rollguard.run.group_revert import GroupRevert
 from rollguard.run.group_write import GroupWrite
+from rollguard.run.refusals import add_evidence
 from rollguard.run.wait import Watched, wait_for
 
 Printer = Callable[[str], None]
@@ -139,6 +140,7 @@ class GroupRun:
         self.cache: NamespaceCache | None = None
         self.first_error = ""
         self.errors: list[str] = []
+        self.checks: list[CheckResult] = []  # the report's checks (`verify`)
         self.started = time.monotonic()
         self.stop_signal = "SIGTERM"  # what asked the run to stop (`stopped_by`): SIGTERM or SIGINT
         # The pod templates this run sent to (or got back from) each workload: a live template that
@@ -192,6 +194,10 @@ class GroupRun:
     def after_run(self, plan: Plan, status: Status) -> None:
         """Called with the run's status while the live cache still runs (e.g. for audit Events)."""
 
+    def verify(self, plan: Plan, cache: NamespaceCache) -> None:
+        """After every workload was judged complete, before the success is recorded: the run's checks
+        (``self.checks`` their results). Raise a `RollguardError` to fail the run and revert the group."""
+
     # -- the skeleton ---------------------------------------------------------------------------------
 
     def execute(self) -> Outcome:
@@ -223,6 +229,7 @@ class GroupRun:
             self._let_go()
         outcome.error, outcome.errors = self.first_error, list(self.errors)
         outcome.workloads = [self.result(wp) for wp in plan.workloads]
+        outcome.checks = list(self.checks)
         return outcome
 
     def _run(self, plan: Plan) -> Status:
@@ -253,8 +260,11 @@ class GroupRun:
                 cancel=self.cancel,
                 out=self.say,
             )
+            add_evidence(self.client, self.namespace, watched)
             self.check_cancel()
             self._judge(watched)
+            self.verify(plan, cache)
+            self.check_cancel()
         except (RollguardError, TimeoutError) as exc:
             self.fail(str(exc))
             return self._fail_and_revert(plan)

@@ -23,14 +23,18 @@ from rollguard.core.errors import ApiError, RollguardError, RolloutFailed
 from rollguard.core.resources import IMAGE_STREAMS
 from rollguard.core.structs import Obj, RunState, Status, WorkloadPhase
 from rollguard.kinds import images_of
+from rollguard.plan.checks_read import preflight_checks
 from rollguard.plan.merge import combined_restore
 from rollguard.plan.rollout_decide import RolloutRequest
 from rollguard.plan.rollout_read import Plan, WorkloadPlan, plan_rollout
 from rollguard.plan.tags import previous_tag, resolved_reference, without_promotion_effects
 from rollguard.run import events
+from rollguard.run.bake import Member, bake
+from rollguard.run.checks import Context
 from rollguard.run.group import GroupRun, Printer, actor
 from rollguard.run.group_write import each_at_once, watched_after
 from rollguard.run.promote import RESTORE_WAIT, copy_tag, restore_tags, wait_restored
+from rollguard.run.verify import Runner, not_run, verify
 from rollguard.run.wait import Watched
 
 PROMOTION_WAIT = 60.0
@@ -59,11 +63,38 @@ class Rollout(GroupRun):
             lease_seconds=request.lease_seconds,
         )
         self.request = request
+        self.checks = not_run(request.checks, bake=request.bake)
         if request.promote_from:
             self.extra_resources = (IMAGE_STREAMS,)
 
     def prepare(self) -> Plan:
-        return plan_rollout(self.client, self.request, lock=self.lock, journal_store=self.store, claims=self.claims)
+        plan = plan_rollout(self.client, self.request, lock=self.lock, journal_store=self.store, claims=self.claims)
+        preflight_checks(self.client, self.namespace, self.request.checks, run_id=self.run_id)
+        return plan
+
+    def verify(self, plan: Plan, cache: NamespaceCache) -> None:
+        """``--verify`` and ``--bake`` (`rollguard.run.verify`), the journal saying ``verifying`` first: a
+        run killed now is finished by the next one (or a repair) as one killed mid-watch."""
+        if not self.request.checks and not self.request.bake:
+            return
+        self.journal.state = RunState.VERIFYING
+        self.try_save()
+        ctx = Context(client=self.client, namespace=self.namespace, run_id=self.run_id, say=self.say)
+        ctx.stop_reason = lambda: f"interrupted by {self.stop_signal.split()[0]}"
+        baking: Runner | None = None
+        if self.request.bake:
+            members = [
+                Member(
+                    key=wp.key,
+                    kind=wp.kind,
+                    name=wp.snapshot.ref.name,
+                    images=images_of(self.live(wp).get("spec", {}).get("template", {})),
+                )
+                for wp in plan.workloads
+            ]
+            seconds = self.request.bake
+            baking = lambda c: bake(members, seconds=seconds, cache=cache, ctx=c)  # noqa: E731
+        verify(self.request.checks, bake=baking, ctx=ctx, cancel=self.cancel, results=self.checks)
 
     def begin(self, plan: Plan) -> None:
         names = ", ".join(w.key for w in plan.workloads)

@@ -15,7 +15,7 @@ import pytest
 from rollguard.cluster.client import Client
 from tests.chaos import harness as h
 from tests.chaos.proxy import FaultPlan, FaultProxy
-from tests.support import IMAGE, view
+from tests.helpers.cluster import IMAGE, view
 
 WORKLOAD_WRITES = frozenset({"deploymentconfigs", "deployments"})
 

@@ -14,8 +14,8 @@ import pytest
 from rollguard.cluster.claims import REGISTER, claims_of
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, LEASES
 from tests.chaos import harness as h
-from tests.scenarios import pause, set_image
-from tests.support import DC, DEPLOYMENT, IMAGE, journal_reaches, view, wait_until
+from tests.helpers.cluster import DC, DEPLOYMENT, IMAGE, journal_reaches, view, wait_until
+from tests.helpers.scenarios import pause, set_image
 
 SLOW = f"{IMAGE}:v2-slow8"  # the winner outlives the losers' start-up
 

@@ -29,7 +29,7 @@ from rollguard.core.resources import CONFIG_MAPS, LEASES
 from rollguard.plan.inputs import parse_selector
 from tests.chaos import harness as h
 from tests.chaos.proxy import FaultPlan, Record
-from tests.support import CRASH, DC, create_group, dc_body, journal_reaches, view
+from tests.helpers.cluster import CRASH, DC, create_group, dc_body, journal_reaches, view
 
 LEASE = 6  # A's --lease-duration (seconds): short, so that a frozen A loses it soon
 A_IMAGE = "registry.local/shop/api:v2-slow30"  # A is still watching when it wakes

@@ -14,7 +14,7 @@ import pytest
 
 from rollguard.cluster.client import Client
 from tests.chaos import harness as h
-from tests.support import NEW, resource_versions
+from tests.helpers.cluster import NEW, resource_versions
 
 HUGE = "a" * 100_000
 META = "$(touch /tmp/rollguard-pwned);`id`|&>"

@@ -10,8 +10,8 @@ import sys
 from rollguard.core.report import Outcome
 from rollguard.core.structs import Status
 from sandbox.cluster import write_kubeconfig
-from tests.scenarios import events, pause
-from tests.support import NEW, OLD, SELECTOR, create_group, dc_body, rollguard, view
+from tests.helpers.cluster import NEW, OLD, SELECTOR, create_group, dc_body, rollguard, view
+from tests.helpers.scenarios import events, pause
 
 
 def cli(kubeconfig, *args: str) -> list[str]:

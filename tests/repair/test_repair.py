@@ -8,16 +8,7 @@ import pytest
 
 from rollguard.cluster.client import Client
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, LEASES
-from tests.scenarios import (
-    deadline_exceeded,
-    events,
-    killed_run,
-    pause,
-    reference_state,
-    set_image,
-    states,
-)
-from tests.support import (
+from tests.helpers.cluster import (
     CRASH,
     DC,
     DEPLOYMENT,
@@ -33,6 +24,15 @@ from tests.support import (
     rolled_out,
     rollguard,
     view,
+)
+from tests.helpers.scenarios import (
+    deadline_exceeded,
+    events,
+    killed_run,
+    pause,
+    reference_state,
+    set_image,
+    states,
 )
 
 
@@ -240,7 +240,7 @@ def test_a_named_repair_of_a_member_of_a_running_rollout_is_refused_naming_its_h
     from rollguard.cluster.claims import Claims
     from rollguard.cluster.lock import GroupLock
     from rollguard.core.structs import WorkloadRef
-    from tests.support import IMAGE, journal_reaches, start_rollguard
+    from tests.helpers.cluster import IMAGE, journal_reaches, start_rollguard
 
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
     set_image(client, namespace, DC, "dc1", NEW)
@@ -291,7 +291,7 @@ def test_a_rollout_started_during_a_named_repair_is_refused_naming_the_repair(
     import signal
 
     from rollguard.cluster.claims import REGISTER, claims_of
-    from tests.support import IMAGE, start_rollguard, wait_until
+    from tests.helpers.cluster import IMAGE, start_rollguard, wait_until
 
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
     pause(client, namespace, "dc2")

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support import DC, IMAGE, OLD, SELECTOR, create_group, dc_body, journal_reaches, view
+from tests.helpers.cluster import DC, IMAGE, OLD, SELECTOR, create_group, dc_body, journal_reaches, view
 
 SLOW = f"{IMAGE}:v2-slow300"  # its pod is ready only long after the timeout: the deployer pod runs on
 WAITING_CPU_LIMIT = 1.0  # seconds of CPU while watching and reverting (an idle wait costs ~0.1 s)

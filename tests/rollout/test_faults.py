@@ -10,7 +10,7 @@ from pathlib import Path
 from rollguard.cluster.client import Client
 from rollguard.cluster.lock import read_lease
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, LEASES, NAMESPACES
-from tests.support import (
+from tests.helpers.cluster import (
     CRASH,
     DC,
     DEPLOYMENT,

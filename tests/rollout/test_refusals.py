@@ -8,7 +8,7 @@ import pytest
 
 from rollguard.cluster.client import Client
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, LEASES, NAMESPACES
-from tests.support import (
+from tests.helpers.cluster import (
     IMAGE,
     NEW,
     OLD,

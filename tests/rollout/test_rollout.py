@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, EVENTS
-from tests.support import (
+from tests.helpers.cluster import (
     CRASH,
     DC,
     DEPLOYMENT,

@@ -20,7 +20,7 @@ from kubernetes.client.rest import ApiException
 from rollguard.cluster.client import Client, LogOptions
 from rollguard.core.errors import NoLog
 from sandbox.cluster import Sandbox
-from tests.sandbox.test_kubelet import APP, make_pod, wait_for, waiting_reason
+from tests.helpers.kubelet import APP, make_pod, wait_for, waiting_reason
 
 pytestmark = pytest.mark.cluster
 

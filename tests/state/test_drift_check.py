@@ -12,8 +12,7 @@ import yaml
 
 from rollguard.core.resources import NAMESPACES, Resource
 from sandbox.cluster import write_kubeconfig
-from tests.scenarios import events, pause
-from tests.support import (
+from tests.helpers.cluster import (
     OLD,
     create_group,
     dc_body,
@@ -22,6 +21,7 @@ from tests.support import (
     rollguard,
     wait_until,
 )
+from tests.helpers.scenarios import events, pause
 
 CRONJOB = Path(__file__).resolve().parents[2] / "tekton" / "drift-check-cronjob.yaml"
 SECRETS = Resource("", "v1", "secrets", "Secret")

@@ -23,7 +23,7 @@ from rollguard.cluster.client import Client
 from rollguard.core.resources import NAMESPACES, Resource
 from rollguard.state import inventory
 from rollguard.state.assessment import assess_namespace
-from tests.support import OLD, create_group, dc_body, deployment_body, wait_until
+from tests.helpers.cluster import OLD, create_group, dc_body, deployment_body, wait_until
 
 ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 

@@ -19,8 +19,8 @@ from rollguard.core.resources import CONFIG_MAPS
 from rollguard.state import inventory
 from rollguard.state.assessment import NamespaceState, assess_namespace
 from rollguard.state.inventory import LISTS
-from tests.scenarios import NEW, OLD, killed_run, set_image
-from tests.support import GROUP_LABELS, SELECTOR, create_group, dc_body, deployment_body, rolled_out
+from tests.helpers.cluster import GROUP_LABELS, SELECTOR, create_group, dc_body, deployment_body, rolled_out
+from tests.helpers.scenarios import NEW, OLD, killed_run, set_image
 
 
 def whole_read(

@@ -20,7 +20,7 @@ import pytest
 
 from rollguard.cluster.client import Client
 from rollguard.plan.inputs import STEP_OVERHEAD, format_duration
-from tests.support import (
+from tests.helpers.cluster import (
     DC,
     NEW,
     OLD,
@@ -118,7 +118,7 @@ def test_the_budget_boundary() -> None:
 
 @pytest.mark.parametrize(("value", "words"), [("nonsense", "is not a duration"), ("0s", "out of range")])
 def test_a_bad_step_timeout_is_refused_without_change(sandbox, namespace, group, value: str, words: str) -> None:
-    from tests.support import rollguard
+    from tests.helpers.cluster import rollguard
 
     before = resource_versions(group, namespace)
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}",

@@ -13,7 +13,7 @@ from rollguard.tui.repairs import Repair, badge, elapsed, header_text
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.views import PlanView, ResultView, Target
-from tests.tui.conftest import SIZE, hold_repairs, make_app, settle
+from tests.helpers.tui import SIZE, hold_repairs, make_app, settle
 
 
 def test_elapsed_and_badge() -> None:

@@ -21,8 +21,8 @@ from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.diff import DiffScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.tui.conftest import SIZE, make_app, until
-from tests.tui.fixtures import NOW, cluster_of, neighbours, reference_case
+from tests.helpers.tui import SIZE, make_app, until
+from tests.helpers.tui_objects import NOW, cluster_of, neighbours, reference_case
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 PLURALS = {"DeploymentConfig": DEPLOYMENT_CONFIGS, "Deployment": DEPLOYMENTS, "ReplicaSet": REPLICA_SETS,

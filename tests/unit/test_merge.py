@@ -1,6 +1,6 @@
 """The manifest merge rules (rollguard.plan.merge) and the manifest reader (rollguard.plan.manifests), pure.
 
-Merge cases come from tests/unit/fixtures/manifests/merge.yaml: the live object, the manifest, the
+Merge cases come from tests/cases/manifests/merge.yaml: the live object, the manifest, the
 merged body (whole or by path), the fields it changes and what a revert would put back.
 """
 
@@ -18,8 +18,9 @@ from rollguard.kinds import KINDS
 from rollguard.plan import merge
 from rollguard.plan.manifest_decide import ManifestRead, hpa_targets, manifest_refusal
 from rollguard.plan.manifests import Source, parse, read_sources
+from tests.helpers import CASES
 
-CASES = yaml.safe_load((Path(__file__).parent / "fixtures" / "manifests" / "merge.yaml").read_text())
+CASES = yaml.safe_load((CASES / "manifests" / "merge.yaml").read_text())
 
 
 def at(obj, path: str):

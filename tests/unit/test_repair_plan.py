@@ -1,4 +1,4 @@
-"""The pure parts of the repair preflight: revert targets from real-shaped fixtures, and the diff."""
+"""The pure parts of the repair preflight: revert targets from real-shaped cases, and the diff."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from rollguard.core.errors import RefusedError
 from rollguard.core.structs import DC, DEPLOYMENT, WorkloadRef
 from rollguard.kinds import KINDS
 from rollguard.plan.repair_read import Change, revert_target
-from tests.unit.test_state import load
+from tests.helpers.state_cases import load
 
 
 def target(fixture: str, kind: str, name: str, **kwargs):

@@ -19,7 +19,7 @@ from rollguard.core.resources import DEPLOYMENT_CONFIGS, PODS, REPLICATION_CONTR
 from rollguard.core.structs import DC, Obj, Phase, WorkloadRef
 from rollguard.run import wait as watch
 from rollguard.run.wait import EVIDENCE_GRACE, Watched, wait_for
-from tests.unit.test_fidelity import FAILED_CONDITION, dc, deployer_pod, rc
+from tests.helpers.dc_objects import FAILED_CONDITION, dc, deployer_pod, rc
 
 
 class Clock:

@@ -1,5 +1,5 @@
-"""Builds the planners' read snapshots (`RolloutRead`, `RepairRead`) from the YAML fixtures in
-tests/unit/fixtures/planning/: the group's workloads (group.yaml, whose revisions are built here as the
+"""Builds the planners' read snapshots (`RolloutRead`, `RepairRead`) from the YAML cases in
+tests/cases/planning/: the group's workloads (group.yaml, whose revisions are built here as the
 controllers make them: RCs with their encoded DC, ReplicaSets with the pod-template-hash label) and one
 case per refusal or rule (rollout.yaml, repair.yaml).
 """
@@ -10,7 +10,6 @@ import copy
 import datetime as dt
 import json
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -35,8 +34,9 @@ from rollguard.kinds.triggers import Streams
 from rollguard.plan.repair_read import RepairRead, repair_request
 from rollguard.plan.rollout_read import Found, GroupListing, RolloutRead
 from rollguard.state.assessment import read_groups
+from tests.helpers import CASES
 
-FIXTURES = Path(__file__).parent / "fixtures" / "planning"
+FIXTURES = CASES / "planning"
 NAMESPACE, SELECTOR = "shop", "app=shop"
 NOW = dt.datetime(2024, 5, 2, 9, 0, tzinfo=dt.UTC)
 HOLDER = "run-me"  # this run's lease identity in the rollout cases

@@ -1,6 +1,6 @@
 """Fixed, real-shaped cluster data and an in-memory client, for snapshots, tests and the benchmark.
 
-Fed to `tests.tui.fakecluster.FakeCluster`, the whole stack (backend, state model, screens) runs without a
+Fed to `tests.helpers.fakecluster.FakeCluster`, the whole stack (backend, state model, screens) runs without a
 cluster and always shows the same thing. Times are fixed relative to `NOW`.
 """
 
@@ -23,7 +23,7 @@ from rollguard.cluster.journal import (
 )
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
 from rollguard.core.structs import VerifiedState
-from tests.tui.fakecluster import Allow, FakeCluster, allow_all
+from tests.helpers.fakecluster import Allow, FakeCluster, allow_all
 
 Obj = dict[str, Any]
 NOW = dt.datetime(2024, 5, 2, 10, 0, 0, tzinfo=dt.UTC)
