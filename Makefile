@@ -9,10 +9,13 @@ export ROLLGUARD_CACHE := $(CACHE)
 
 venv: $(VENV)/.installed
 
+# setuptools tells every editable install of a package-dir mapping (task/ and tui/ as rollguard) to
+# "be careful with folders in your working directory with the same name as your package": information
+# only (InformationOnly, not a deprecation), about the layout we chose, so that one message is not shown.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	PYTHONWARNINGS='ignore:Editable installation' $(PY) -m pip install -q -e '.[test]'
 	touch $@
 
 controlplane:

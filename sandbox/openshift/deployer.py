@@ -215,10 +215,16 @@ class Deployer:
                 self._transition(rc, u.FAILED, {u.STATUS_REASON: u.DEPLOYER_POD_GONE})
             self.forget(rc)
             return None
-        if u.is_cancelled(rc):
-            self._delete_pod(pod)
-            return None
         pod_phase = (pod.get("status") or {}).get("phase")
+        if u.is_cancelled(rc):
+            # deployer_controller.go handle: nextStatus is read from the deployer pod first; a pod that
+            # already succeeded makes the rollout Complete even though a cancel was recorded meanwhile
+            # ("Succeeded before cancel recorded": DeleteStatusReasons clears the original, not the
+            # annotations written, so the cancel annotations stay); the pods are cleaned up all the same
+            self._delete_pod(pod)
+            if pod_phase != "Succeeded":
+                return None
+            self.recorder.event(dc, "Warning", "FailedCancellation", "Succeeded before cancel recorded")
         if pod_phase == "Running" and EXIT_ANNOTATION not in u.annotations_of(pod):
             if phase == u.PENDING:
                 extra = {}
@@ -514,10 +520,16 @@ class Deployer:
         return updated
 
     def _transition(self, rc: JSON, phase: str, extra: dict[str, str | None]) -> JSON:
-        """Set the phase annotation (and others) on the RC as we read it, as the controller's Update does."""
+        """Set the phase annotation (and others) on the RC as we read it, as the controller's Update does.
+
+        A test DC's RC that ends (Complete or Failed) at a non-zero scale goes to 0 in the same write
+        (deployer_controller.go handle: "we maintain the test invariant")."""
         m = rc["metadata"]
         path = u.rc_path(rc)
         patch: JSON = {"metadata": {"annotations": {**extra, u.PHASE: phase}}}
+        config = u.decode_config(rc) or {}
+        if phase in (u.COMPLETE, u.FAILED) and u.spec_replicas(rc) and (config.get("spec") or {}).get("test"):
+            patch["spec"] = {"replicas": 0}
         for attempt in range(3):
             patch["metadata"]["resourceVersion"] = rc["metadata"]["resourceVersion"]
             try:

@@ -358,6 +358,12 @@ class DeploymentConfigKind(Kind):
         notes = meta.get("annotations") or {}
         return parse_time(notes.get(DEPLOYER_STARTED_ANNOTATION)) or parse_time(meta.get("creationTimestamp"))
 
+    def desired_running(self, obj: Obj) -> int:
+        """A ``spec.test`` DC runs its pods only while a rollout runs and ends at 0 (openshift-controller-
+        manager pkg/apps/deployer/deployer_controller.go handle and deploymentconfig_controller.go
+        reconcileDeployments scale a test DC's RCs to 0): 0 pods is what it should run."""
+        return 0 if (obj.get("spec") or {}).get("test") else super().desired_running(obj)
+
     def comparable_spec(self, obj: Obj) -> Obj:
         spec = super().comparable_spec(obj)
         for key in ("minReadySeconds", "selector"):

@@ -278,6 +278,16 @@ def resolve_promotions(
                     f"tag {tag!r} does not exist in ImageStream {source}/{stream}",
                     fix=f"check --tag (oc get istag -n {source} | grep {stream})",
                 )
+            if not item.get("image"):
+                # a `reference: true` tag is never imported: its status item names a pull spec and no
+                # image (openshift-apiserver pkg/image/apiserver/registry/imagestream/strategy.go
+                # tagsChanged), so there is no image to copy and pin
+                raise RefusedError(
+                    f"tag {tag!r} of ImageStream {source}/{stream} is a reference tag (reference: true) "
+                    f"that holds no imported image to promote (it only names {item.get('dockerImageReference') or '?'})",
+                    fix=f"import the image into {source}/{stream}:{tag} (oc tag --source=docker IMAGE "
+                    f"{source}/{stream}:{tag}, without --reference), or use --image with its digest",
+                )
             plan.promoted[container] = Promotion(
                 stream=stream,
                 tag=tag,

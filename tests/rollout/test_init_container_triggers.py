@@ -16,8 +16,17 @@ from pathlib import Path
 
 from rollguard.cluster.client import Client
 from rollguard.core.resources import DEPLOYMENTS
-from tests.scenarios import image_stream
-from tests.support import DEPLOYMENT, NEW, OLD, SELECTOR, create_group, deployment_body, rollguard, view
+from tests.helpers.cluster import (
+    DEPLOYMENT,
+    NEW,
+    OLD,
+    SELECTOR,
+    create_group,
+    deployment_body,
+    rollguard,
+    view,
+)
+from tests.helpers.scenarios import image_stream
 
 ANNOTATION = "image.openshift.io/triggers"
 MIGRATE = "registry.local/shop/migrate:v1"
