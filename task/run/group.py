@@ -427,6 +427,9 @@ class GroupRun:
         resources.append(PODS)
         resources += [r for r in extra if r not in resources]
         cache = NamespaceCache(self.client, self.namespace, resources)
+        for res in resources:  # what preflight listed is not listed again: the watch goes on from there
+            if res in plan.listed:
+                cache.seed(res, plan.listed[res].items, plan.listed[res].resource_version)
         cache.start()
         self.cache = cache
         return cache
