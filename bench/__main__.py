@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import cases, reads, table
+from bench import cases, reads, table, verify
 from bench.context import Ctx, say
 from bench.doc import big_section, render, splice
 from bench.metrics import by_verb, loadavg, machine, scrape
@@ -35,7 +35,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="smoke run: N in {1, 5}, 60 workloads to read")
     p.add_argument(
         "--only",
-        choices=("manifests",),
+        choices=("manifests", "verify"),
         help="set up the group of 20 and run only this case (plus the limit it is compared with); write "
         "--out elsewhere than docs/BENCHMARKS.md, whose figures come from one whole run",
     )
@@ -113,14 +113,21 @@ def main(argv: list[str] | None = None) -> int:
 
         guarded(meta, "idle traffic", idle)
         guarded(meta, "case 1: limit", lambda: cases.measure_limit(ctx, rollouts))
+        def checked() -> None:
+            rollouts.verify = verify.verify_overhead(ctx, rollouts.current, sizes)
+
         if args.only == "manifests":
             guarded(meta, "manifest rollout", lambda: cases.manifest_rollouts(ctx, rollouts, sizes))
+            return finish(meta, args, rollouts, read_results, started, d)
+        if args.only == "verify":
+            guarded(meta, "--verify overhead", checked)
             return finish(meta, args, rollouts, read_results, started, d)
         guarded(meta, "case 1: group rollouts", lambda: cases.group_rollouts(ctx, rollouts, sizes))
         guarded(meta, "case 2: failures", lambda: cases.failures(ctx, rollouts, sizes))
         guarded(meta, "case 2: --no-fail-fast", lambda: cases.no_fail_fast(ctx, rollouts, sizes))
         guarded(meta, "repairs", lambda: cases.repairs(ctx, rollouts, sizes))
         guarded(meta, "manifest rollout", lambda: cases.manifest_rollouts(ctx, rollouts, sizes))
+        guarded(meta, "--verify overhead", checked)
         guarded(meta, "case 5: start-up", lambda: reads.startup(ctx, read_results, cases.namespace(sizes[1])))
         guarded(meta, "case 4: scale of reads", lambda: reads.scale_reads(ctx, read_results, scale))
     finally:
