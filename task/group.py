@@ -68,6 +68,11 @@ from rollguard.watcher import NamespaceCache
 Printer = Callable[[str], None]
 
 
+def zero_replicas(obj: Obj) -> bool:
+    """A workload asked for no pods: its rollout completes without any pod running its template."""
+    return int((obj.get("spec") or {}).get("replicas", 1) or 0) == 0
+
+
 def actor() -> str:
     """Who runs this: ROLLGUARD_ACTOR, else user@host (uid N@host for an arbitrary UID, as on OpenShift)."""
     if os.environ.get("ROLLGUARD_ACTOR"):
@@ -145,6 +150,12 @@ class GroupRun:
         # is none of them, nor the one preflight read, is someone else's edit, which the revert leaves
         # as they set it. Sent ones count too: a write whose answer was lost may have landed.
         self.ours: dict[str, list[Obj]] = {}
+        # Members watched but never written (a colleague's rollout, a healthy member): their failure fails
+        # the run, but they are not this run's to mark failed or to revert (`rollguard.plan.members`).
+        self.observed: set[str] = set()
+        # Members the verdict names besides the counts (left as someone else set them, accepted
+        # unhealthy ...): the report's ``members`` and the summary.
+        self.members: list[str] = []
         self.group_write = GroupWrite(self)
         self.group_revert = GroupRevert(self)
 
@@ -223,6 +234,7 @@ class GroupRun:
             self._let_go()
         outcome.error, outcome.errors = self.first_error, list(self.errors)
         outcome.workloads = [self.result(wp) for wp in plan.workloads]
+        outcome.members = list(self.members)
         return outcome
 
     def _run(self, plan: Plan) -> Status:
@@ -267,11 +279,16 @@ class GroupRun:
         if failed:
             item = failed[0]
             message = item.verdict.message if item.verdict else f"{item.ref.key}: no verdict"
-            entry = self.journal.workloads[item.ref.key]
-            entry.phase, entry.note = WorkloadPhase.FAILED, message
+            if item.ref.key in self.observed:  # not ours to mark failed, nor to revert
+                message += f" ({item.ref.key} is not changed by this {self.command}: left as it is)"
+            else:
+                entry = self.journal.workloads[item.ref.key]
+                entry.phase, entry.note = WorkloadPhase.FAILED, message
             raise RolloutFailed(message, workload=item.ref.key)
         for item in watched:
             assert item.verdict is not None
+            if item.ref.key in self.observed:
+                continue
             entry = self.journal.workloads[item.ref.key]
             entry.phase, entry.revision_after = self.done_phase, item.verdict.revision
 
@@ -287,8 +304,12 @@ class GroupRun:
         if not self._recorded():  # verified, but the journal says otherwise: not a success to report
             self.say(f"INCONSISTENT: verified, but {self.store.describe_last_saved()}")
             return Status.INCONSISTENT
-        self.say(self.said_succeeded.format(command=self.command, n=len(plan.workloads)))
+        self.say(self.success_line(plan))
         return Status.SUCCEEDED
+
+    def success_line(self, plan: Plan) -> str:
+        """The progress line of a verified success (`Rollout` says which workloads did what)."""
+        return self.said_succeeded.format(command=self.command, n=len(plan.workloads))
 
     def _fail_and_revert(self, plan: Plan) -> Status:
         self.say(self.said_reverting.format(command=self.command, n=len(plan.workloads)))
@@ -306,6 +327,9 @@ class GroupRun:
         elif self.group_revert.edited_away:
             left = ", ".join(self.group_revert.edited_away)
             why = f"{left} left as someone else set them, the rest reverted"
+        elif self.group_revert.unhealthy_left:
+            left = ", ".join(self.group_revert.unhealthy_left)
+            why = f"{left} (not changed by this run, left as it is) not healthy, the rest reverted"
         else:
             why = "the revert could not be verified"
         self.say(f"INCONSISTENT: {why}" + (f"; see journal {self.store.name}" if self.grouped else ""))
@@ -491,6 +515,9 @@ class GroupRun:
                 pod_record(p, revision=current["metadata"]["name"])
                 for p in pods_of_revision(current, self.cache.owners(PODS).children(current))
             ]
+        outcome = entry.phase.outcome if entry else WorkloadOutcome.UNCHANGED
+        if outcome is WorkloadOutcome.ROLLED_OUT and zero_replicas(obj):
+            outcome = WorkloadOutcome.NOT_VERIFIED  # rolled out to no pod: nothing ran the new template
         return WorkloadResult(
             kind=wp.snapshot.ref.kind,
             name=wp.snapshot.ref.name,
@@ -498,10 +525,11 @@ class GroupRun:
             revision_after=wp.kind.revision(obj),
             images_before=dict(wp.snapshot.images),
             images_after=images_of(obj.get("spec", {}).get("template", {})),
-            outcome=entry.phase.outcome if entry else WorkloadOutcome.UNCHANGED,
+            outcome=outcome,
             paused=bool(obj.get("spec", {}).get("paused")),
             paused_before=wp.snapshot.paused,
             notes=list(wp.notes),
             error=entry.note if entry else "",
             pods=sorted(pods, key=lambda p: p["name"]),
+            revert_changes=list(wp.revert_changes),
         )

@@ -45,6 +45,7 @@ class WorkloadResult:
     notes: list[str] = field(default_factory=list)
     error: str = ""
     pods: list[Obj] = field(default_factory=list)
+    revert_changes: list[str] = field(default_factory=list)  # every field its revert changed, old -> new
 
 
 @dataclass
@@ -59,6 +60,9 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     workloads: list[WorkloadResult] = field(default_factory=list)
     journal: str = ""
+    # Group members the verdict names besides the counts: left as someone else set them, accepted
+    # unhealthy, rolled out to no pod. The summary carries them too.
+    members: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -76,6 +80,8 @@ class Outcome:
             counts[w.outcome] = counts.get(w.outcome, 0) + 1
         parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         text = f"{self.status}: {parts or 'no workloads'}"
+        for line in self.members:
+            text += f"; {line}"
         if self.error:  # a success has no cause: what went wrong besides is a warning
             text += f"; {'warning' if self.status is Status.SUCCEEDED else 'cause'}: {self.error}"
         return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 3] + "..."

@@ -20,8 +20,9 @@ from rollguard.kinds import KINDS, ContainerNames, Kind, kind_of, triggers
 from rollguard.lock import LEASE_SECONDS, LeaseView, held
 from rollguard.manifest_decide import ManifestRead, attach_manifests, manifest_refusal, to_create
 from rollguard.manifests import ManifestSet
+from rollguard.plan.members import judge_members, never_completed
 from rollguard.resources import Resource
-from rollguard.structs import ImageTarget, Obj, Phase, Snapshot, VerifiedState, WorkloadRef
+from rollguard.structs import ImageTarget, Obj, Snapshot, VerifiedState, WorkloadRef
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class RolloutRequest:
     fail_fast: bool = True
     crash_restarts: int = 2
     allow_never_completed: bool = False
+    allow_failing: bool = False  # a member this run does not change may be failing (named, not verified)
     manifests: ManifestSet | None = None  # -f: the workloads' desired states
     skip_other_kinds: bool = False
     lease_seconds: int = LEASE_SECONDS
@@ -71,6 +73,12 @@ class WorkloadPlan:
     create: bool = False  # given by manifest, not in the cluster: the run creates it
     remove_on_revert: bool = False  # created by this run (or a dead one): a revert deletes it
     server_view: Obj | None = None  # the write as the server would store it (the preflight's dry run)
+    # A member the run does not write (rollguard.plan.members): a killed run's unverified change it
+    # finishes (watched, reverted on failure), one it watches and leaves as it is, or one accepted unhealthy.
+    finish: bool = False
+    observe: bool = False
+    accepted: str = ""  # why it is accepted unhealthy (--allow-failing, --allow-never-completed)
+    revert_changes: list[str] = field(default_factory=list)  # every field a revert changed (old -> new)
 
     @property
     def kind(self) -> Kind:
@@ -308,16 +316,6 @@ def trigger_effects(plan: WorkloadPlan) -> list[str]:
     return plan.kind.trigger_changes(plan.snapshot.raw, change_body(plan), reasons=reasons)
 
 
-def never_completed(kind: Kind, obj: Obj, revisions: list[Obj]) -> bool:
-    """Neither the current template nor any revision ever ran complete: nothing to revert to."""
-    if kind.progress(obj, revisions).phase is Phase.COMPLETE:
-        return False
-    current = kind.new_revision(obj, revisions)
-    return not any(
-        kind.is_complete_revision(rev) or (rev is not current and kind.was_complete(rev)) for rev in revisions
-    )
-
-
 def _paused_note(plan: WorkloadPlan) -> str:
     pending = {c: i for c, i in plan.snapshot.images.items() if plan.baseline.images.get(c) != i}
     note = "was paused: taken over and resumed by this run"
@@ -350,11 +348,12 @@ def decide_rollout(read: RolloutRead, request: RolloutRequest) -> Plan:
         resolve_promotions(
             workloads, namespace=read.namespace, source=promote_from, tag=tag, streams=read.source_streams
         )
+    # created by a dead run of this group (from -f): a revert deletes it, whether or not -f is given now
+    created = {k for k, e in journal.workloads.items() if e.created} if carried and journal else set()
+    for plan in workloads:
+        plan.remove_on_revert = plan.key in created
     if read.manifests is not None:
         attach_manifests(workloads, read.manifests)
-        created = {k for k, e in journal.workloads.items() if e.created} if carried and journal else set()
-        for plan in workloads:
-            plan.remove_on_revert = plan.key in created
         for ref, body, origin in to_create(read.manifests, namespace=read.namespace):
             workloads.append(
                 WorkloadPlan(
@@ -401,6 +400,15 @@ def decide_rollout(read: RolloutRead, request: RolloutRequest) -> Plan:
             plan.notes += trigger_effects(plan)
             start = plan.kind.start_request(plan.snapshot.raw, change_body(plan), plan.revisions)
             plan.notes += [start] if start else []
+    judge_members(
+        workloads,
+        journal=journal,
+        carried=carried,
+        namespace=read.namespace,
+        selector=read.selector,
+        allow_never_completed=allow_never_completed,
+        allow_failing=request.allow_failing,
+    )
     return Plan(
         namespace=read.namespace,
         selector=read.selector,
