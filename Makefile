@@ -21,9 +21,10 @@ controlplane:
 demo: venv controlplane
 	$(PY) -m sandbox.demo
 
-# mypy checks the import name `rollguard` on a link tree (task/ as rollguard, tui/ as rollguard/tui):
-# the editable install maps them with an import hook that mypy does not run. The TUI's fake cluster is
-# checked with it, strictly, to prove that it satisfies `rollguard.client.Api`.
+# mypy and the import contracts (.importlinter, import-linter) check the import name `rollguard` on a
+# link tree (task/ as rollguard, tui/ as rollguard/tui): the editable install maps them with an import
+# hook that neither runs. The TUI's fake cluster is
+# checked with it, strictly, to prove that it satisfies `rollguard.cluster.client.Api`.
 TYPECHECK := $(VENV)/typecheck
 
 lint: venv
@@ -31,7 +32,8 @@ lint: venv
 	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/rollguard
 	for f in task/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/rollguard/; done
 	ln -s "$(CURDIR)/tui" $(TYPECHECK)/rollguard/tui
-	MYPYPATH=$(TYPECHECK) $(VENV)/bin/mypy -p rollguard -m tests.tui.fakecluster
+	MYPYPATH=$(TYPECHECK) $(VENV)/bin/mypy -p rollguard -m tests.helpers.fakecluster
+	PYTHONPATH=$(TYPECHECK) $(VENV)/bin/lint-imports --no-cache
 
 # Two workers, each with its own sandbox: most test time is waiting on rollouts, not CPU.
 test: venv controlplane lint
@@ -55,24 +57,36 @@ VERSION  ?= $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 CREATED  ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo unknown)
 TAG      ?= rollguard:$(VERSION)
+# Passed only when set (make image PIP_INDEX_URL=https://nexus.example.com/repository/pypi/simple ...):
+# a proxy or mirror for PyPI, the UBI repositories and the base image (docs/tekton.md, "What the build reaches").
+MIRROR_ARGS := BASE_IMAGE HTTP_PROXY HTTPS_PROXY NO_PROXY PIP_INDEX_URL PIP_TRUSTED_HOST UBI_MIRROR
 
 image:
 	@engine=$$(command -v podman || command -v docker || true); \
 	if [ -z "$$engine" ]; then echo "make image: neither podman nor docker is installed" >&2; exit 2; fi; \
 	if [ -n "$$(git status --porcelain 2>/dev/null)" ]; then echo "make image: note: uncommitted changes are built but labelled $(REVISION)" >&2; fi; \
 	set -x; $$engine build -f Containerfile -t $(TAG) \
-	  --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --build-arg CREATED=$(CREATED) .
+	  --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --build-arg CREATED=$(CREATED) \
+	  $(foreach a,$(MIRROR_ARGS),$(if $($(a)),--build-arg $(a)='$($(a))')) .
 
 # requirements.lock: every runtime dependency pinned with the hashes of its files on PyPI, resolved for
 # the image's Python (3.11). The image installs exactly that (--require-hashes). `make lock` keeps the
 # pins that still satisfy pyproject.toml; `make lock UPGRADE=1` moves every pin to the newest release.
 # This machine's pip configuration (local indexes, find-links, constraints) is left out: the lock
 # records what PyPI serves.
+# requirements-build.lock: the same for the image's build stage (setuptools, as build-system.requires
+# admits it), installed there with --require-hashes and used with --no-build-isolation.
+# tests/tekton/lock-wheels.txt: which wheel of each locked package every platform gets (pip download per
+# platform, a few lookups); tests/tekton/test_platforms.py checks the Task's tekton.dev/platforms against it.
+PIP_PYPI := PIP_CONFIG_FILE=/dev/null PIP_FIND_LINKS= PIP_CONSTRAINT=
+COMPILE  := $(VENV)/bin/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url --no-emit-find-links $(if $(UPGRADE),--upgrade)
+
 lock: venv
 	$(PY) -m pip install -q 'pip-tools>=7.4,<8'
-	CUSTOM_COMPILE_COMMAND='make lock' PIP_CONFIG_FILE=/dev/null PIP_FIND_LINKS= PIP_CONSTRAINT= \
-	  $(VENV)/bin/pip-compile --quiet --generate-hashes --strip-extras --no-emit-index-url --no-emit-find-links \
-	  $(if $(UPGRADE),--upgrade) --output-file requirements.lock pyproject.toml
+	CUSTOM_COMPILE_COMMAND='make lock' $(PIP_PYPI) $(COMPILE) --output-file requirements.lock pyproject.toml
+	CUSTOM_COMPILE_COMMAND='make lock' $(PIP_PYPI) $(COMPILE) --allow-unsafe --only-build-deps --all-build-deps \
+	  --output-file requirements-build.lock pyproject.toml
+	$(PIP_PYPI) $(PY) -m tests.tekton.lock_wheels
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .sandbox

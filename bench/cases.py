@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from bench.context import REPO, CliRun, Ctx
 from bench.drive import body, workload_names
 from bench.metrics import Stats
-from rollguard.structs import DC, DEPLOYMENT, SHORT_KIND
+from rollguard.core.structs import DC, DEPLOYMENT, SHORT_KIND
 
 SIZES = (1, 5, 20, 50)
 ALONE = "bench-alone"

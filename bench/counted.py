@@ -3,7 +3,7 @@ requests its clients sent, by verb, to OUT.json.
 
 The API server's counters cannot tell clients apart (the sandbox's controllers and kubelet react to a
 rollout with many requests of their own), so rollguard's own share is counted here, on the client side,
-from `rollguard.client.Client.requests`. The command runs exactly as `rollguard ARGS...` would.
+from `rollguard.cluster.client.Client.requests`. The command runs exactly as `rollguard ARGS...` would.
 
 OUT.json.times gets when (``time.monotonic``, the system's CLOCK_MONOTONIC, the same clock in the parent
 process) the first request was handed to the transport and how long the process then waited for
@@ -24,17 +24,17 @@ from typing import Any
 
 def main(argv: list[str]) -> int:
     out, args = argv[0], argv[1:]
-    from rollguard import client as transport
+    from rollguard.cluster import client
 
     clients: list[Any] = []
-    original = transport.Client.__init__
+    original = client.Client.__init__
     times: dict[str, float] = {"waited_s": 0.0}
     lock = threading.Lock()
 
     def init(self: Any, *a: Any, **kw: Any) -> None:
         original(self, *a, **kw)
         clients.append(self)
-        send = self._api.call_api  # the official transport's side of Client (see rollguard.client.Transport)
+        send = self._api.call_api  # the official transport's side of Client (see rollguard.cluster.client.Transport)
 
         def timed(*args: Any, **kwargs: Any) -> Any:
             t = time.monotonic()
@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
 
         self._api.call_api = timed
 
-    transport.Client.__init__ = init  # type: ignore[method-assign]
+    client.Client.__init__ = init  # type: ignore[method-assign]
     from rollguard.cli import main as cli_main
 
     code = 70

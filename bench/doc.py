@@ -81,17 +81,17 @@ def lazy_imports(rd: ReadResults) -> list[str]:
     for label, found in rd.imports.items():
         seconds = rd.import_seconds.get(label, 0.0)
         k8s = sum(ms for mod, ms in found if mod.split(".")[0] == "kubernetes")
-        state = sum(ms for mod, ms in found if mod == "rollguard.state")
+        state = sum(ms for mod, ms in found if mod == "rollguard.state.assessment")
         if "--help" in label:
             out.append(
                 f"- `{label}`: "
                 + ("imports no `kubernetes` module (the subcommand handlers already import their dependencies "
                    "on use). " if not k8s else f"imports `kubernetes` ({k8s:.0f} ms): defer it to the handlers. ")
-                + (f"Importing `rollguard.state` takes {state:.0f} ms (median of {IMPORT_REPS} runs under "
+                + (f"Importing `rollguard.state.assessment` takes {state:.0f} ms (median of {IMPORT_REPS} runs under "
                    f"`-X importtime`, which itself slows imports down; the plain command takes "
                    f"{rd.startup[label].median:.2f} s). `drift-check`'s `register` needs it for the finding names "
                    "in its `--fail-on` help, so it cannot be deferred to a handler; moving those names out of "
-                   "`rollguard.state` would save those milliseconds on a help screen: imperceptible, not done."
+                   "`rollguard.state.assessment` would save those milliseconds on a help screen: imperceptible, not done."
                    if state else "")
             )  # fmt: skip
         else:
@@ -102,7 +102,7 @@ def lazy_imports(rd: ReadResults) -> list[str]:
                 "for configuration (the kubeconfig and in-cluster loaders) and transport (`rest.RESTClientObject` "
                 "on urllib3) but imports only those submodules, not the package's generated models, and not "
                 "`requests` (the transport's proxy check) or `oauthlib`/`requests_oauthlib` (the OIDC refresh) "
-                "until those paths run (`rollguard.k8s`); a command line naming a subcommand builds that "
+                "until those paths run (`rollguard.cluster.k8s`); a command line naming a subcommand builds that "
                 "subcommand's parser alone. What remains is mostly urllib3 with ssl and http.client (any HTTPS "
                 "client needs them) and PyYAML for the kubeconfig file."
             )

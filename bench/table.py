@@ -12,7 +12,7 @@ from bench.cases import OFF_TIMEOUT, ROLLOUT_TIMEOUT, FailResult, RolloutResults
 from bench.context import CliRun
 from bench.drive import workload_names
 from bench.reads import SCALE_NAMESPACES, ReadResults
-from rollguard.structs import DC, DEPLOYMENT, SHORT_KIND
+from rollguard.core.structs import DC, DEPLOYMENT, SHORT_KIND
 
 SERVER_VERBS = ("GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "DELETE")
 OWN_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
@@ -338,7 +338,7 @@ def section_api(r: RolloutResults, reads: ReadResults, meta: Meta) -> list[str]:
         "with the sandbox's admin token) before and after each run: everything the server served meanwhile, "
         "so also the requests of the controllers and the kubelet carrying out the rollout (the counter has no "
         "client label). **By verb** columns: rollguard's own requests, counted in its client "
-        "(`rollguard.client.Client.requests`, through `python -m bench.counted`); for the old stage, the replay's "
+        "(`rollguard.cluster.client.Client.requests`, through `python -m bench.counted`); for the old stage, the replay's "
         "own client. Medians over the runs of cases 1, 2 (with the repairs) and 4.",
         "",
     ]

@@ -31,11 +31,11 @@ def rollguard(kubeconfig: Path, *args: str) -> int:
 
 
 def create_component(kubeconfig: Path) -> None:
-    from rollguard.client import Client
-    from rollguard.resources import DEPLOYMENT_CONFIGS, NAMESPACES, PODS, REPLICATION_CONTROLLERS
-    from rollguard.structs import DC, Phase, WorkloadRef
-    from rollguard.watch import Watched, wait_for
-    from rollguard.watcher import NamespaceCache
+    from rollguard.cluster.cache import NamespaceCache
+    from rollguard.cluster.client import Client
+    from rollguard.core.resources import DEPLOYMENT_CONFIGS, NAMESPACES, PODS, REPLICATION_CONTROLLERS
+    from rollguard.core.structs import DC, Phase, WorkloadRef
+    from rollguard.run.wait import Watched, wait_for
 
     client = Client.connect(kubeconfig=str(kubeconfig))
     client.create(NAMESPACES, {"metadata": {"name": NAMESPACE}})

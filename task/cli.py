@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from rollguard import __version__
 from rollguard.commands.common import silence_stdout
-from rollguard.errors import EXIT_REFUSED, RefusedError
+from rollguard.core.errors import EXIT_REFUSED, RefusedError
 
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
@@ -36,7 +36,7 @@ def build_parser(*, only: str | None = None) -> argparse.ArgumentParser:
 
     A command line that starts with a subcommand's name is parsed by the parser of that subcommand
     alone, the same as the whole one would: the other subcommands' modules (and what their options'
-    help texts import, such as drift-check's finding names from rollguard.state) stay unimported.
+    help texts import, such as drift-check's finding names from rollguard.state.assessment) stay unimported.
     """
     parser = argparse.ArgumentParser(
         prog="rollguard",

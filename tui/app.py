@@ -19,8 +19,8 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 from textual.worker import get_current_worker
 
-from rollguard.errors import EXIT_INCONSISTENT, ServerError, TooManyRequests, Unreachable
-from rollguard.structs import Status
+from rollguard.core.errors import EXIT_INCONSISTENT, ServerError, TooManyRequests, Unreachable
+from rollguard.core.structs import Status
 from rollguard.tui.backend import Backend
 from rollguard.tui.errors import describe_error
 from rollguard.tui.keys import APP_BINDINGS

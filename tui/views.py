@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from rollguard.state import FINDINGS, HEALTHY, MUTABLE_IMAGE, OVERLAPPING
-from rollguard.structs import RunState, Status, WorkloadRef
+from rollguard.core.structs import RunState, Status, WorkloadRef
+from rollguard.state.assessment import FINDINGS, HEALTHY, MUTABLE_IMAGE, OVERLAPPING
 
 if TYPE_CHECKING:
-    from rollguard.repair_plan import RepairPlan
+    from rollguard.plan.repair_read import RepairPlan
 
 # Worst first: the order badges are shown in and the "findings" sort key.
 SEVERITY = (*FINDINGS, HEALTHY)

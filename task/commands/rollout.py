@@ -20,11 +20,11 @@ from rollguard.commands.common import (
     session,
     write_or_warn,
 )
-from rollguard.errors import ApiError, RefusedError
+from rollguard.core.errors import ApiError, RefusedError
 
 if TYPE_CHECKING:  # imported when run: the CLI starts without the engine
-    from rollguard.engine import Rollout
-    from rollguard.report import Outcome
+    from rollguard.core.report import Outcome
+    from rollguard.run.rollout import Rollout
 
 
 def register(sub: Any) -> None:
@@ -127,9 +127,9 @@ def register(sub: Any) -> None:
 
 def preview(rollout: Rollout) -> Outcome:
     """``--dry-run``: the rollout's whole preflight, then its plan as diffs; no lock, no journal, no write."""
-    from rollguard.report import Outcome
-    from rollguard.rollout_preview import plan_diff, planned_results
-    from rollguard.structs import Status
+    from rollguard.core.report import Outcome
+    from rollguard.core.structs import Status
+    from rollguard.plan.preview import plan_diff, planned_results
 
     plan = rollout.prepare()
     printer("\n".join(plan_diff(plan)))
@@ -146,18 +146,18 @@ def preview(rollout: Rollout) -> Outcome:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rollguard.engine import Rollout
-    from rollguard.inputs import (
+    from rollguard.core.report import Outcome, default_results_dir, write_results
+    from rollguard.core.structs import Status
+    from rollguard.plan.inputs import (
         check_step_budget,
         parse_duration,
         parse_image_target,
         parse_namespace,
         parse_selector,
     )
-    from rollguard.manifests import parse, read_sources
-    from rollguard.report import Outcome, default_results_dir, write_results
-    from rollguard.rollout_decide import RolloutRequest
-    from rollguard.structs import Status
+    from rollguard.plan.manifests import parse, read_sources
+    from rollguard.plan.rollout_decide import RolloutRequest
+    from rollguard.run.rollout import Rollout
 
     outcome: Outcome
     report_ok = results_ok = False  # a refused --report or --results-dir is not written to either

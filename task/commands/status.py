@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rollguard.commands.common import NAMESPACE_RULE, Session, cluster_args, session
 
 if TYPE_CHECKING:
-    from rollguard.state import NamespaceState, WorkloadState
+    from rollguard.state.assessment import NamespaceState, WorkloadState
 
 
 def register(sub: Any) -> None:
@@ -43,7 +43,7 @@ def scope_args(p: argparse.ArgumentParser, *, many: bool = False) -> None:
 
 def scope(where: Session, args: argparse.Namespace) -> tuple[list[str], str]:
     """(namespaces, where they came from) the scope arguments select; ([], ...) for all namespaces."""
-    from rollguard.inputs import parse_namespace
+    from rollguard.plan.inputs import parse_namespace
 
     if args.all_namespaces:
         return [], "--all-namespaces"
@@ -64,8 +64,8 @@ def heading(command: str, where: Session, args: argparse.Namespace) -> str:
 
 def read(where: Session, args: argparse.Namespace) -> list[NamespaceState]:
     """The states the scope arguments select (RefusedError on bad input)."""
-    from rollguard.inputs import parse_selector
-    from rollguard.inventory import check_namespace, read_cluster, read_namespaces
+    from rollguard.plan.inputs import parse_selector
+    from rollguard.state.inventory import check_namespace, read_cluster, read_namespaces
 
     selector = parse_selector(args.selector) if args.selector is not None else None
     client = where.client
@@ -149,7 +149,7 @@ def to_json(namespaces: Sequence[NamespaceState]) -> list[Any]:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from rollguard.errors import EXIT_REFUSED, ApiError, RefusedError
+    from rollguard.core.errors import EXIT_REFUSED, ApiError, RefusedError
 
     try:
         where = session(args)

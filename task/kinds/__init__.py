@@ -10,6 +10,7 @@ preflight, repair planning, promotion, engine, TUI) asks a `Kind` and never test
 
 from __future__ import annotations
 
+from rollguard.core.structs import DC, DEPLOYMENT, WorkloadRef
 from rollguard.kinds.base import (
     DC_NAME_LABEL,
     DEFAULT_DEADLINE,
@@ -22,7 +23,6 @@ from rollguard.kinds.base import (
 from rollguard.kinds.deployment import DeploymentKind, deployment_progress
 from rollguard.kinds.deploymentconfig import DeploymentConfigKind, dc_progress, encoded_config, rc_template
 from rollguard.kinds.triggers import ImageTrigger, Streams
-from rollguard.structs import DC, DEPLOYMENT, WorkloadRef
 
 __all__ = [
     "DC_NAME_LABEL",

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from rollguard.core.resources import Resource
+from rollguard.core.structs import Obj, Phase, Progress, Snapshot, VerifiedState, WorkloadRef
 from rollguard.kinds import triggers
 from rollguard.kinds.triggers import ImageTrigger
-from rollguard.resources import Resource
-from rollguard.structs import Obj, Phase, Progress, Snapshot, VerifiedState, WorkloadRef
 
 DEFAULT_DEADLINE = 600
 DC_NAME_LABEL = "openshift.io/deployment-config.name"
@@ -212,7 +212,7 @@ class Kind:
             template=template,
             triggers=self.triggers(obj),
             # the object's own (nothing changes a snapshot's labels): a copy per workload was ~2 MiB of
-            # what the TUI holds at 10,000 workloads, where the object's are shared (`rollguard.reduce`)
+            # what the TUI holds at 10,000 workloads, where the object's are shared (`rollguard.cluster.reduce`)
             labels=meta.get("labels") or {},
             raw=obj,
         )
@@ -265,7 +265,7 @@ class Kind:
 
     def slim_revision(self, rev: Obj, *, metadata: Obj) -> Obj:
         """A revision object cut to what the kind's rules read, with the slim ``metadata`` given
-        (`rollguard.reduce`: read-only views keep a fraction of what the API sends)."""
+        (`rollguard.cluster.reduce`: read-only views keep a fraction of what the API sends)."""
         raise NotImplementedError
 
     # -- completion --------------------------------------------------------------------------------
@@ -309,6 +309,30 @@ class Kind:
         if not spec.get("paused"):
             spec.pop("paused", None)
         return spec
+
+    def edit_spec(self, obj: Obj) -> Obj:
+        """Its spec as someone else's edit is judged: `comparable_spec` without ``replicas``.
+
+        An HPA, `oc scale` or `kubectl scale` writes only the replica count (the scale subresource): that
+        is the workload being scaled, not edited. A run writes its change over the new count and keeps it
+        (`scale_note` says so in the report); only an edit of anything else is "changed by someone else".
+        """
+        spec = self.comparable_spec(obj)
+        spec.pop("replicas", None)
+        return spec
+
+    def replicas(self, obj: Obj) -> int:
+        """Its desired replica count (``spec.replicas``; 1 when unset, the API's default)."""
+        value = (obj.get("spec") or {}).get("replicas")
+        return 1 if value is None else as_int(value)
+
+    def scale_note(self, *, meant: int | None, live: Obj) -> str | None:
+        """The report's note when someone else scaled the workload during the run (an HPA, `oc scale`):
+        ``meant`` is the count the run's own write left (its preflight's, or its manifest's)."""
+        have = self.replicas(live)
+        if meant is None or have == meant:
+            return None
+        return f"replicas changed by someone else during the run ({meant} -> {have}): kept"
 
     def settled(self, obj: Obj) -> bool:
         """Its rollout ended and it is now merely short of available pods (unavailable, not progressing)."""

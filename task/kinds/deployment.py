@@ -14,12 +14,13 @@ from __future__ import annotations
 import copy
 import datetime as dt
 
+from rollguard.core.readiness import condition, get, observed
+from rollguard.core.resources import DEPLOYMENTS, REPLICA_SETS
+from rollguard.core.structs import DEPLOYMENT, Obj, Phase, Progress, VerifiedState
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DEFAULT_DEADLINE, HASH_LABEL, Kind, as_int, parse_time, pick
+from rollguard.kinds.templates import same_template
 from rollguard.kinds.triggers import ImageTrigger
-from rollguard.readiness import condition, get, observed
-from rollguard.resources import DEPLOYMENTS, REPLICA_SETS
-from rollguard.structs import DEPLOYMENT, Obj, Phase, Progress, VerifiedState
 
 RS_REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 
@@ -136,7 +137,9 @@ class DeploymentKind(Kind):
 
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         template = obj.get("spec", {}).get("template")
-        return next((r for r in revisions if self.revision_template(r) == template), None)
+        return next(
+            (r for r in revisions if same_template(self.revision_template(r), template)), None
+        )
 
     def deadline(self, obj: Obj) -> int:
         return int(obj.get("spec", {}).get("progressDeadlineSeconds") or DEFAULT_DEADLINE)

@@ -24,13 +24,14 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from rollguard.core.readiness import condition, get, observed, pod_doom
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
+from rollguard.core.structs import DC, Obj, Phase, Progress, VerifiedState
 from rollguard.kinds import dc_start
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time, pick
+from rollguard.kinds.templates import same_template
 from rollguard.kinds.triggers import ImageTrigger
-from rollguard.readiness import condition, get, observed, pod_doom
-from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
-from rollguard.structs import DC, Obj, Phase, Progress, VerifiedState
 
 PHASE_ANNOTATION = "openshift.io/deployment.phase"
 CANCELLED_ANNOTATION = "openshift.io/deployment.cancelled"
@@ -85,13 +86,13 @@ def dc_progress(dc: Obj, latest_rc: Obj | None) -> Progress:
     """Is the DC's current template rolled out by its latest RC? (reference section 2)"""
     name = get(dc, "metadata", "name", default="?")
     version = int(get(dc, "status", "latestVersion", default=0))
-    if not observed(dc):
+    if not observed(dc) and not _running_rollout(dc, latest_rc, version):
         return Progress(Phase.PENDING, "waiting for the controller to observe the change", version)
     if get(dc, "spec", "paused", default=False):
         return Progress(Phase.PAUSED, f'deployment config "{name}" is paused', version)
     if latest_rc is None or get(latest_rc, "metadata", "name") != f"{name}-{version}":
         return Progress(Phase.PENDING, "waiting for a new replication controller", version)
-    if rc_template(latest_rc) != get(dc, "spec", "template"):
+    if not same_template(rc_template(latest_rc), get(dc, "spec", "template")):
         return Progress(Phase.PENDING, "waiting for a rollout of the new template", version)
     rc_name = f"{name}-{version}"
     annotations = get(latest_rc, "metadata", "annotations", default={})
@@ -109,6 +110,24 @@ def dc_progress(dc: Obj, latest_rc: Obj | None) -> Progress:
     return Progress(
         Phase.PROGRESSING, f"{rc_name} {phase.lower()}: {have} of {want} new replicas ready", version
     )
+
+
+def _running_rollout(dc: Obj, latest_rc: Obj | None, version: int) -> bool:
+    """Whether the DC's latest RC runs its current template and has yet to end.
+
+    openshift-controller-manager pkg/apps/deploymentconfig/deploymentconfig_controller.go (Handle): while
+    the latest RC is not terminated the controller calls ``updateStatus(config, ..., false)`` ("we don't
+    want to compete with the deployer"), leaving ``status.observedGeneration`` behind any spec write made
+    meanwhile (an HPA or `oc scale`, a trigger recording ``lastTriggeredImage``) until the rollout ends.
+    The RC then says where the rollout stands; waiting for the controller to observe would freeze the
+    judgement (and the no-progress clock) for the rest of the rollout.
+    """
+    if latest_rc is None or get(latest_rc, "metadata", "name") != f"{get(dc, 'metadata', 'name')}-{version}":
+        return False
+    phase = get(latest_rc, "metadata", "annotations", PHASE_ANNOTATION, default="New")
+    if phase not in ("New", "Pending", "Running"):
+        return False
+    return same_template(rc_template(latest_rc), get(dc, "spec", "template"))
 
 
 def _failure(dc: Obj, rc_name: str, annotations: dict[str, str]) -> str:
@@ -147,7 +166,7 @@ class DeploymentConfigKind(Kind):
     )
     optional_api = True
     revision_label = DC_NAME_LABEL
-    # (the encoded config too; rollguard.reduce compacts it to the template and triggers)
+    # (the encoded config too; rollguard.cluster.reduce compacts it to the template and triggers)
     revision_annotations = (
         DC_VERSION_ANNOTATION,
         PHASE_ANNOTATION,
@@ -294,7 +313,9 @@ class DeploymentConfigKind(Kind):
 
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         latest = self._latest(obj, revisions)
-        if latest is not None and rc_template(latest) == obj.get("spec", {}).get("template"):
+        if latest is not None and same_template(
+            rc_template(latest), obj.get("spec", {}).get("template")
+        ):
             return latest
         return None
 

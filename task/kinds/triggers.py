@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from rollguard.structs import Obj
+from rollguard.core.structs import Obj
 
 IMAGE_STREAM_TAG = "ImageStreamTag"
 INTEGRATED_REGISTRY = "image-registry.openshift-image-registry.svc:5000"

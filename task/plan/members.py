@@ -22,14 +22,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from rollguard.errors import RefusedError
-from rollguard.journal import Journal
+from rollguard.cluster.journal import Journal
+from rollguard.core.errors import RefusedError
+from rollguard.core.structs import Obj, Phase, WorkloadPhase
 from rollguard.kinds import Kind
-from rollguard.structs import Obj, Phase, WorkloadPhase
-from rollguard.templates import normalized
+from rollguard.kinds.templates import same_template
 
 if TYPE_CHECKING:  # the plans are rollout_decide's, which decides with this module
-    from rollguard.rollout_decide import WorkloadPlan
+    from rollguard.plan.rollout_decide import WorkloadPlan
 
 # A killed run's entry in these phases had its change written and not yet judged: finished by watching.
 WRITTEN = frozenset({WorkloadPhase.PENDING, WorkloadPhase.APPLIED, WorkloadPhase.COMPLETE})
@@ -69,7 +69,7 @@ def judge_members(
         if (
             entry is not None
             and entry.phase not in (WorkloadPhase.EDITED, WorkloadPhase.DELETED)
-            and normalized(live) != normalized(entry.verified.template)
+            and not same_template(live, entry.verified.template)
         ):
             assert journal is not None
             _finish_or_refuse(plan, journal=journal, namespace=namespace, selector=selector)

@@ -17,12 +17,12 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from rollguard.client import Client
-from rollguard.errors import ApiError, NotFound
-from rollguard.journal import FINAL_STATES
-from rollguard.lock import read_lease
-from rollguard.resources import LEASES, NAMESPACES, Resource
-from tests.support import (
+from rollguard.cluster.client import Client
+from rollguard.cluster.journal import FINAL_STATES
+from rollguard.cluster.lock import read_lease
+from rollguard.core.errors import ApiError, NotFound
+from rollguard.core.resources import LEASES, NAMESPACES, Resource
+from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
     JOURNAL,
@@ -40,7 +40,7 @@ from tests.support import (
     view,
     wait_until,
 )
-from tests.support import start_rollguard as start
+from tests.helpers.cluster import start_rollguard as start
 
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 GROUP = ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web"))

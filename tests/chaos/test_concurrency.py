@@ -11,12 +11,12 @@ import signal
 
 import pytest
 
-from rollguard.claims import claim_name, read_claim
-from rollguard.resources import DEPLOYMENT_CONFIGS, LEASES
-from rollguard.structs import WorkloadRef
+from rollguard.cluster.claims import claim_name, read_claim
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, LEASES
+from rollguard.core.structs import WorkloadRef
 from tests.chaos import harness as h
-from tests.scenarios import pause, set_image
-from tests.support import DC, DEPLOYMENT, IMAGE, journal_reaches, view, wait_until
+from tests.helpers.cluster import DC, DEPLOYMENT, IMAGE, journal_reaches, view, wait_until
+from tests.helpers.scenarios import pause, set_image
 
 SLOW = f"{IMAGE}:v2-slow8"  # the winner outlives the losers' start-up
 
@@ -160,8 +160,8 @@ def test_sigkill_of_the_winner_lets_the_next_run_in(client, sandbox, proxy, tmp_
 
 @pytest.mark.chaos
 def test_two_repairs_of_one_workload_and_a_killed_one(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
-    """Repairs of named workloads in no group meet on their own Lease (task/repair.py repair_lease_name)
-    and on the workloads' claims (task/claims.py): a second `resume dc/dc2` while the first watches is
+    """Repairs of named workloads in no group meet on their own Lease (task/run/repair.py repair_lease_name)
+    and on the workloads' claims (task/cluster/claims.py): a second `resume dc/dc2` while the first watches is
     refused naming it and changes nothing; the first one SIGKILLed, the next is refused until the dead
     repair's Lease expired, then takes over its claim, finishes dc2 and leaves no Lease behind."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")

@@ -26,10 +26,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rollguard.client import Client
-from rollguard.errors import NotFound
-from rollguard.lock import read_lease
-from rollguard.resources import DEPLOYMENTS, LEASES
+from rollguard.cluster.client import Client
+from rollguard.cluster.lock import read_lease
+from rollguard.core.errors import NotFound
+from rollguard.core.resources import DEPLOYMENTS, LEASES
 from tests.chaos import harness as h
 from tests.chaos.ledger import Entry
 from tests.chaos.proxy import FaultProxy, Record
@@ -264,7 +264,7 @@ MANIFEST_FOLLOW_UPS = ("rollout-f", "rollout-f-crash")
 def release_manifests(path: Path, image: str, *, crash_second: str | None = None) -> Path:
     """The group's three workloads with ``image`` and a new env var, plus a Deployment ``extra`` the
     group does not have yet (the run creates it), as one multi-document file."""
-    from tests.support import dc_body, deployment_body
+    from tests.helpers.cluster import dc_body, deployment_body
 
     docs = [dc_body("dc1", image), dc_body("dc2", crash_second or image), deployment_body("web", image),
             deployment_body("extra", image)]  # fmt: skip
@@ -276,7 +276,7 @@ def release_manifests(path: Path, image: str, *, crash_second: str | None = None
 
 def extra_state(client: Client, ns: str) -> str:
     """``absent``, or the image the created Deployment ``extra`` runs (complete and with the env)."""
-    from tests.support import view
+    from tests.helpers.cluster import view
 
     try:
         obj = client.get(DEPLOYMENTS, "extra", namespace=ns)

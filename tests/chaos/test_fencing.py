@@ -21,14 +21,14 @@ import time
 
 import pytest
 
-from rollguard.claims import CLAIM_LABEL
-from rollguard.inputs import parse_selector
-from rollguard.journal import DATA_KEY, JOURNAL_LABEL, group_name
-from rollguard.lock import fence_margin, read_lease
-from rollguard.resources import CONFIG_MAPS, LEASES
+from rollguard.cluster.claims import CLAIM_LABEL
+from rollguard.cluster.journal import DATA_KEY, JOURNAL_LABEL, group_name
+from rollguard.cluster.lock import fence_margin, read_lease
+from rollguard.core.resources import CONFIG_MAPS, LEASES
+from rollguard.plan.inputs import parse_selector
 from tests.chaos import harness as h
 from tests.chaos.proxy import FaultPlan, Record
-from tests.support import CRASH, DC, create_group, dc_body, journal_reaches, view
+from tests.helpers.cluster import CRASH, DC, create_group, dc_body, journal_reaches, view
 
 LEASE = 6  # A's --lease-duration (seconds): short, so that a frozen A loses it soon
 A_IMAGE = "registry.local/shop/api:v2-slow30"  # A is still watching when it wakes

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 
-from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
-from tests.scenarios import failed_and_settled, set_image
-from tests.support import (
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
+from tests.helpers.cluster import (
     CRASH,
     NEW,
     OLD,
@@ -23,6 +22,7 @@ from tests.support import (
     view,
     wait_until,
 )
+from tests.helpers.scenarios import failed_and_settled, set_image
 
 
 def refused(result, *words: str) -> str:

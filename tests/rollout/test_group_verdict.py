@@ -19,19 +19,20 @@ crash-looping member, or a colleague's hotfix silently reverted):
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import signal
 from pathlib import Path
 
 import yaml
 
-from rollguard.errors import Conflict
-from rollguard.resources import DEPLOYMENT_CONFIGS
-from rollguard.structs import Obj
-from tests.chaos.harness import expire_lease
-from tests.support import (
+from rollguard.core.errors import Conflict
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, LEASES
+from rollguard.core.structs import Obj
+from tests.helpers.cluster import (
     CRASH,
     DC,
     IMAGE,
+    JOURNAL,
     NEW,
     OLD,
     SELECTOR,
@@ -69,6 +70,14 @@ def hotfix(client, namespace: str, name: str, *, image: str | None = None) -> No
         except Conflict:
             continue
     raise AssertionError(f"dc/{name}: too many conflicts")
+
+
+def expire_lease(client, namespace: str) -> None:
+    """Move a killed run's lease renewTime into the past: what waiting its duration would do."""
+    lease = client.get(LEASES, JOURNAL, namespace=namespace)
+    past = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    lease["spec"]["renewTime"] = lease["spec"]["acquireTime"] = past
+    client.replace(LEASES, lease, namespace=namespace)
 
 
 def by_name(report: Obj) -> dict[str, Obj]:

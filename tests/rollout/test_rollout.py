@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rollguard.resources import DEPLOYMENT_CONFIGS, EVENTS
-from tests.support import (
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, EVENTS
+from tests.helpers.cluster import (
     CRASH,
     DC,
     DEPLOYMENT,

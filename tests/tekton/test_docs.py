@@ -30,7 +30,7 @@ def test_generated_tables_match_the_task(name: str, doc: Path) -> None:
 
 
 def test_exit_code_table_matches_the_code() -> None:
-    from rollguard.report import EXIT_BY_STATUS
+    from rollguard.core.report import EXIT_BY_STATUS
 
     rows = re.findall(r"^\| (\d) \| `([\w-]+)` \|", TEKTON_DOC.read_text(), re.M)
     # every status word with its code (0 has two, succeeded and dry-run; 3 has two)

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from rollguard.cli import build_parser
-from rollguard.inputs import parse_image_target
+from rollguard.plan.inputs import parse_image_target
 from tests.tekton.manifests import REFERENCE, ROOT, TEKTON_DOC, Obj, run_step, task, taskrun_inputs
 
 ODS_DOC = ROOT / "docs" / "opendevstack.md"

@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 import yaml
 
-from rollguard.client import Client
-from rollguard.errors import ApiError, NotFound
-from rollguard.resources import (
+from rollguard.cluster.client import Client
+from rollguard.core.errors import ApiError, NotFound
+from rollguard.core.resources import (
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
     IMAGE_STREAMS,
@@ -36,7 +36,7 @@ from rollguard.resources import (
     Resource,
 )
 from sandbox import cluster
-from tests.support import (
+from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
     IMAGE,
@@ -140,7 +140,7 @@ def test_rollout_role_is_exactly_what_the_preflight_checks() -> None:
     both kinds that promotes: nothing the tool does not ask for, nothing it asks for missing. (The
     sandbox does not emulate OpenShift's own check of `get imagestreams/layers` on a cross-namespace
     tag; the preflight asks for it, so the matrix below measures it all the same.)"""
-    from rollguard.preflight import rollout_permissions
+    from rollguard.plan.rollout_read import rollout_permissions
 
     needs = rollout_permissions("t", {DC, DEPLOYMENT}, promote_from="c")
     wanted = {(ns, res.group, res.plural, verb) for verb, res, ns in needs}

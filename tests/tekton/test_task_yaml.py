@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from rollguard.errors import RefusedError
-from rollguard.inputs import STEP_OVERHEAD, check_step_budget, parse_duration
+from rollguard.core.errors import RefusedError
+from rollguard.plan.inputs import STEP_OVERHEAD, check_step_budget, parse_duration
 from tests.tekton.manifests import (
     CONTEXT_VARIABLES,
     CRONJOB_FILE,
@@ -62,8 +62,8 @@ def test_task_follows_the_tekton_catalog_conventions(task_obj: Obj) -> None:
     assert re.fullmatch(r"\d+\.\d+\.\d+", annotations["tekton.dev/pipelines.minVersion"])
     # The catalog's Task-version form (major.minor), and every platform the base image is built for.
     assert re.fullmatch(r"\d+\.\d+", task_obj["metadata"]["labels"]["app.kubernetes.io/version"])
-    platforms = set(annotations["tekton.dev/platforms"].split(","))
-    assert platforms == {"linux/amd64", "linux/arm64", "linux/ppc64le", "linux/s390x"}
+    platforms = annotations["tekton.dev/platforms"].split(",")
+    assert platforms and all(re.fullmatch(r"linux/[a-z0-9]+", p) for p in platforms)  # which: test_platforms.py
     assert len(task_obj["spec"]["description"]) > 80
 
 
@@ -110,7 +110,7 @@ def test_every_reference_is_declared_and_every_param_used(task_obj: Obj) -> None
 
 
 def test_results_are_exactly_what_rollguard_writes(task_obj: Obj, tmp_path: Path) -> None:
-    from rollguard.report import Outcome, write_results
+    from rollguard.core.report import Outcome, write_results
 
     write_results(Outcome(status="refused", command="rollout", namespace="ns", selector="a=b", error="x"), str(tmp_path))
     assert {p.name for p in tmp_path.iterdir()} == set(declared(task_obj, "results"))

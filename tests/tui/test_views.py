@@ -19,7 +19,7 @@ from rollguard.tui.views import (
     sort_rows,
 )
 from rollguard.tui.widgets.workload_table import build_lines
-from tests.tui.fixtures import NOW, demo_cluster, reference_case
+from tests.helpers.tui_objects import NOW, demo_cluster, reference_case
 
 
 def row(name: str, *codes: str, revision: int = 2, paused: bool = False, group: str = "app=a") -> WorkloadRow:

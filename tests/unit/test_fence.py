@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from rollguard.claims import ClaimView, claim_live, claim_name
-from rollguard.client import Client
-from rollguard.errors import Conflict, NotFound, ServerError, Superseded
-from rollguard.lock import GroupLock, fence_margin, renew_every
-from rollguard.resources import LEASES, Resource
-from rollguard.structs import DC, WorkloadRef
+from rollguard.cluster.claims import ClaimView, claim_live, claim_name
+from rollguard.cluster.client import Client
+from rollguard.cluster.lock import GroupLock, fence_margin, renew_every
+from rollguard.core.errors import Conflict, NotFound, ServerError, Superseded
+from rollguard.core.resources import LEASES, Resource
+from rollguard.core.structs import DC, WorkloadRef
 
 
 class Store:

@@ -6,60 +6,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+from rollguard.core.structs import DC, DEPLOYMENT, Phase, Progress, WorkloadRef
 from rollguard.kinds import KINDS
 from rollguard.kinds.base import parse_time
-from rollguard.structs import DC, DEPLOYMENT, Phase, Progress, WorkloadRef
-from rollguard.watch import Watched, judge
-
-TEMPLATE = {
-    "metadata": {"labels": {"name": "api"}},
-    "spec": {"containers": [{"name": "app", "image": "x:v2"}]},
-}
-
-
-def dc(**status: object) -> dict:
-    return {
-        "metadata": {"name": "api", "namespace": "shop", "uid": "dc1", "generation": 3},
-        "spec": {"replicas": 1, "template": TEMPLATE},
-        "status": {"latestVersion": 2, "observedGeneration": 3, **status},
-    }
-
-
-def rc(phase: str, **notes: str) -> dict:
-    return {
-        "metadata": {
-            "name": "api-2",
-            "uid": "rc2",
-            "ownerReferences": [{"uid": "dc1", "controller": True}],
-            "annotations": {
-                "openshift.io/deployment.phase": phase,
-                "openshift.io/deployment-config.latest-version": "2",
-                "openshift.io/encoded-deployment-config": json.dumps({"spec": {"template": TEMPLATE}}),
-                "openshift.io/deployer-pod.name": "api-2-deploy",
-                **notes,
-            },
-        },
-        "status": {},
-    }
-
-
-def deployer_pod(status: dict) -> dict:
-    return {
-        "metadata": {
-            "name": "api-2-deploy",
-            "labels": {"openshift.io/deployer-pod-for.name": "api-2"},
-            "ownerReferences": [{"uid": "rc2", "kind": "ReplicationController", "name": "api-2"}],
-        },
-        "status": status,
-    }
-
-
-FAILED_CONDITION = {
-    "type": "Progressing",
-    "status": "False",
-    "reason": "ProgressDeadlineExceeded",
-    "message": 'replication controller "api-2" has failed progressing',
-}
+from rollguard.run.wait import Watched, judge
+from tests.helpers.dc_objects import FAILED_CONDITION, dc, deployer_pod, rc
 
 
 def test_a_failed_rc_reads_the_dc_condition_not_its_cause() -> None:

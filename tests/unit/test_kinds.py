@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 import json
 
+from rollguard.core.structs import DC, DEPLOYMENT, VerifiedState
 from rollguard.kinds import KINDS, Owners, images_of, pods_of_revision
-from rollguard.structs import DC, DEPLOYMENT, VerifiedState
 
 DC_OBJ = {
     "metadata": {"name": "api", "uid": "u1"},

@@ -1,6 +1,6 @@
-"""A repair's preflight decisions, pure: every refusal and trigger rule from YAML fixtures.
+"""A repair's preflight decisions, pure: every refusal and trigger rule from YAML cases.
 
-Each case of tests/unit/fixtures/planning/repair.yaml gives a repair's arguments (checked by
+Each case of tests/cases/planning/repair.yaml gives a repair's arguments (checked by
 `repair_request`) and a `RepairRead` (what `read_repair` would gather); `decide_repair` must refuse with
 the case's message or return its plan. tests/repair/ covers the whole path on the sandbox.
 """
@@ -11,9 +11,9 @@ import fnmatch
 
 import pytest
 
-from rollguard.errors import RefusedError
-from rollguard.repair_plan import decide_repair, read_refusal
-from tests.unit.planning import cases, repair_read
+from rollguard.core.errors import RefusedError
+from rollguard.plan.repair_read import decide_repair, read_refusal
+from tests.helpers.planning import cases, repair_read
 
 CASES = cases("repair.yaml")
 FIELDS = (

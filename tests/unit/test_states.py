@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.errors import EXIT_INCONSISTENT, EXIT_OK, EXIT_REFUSED, EXIT_REVERTED
-from rollguard.journal import DATA_KEY, Journal, WorkloadEntry, parse_configmap
-from rollguard.report import EXIT_BY_STATUS, Outcome, WorkloadResult, write_report, write_results
-from rollguard.structs import RunState, Status, VerifiedState, WorkloadOutcome, WorkloadPhase
+from rollguard.cluster.journal import DATA_KEY, Journal, WorkloadEntry, parse_configmap
+from rollguard.core.errors import EXIT_INCONSISTENT, EXIT_OK, EXIT_REFUSED, EXIT_REVERTED
+from rollguard.core.report import EXIT_BY_STATUS, Outcome, WorkloadResult, write_report, write_results
+from rollguard.core.structs import RunState, Status, VerifiedState, WorkloadOutcome, WorkloadPhase
 
 # The words as the versions before the enums spelled them (engine.py, repair.py, journal.py, report.py).
 OLD_RUN_STATES = ["new", "applying", "watching", "repairing", "reverting", "succeeded", "repaired",
