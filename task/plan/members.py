@@ -75,16 +75,7 @@ def judge_members(
             _finish_or_refuse(plan, journal=journal, namespace=namespace, selector=selector)
             continue
         progress = plan.kind.progress(plan.snapshot.raw, plan.revisions)
-        if progress.phase is Phase.FAILED and not plan.remove_on_revert:
-            if not allow_failing:
-                raise RefusedError(
-                    f"{plan.key} is failing and this run does not change it: {progress.message}",
-                    fix=f"repair it first (rollguard revert -n {namespace} {plan.key}), give it a new image in "
-                    f"this run (--image {plan.key}=REF), or pass --allow-failing to roll out the rest beside "
-                    "it (the report and the summary then name it)",
-                )
-            plan.accepted = f"failing ({progress.message}), accepted with --allow-failing"
-        elif (
+        if (
             not plan.remove_on_revert
             and entry is None
             and never_completed(plan.kind, plan.snapshot.raw, plan.revisions)
@@ -98,6 +89,15 @@ def judge_members(
                     "beside it (the report and the summary then name it)",
                 )
             plan.accepted = "never completed a rollout, accepted with --allow-never-completed"
+        elif progress.phase is Phase.FAILED and not plan.remove_on_revert:
+            if not allow_failing:
+                raise RefusedError(
+                    f"{plan.key} is failing and this run does not change it: {progress.message}",
+                    fix=f"repair it first (rollguard revert -n {namespace} {plan.key}), give it a new image in "
+                    f"this run (--image {plan.key}=REF), or pass --allow-failing to roll out the rest beside "
+                    "it (the report and the summary then name it)",
+                )
+            plan.accepted = f"failing ({progress.message}), accepted with --allow-failing"
         else:
             plan.observe = True
             continue
