@@ -145,11 +145,8 @@ class GroupRevert:
         ]
         removed = [wp for wp in plan.workloads if wp.remove_on_revert and self.needs_revert(wp)]
         reverting = {wp.key for wp in targets}
-        others = [
-            wp
-            for wp in plan.workloads
-            if not wp.remove_on_revert and wp.key not in reverting and not wp.accepted and self._left(wp)
-        ]
+        # the members a rollout watched but never wrote (`WorkloadPlan.observe`): left, named, judged
+        others = [wp for wp in plan.workloads if wp.observe and wp.key not in reverting and self._left(wp)]
         self.remove(removed)
 
         def start(wp: WorkloadPlan) -> Watched:
@@ -224,26 +221,22 @@ class GroupRevert:
         )
 
     def _left(self, plan: WorkloadPlan) -> bool:
-        """A member this run never wrote that the revert must still judge: one off its verified state
-        (someone's edit before the run, named and left as they set it) or not complete yet."""
+        """A member this run watched and never wrote, to be judged after the revert: named when it is
+        not on its verified state (someone's edit before the run, or an earlier run's ``edited``), left
+        as they set it. False for one deleted or edited during the run (already named as such)."""
         run = self.run
         entry = run.journal.workloads.get(plan.key)
-        if entry is not None and entry.phase is WorkloadPhase.DELETED:
+        if entry is None or entry.phase in (WorkloadPhase.DELETED, WorkloadPhase.EDITED):
             return False
-        obj = run.live(plan)
-        template = obj.get("spec", {}).get("template", {})
-        moved = not same_template(template, plan.baseline.template)
-        if entry is not None and entry.phase is not WorkloadPhase.EDITED and moved:  # during the run: named
+        template = run.live(plan).get("spec", {}).get("template", {})
+        if not same_template(template, plan.baseline.template):
             images = images_of(template)
             entry.phase = WorkloadPhase.EDITED
             entry.note = f"changed by someone else, not by this run (runs {images}); left as they set it"
             self.left_as_set.append(plan.key)
             run.members.append(f"{plan.key} left as someone else set it (not changed by this run)")
             run.say(f"{plan.key}: left as someone else set it ({images}): this run did not change it")
-        if plan.key in self.left_as_set or plan.observe:
-            return True
-        progress = plan.kind.progress(obj, run.revisions(plan, obj))
-        return progress.phase is not Phase.COMPLETE
+        return True
 
     def _judge_left(self, plans: list[WorkloadPlan]) -> None:
         """Wait until the members left as they are complete (a hotfix still rolling out), fast on a crash
