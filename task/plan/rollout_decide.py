@@ -372,13 +372,16 @@ def decide_rollout(read: RolloutRead, request: RolloutRequest) -> Plan:
             "nothing to roll out", fix="pass -f MANIFESTS, --image TARGET=REF or --promote-from NS --tag TAG"
         )
 
+    paused = [plan.key for plan in workloads if plan.snapshot.paused]
+    if paused and on_paused == "refuse":  # every one named, so that one resume fixes them all
+        raise RefusedError(
+            f"{', '.join(paused)} {'is' if len(paused) == 1 else 'are'} paused (left so by an earlier tool?) "
+            "and --on-paused is refuse",
+            fix=f"resume {'it' if len(paused) == 1 else 'them'} first (rollguard resume -n {read.namespace} "
+            f"{' '.join(paused)}) or pass --on-paused take-over",
+        )
     for plan in workloads:
         if plan.snapshot.paused:
-            if on_paused == "refuse":
-                raise RefusedError(
-                    f"{plan.key} is paused (left so by an earlier tool?) and --on-paused is refuse",
-                    fix=f"resume it first (rollguard resume {plan.key}) or pass --on-paused take-over",
-                )
             plan.notes.append(_paused_note(plan))
         if (
             plan.needs_change

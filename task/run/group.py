@@ -391,11 +391,14 @@ class GroupRun:
         self.out(f"[{time.monotonic() - self.started:6.1f}s] {line}")
 
     def fail(self, message: str) -> None:
-        """Record an error: the first one is the cause, later ones are added."""
+        """Record an error: the first one is the cause, later ones are added; each is said once (the
+        revert meets the edit or deletion that failed the watch again, in the same words)."""
+        if message == self.first_error or message in self.errors:
+            return
         if not self.first_error:
             self.first_error = message
             self.journal.error = message
-        elif message not in self.errors and message != self.first_error:
+        else:
             self.errors.append(message)
             self.journal.errors = list(self.errors)
         self.say(f"error: {message}")

@@ -268,7 +268,7 @@ class Rollout(GroupRun):
             item = watched_after(wp, written, timeout=self.request.timeout)
             changes = {c: i for c, i in item.expected_images.items() if wp.snapshot.images.get(c) != i}
             if wp.create:
-                self.say(f"{wp.key}: created {changes}")
+                self.say(f"{wp.key}: created {item.expected_images}")  # every image is new
             elif wp.write_fields:
                 self.say(
                     f"{wp.key}: changed {', '.join(wp.write_fields)}; images {changes or 'as they were'}"
