@@ -5,18 +5,26 @@ PY     := $(VENV)/bin/python
 CACHE  ?= $(HOME)/.cache/rollguard
 export ROLLGUARD_CACHE := $(CACHE)
 
-.PHONY: venv controlplane demo test lint bench bench-big chaos image lock clean
+.PHONY: venv controlplane prometheus demo test unit snapshots lint bench bench-big chaos image lock clean
 
 venv: $(VENV)/.installed
 
+# setuptools tells every editable install of a package-dir mapping (task/ and tui/ as rollguard) to
+# "be careful with folders in your working directory with the same name as your package": information
+# only (InformationOnly, not a deprecation), about the layout we chose, so that one message is not shown.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	PYTHONWARNINGS='ignore:Editable installation' $(PY) -m pip install -q -e '.[test]'
 	touch $@
 
 controlplane:
 	bash sandbox/scripts/build-control-plane.sh
+
+# A real Prometheus (Debian's package, unpacked into $(CACHE)/prometheus) for the prometheus check's
+# tests, which start their own server on a free loopback port. Seconds the first time, instant after.
+prometheus:
+	bash sandbox/scripts/install-prometheus.sh
 
 demo: venv controlplane
 	$(PY) -m sandbox.demo
@@ -36,8 +44,18 @@ lint: venv
 	PYTHONPATH=$(TYPECHECK) $(VENV)/bin/lint-imports --no-cache
 
 # Two workers, each with its own sandbox: most test time is waiting on rollouts, not CPU.
-test: venv controlplane lint
+test: venv controlplane prometheus lint
 	$(VENV)/bin/pytest -q -m "not chaos" -n 2 --dist loadfile tests
+
+# make unit: every test that needs no cluster (pure logic, case tables, the TUI on its in-memory cluster,
+# the Tekton files), in about a minute; the live tests are those that ask for the `sandbox` fixture.
+unit: venv
+	$(VENV)/bin/pytest -q -m "not cluster and not chaos" -n 2 tests
+
+# make snapshots: write the TUI's SVG snapshots anew after an intended change of a screen; review the
+# diff (tests/tui/__snapshots__/) before committing it.
+snapshots: venv
+	$(VENV)/bin/pytest -q tests/tui/test_snapshots.py --snapshot-update
 
 chaos: venv controlplane
 	$(VENV)/bin/pytest -q -m chaos -n 2 --dist loadfile tests
@@ -50,10 +68,10 @@ bench: venv controlplane
 bench-big: venv controlplane
 	$(PY) -m bench.big
 
-# The image's labels: the version from pyproject.toml, the commit and its time from git (the commit's
+# The image's labels: the version from task/__init__.py (rollguard.__version__, the one place it is written), the commit and its time from git (the commit's
 # time rather than now, so that a rebuild of one commit is labelled alike). Override on the command line,
 # e.g. `make image TAG=quay.io/me/rollguard:0.1.0`. tekton/build-image.yaml passes the same three.
-VERSION  ?= $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+VERSION  ?= $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' task/__init__.py)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 CREATED  ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo unknown)
 TAG      ?= rollguard:$(VERSION)

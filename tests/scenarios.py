@@ -1,2 +1,4 @@
 # Temporary, during parallel work only: import tests.helpers.scenarios instead. Removed at integration.
-from tests.helpers.scenarios import *  # noqa: F403
+import tests.helpers.scenarios as _helpers
+
+globals().update({k: v for k, v in vars(_helpers).items() if not k.startswith("__")})

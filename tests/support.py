@@ -1,2 +1,4 @@
 # Temporary, during parallel work only: import tests.helpers.cluster instead. Removed at integration.
-from tests.helpers.cluster import *  # noqa: F403
+import tests.helpers.cluster as _helpers
+
+globals().update({k: v for k, v in vars(_helpers).items() if not k.startswith("__")})

@@ -26,8 +26,12 @@ DEFAULT_ACTIVE_DEADLINE = 21600
 _PROBE_DEFAULTS = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3}
 
 
-def default_dc(dc: JSON) -> JSON:
-    """A defaulted copy of a DeploymentConfig."""
+def default_dc(dc: JSON, *, create: bool = False) -> JSON:
+    """A defaulted copy of a DeploymentConfig; ``create``: for a create (PrepareForCreate's defaults too).
+
+    ``revisionHistoryLimit`` is defaulted on create only (openshift-apiserver
+    pkg/apps/apiserver/registry/deployconfig/strategy.go groupStrategy.PrepareForCreate,
+    appsV1DeploymentConfigLayeredDefaults): an update that leaves it out keeps no history limit."""
     dc = copy.deepcopy(dc)
     spec = dc.setdefault("spec", {})
     namespace = dc.get("metadata", {}).get("namespace", "")
@@ -40,7 +44,7 @@ def default_dc(dc: JSON) -> JSON:
             spec["selector"] = dict(labels)
     spec.setdefault("replicas", 0)
     spec.setdefault("test", False)
-    if spec.get("revisionHistoryLimit") is None:
+    if create and spec.get("revisionHistoryLimit") is None:
         spec["revisionHistoryLimit"] = DEFAULT_HISTORY_LIMIT
     _default_strategy(spec.setdefault("strategy", {}))
     for t in spec["triggers"]:

@@ -21,8 +21,10 @@ controller scales the last complete RC back up once the latest RC is Failed, as 
 The deployer image is the controller's `deployer.imageTemplateFormat.format` (`${component}` =
 `deployer`, pkg/cmd/controller/apps.go), read from `config.yaml` of ConfigMap
 `openshift-controller-manager/config` as the operator provides it; OpenShift reads it when the controller
-starts, the emulation at each deployer pod it makes (so a test can break it). Not emulated: lifecycle
-hook pods, the Custom strategy.
+starts, the emulation at each deployer pod it makes (so a test can break it). Lifecycle hooks: `pre`
+before the strategy, `post` after it (`hooks`, after oc's support/lifecycle.go, rolling.go, recreate.go);
+while a hook runs the strategy's timeoutSeconds does not count. Not emulated: the `mid` hook of Recreate,
+`tagImages` hooks, the Custom strategy.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import yaml
 from sandbox.openshift import appsutil as u
 from sandbox.openshift import deployerlog as dlog
 from sandbox.openshift.events import Recorder
+from sandbox.openshift.hooks import DONE, RUNNING, Hooks
 from sandbox.openshift.informer import Informer
 from sandbox.openshift.kube import JSON, MERGE_PATCH, ApiError, Kube
 from sandbox.openshift.workqueue import Requeue
@@ -146,6 +149,8 @@ class Deployer:
         self.kube, self.rcs, self.pods, self.recorder = kube, rcs, pods, recorder
         self._last_progress: dict[str, float] = {}  # RC uid -> wall time of the last scale made
         self._output: dict[str, dlog.Output] = {}  # RC uid -> what its deployer pod's process printed
+        self._hooks_done: dict[str, set[str]] = {}  # RC uid -> the hooks that ended
+        self.hooks = Hooks(kube, pods, recorder)
         self._lock = threading.Lock()
 
     def step(self, dc: JSON, rcs: list[JSON], rc: JSON) -> float | None:
@@ -210,10 +215,16 @@ class Deployer:
                 self._transition(rc, u.FAILED, {u.STATUS_REASON: u.DEPLOYER_POD_GONE})
             self.forget(rc)
             return None
-        if u.is_cancelled(rc):
-            self._delete_pod(pod)
-            return None
         pod_phase = (pod.get("status") or {}).get("phase")
+        if u.is_cancelled(rc):
+            # deployer_controller.go handle: nextStatus is read from the deployer pod first; a pod that
+            # already succeeded makes the rollout Complete even though a cancel was recorded meanwhile
+            # ("Succeeded before cancel recorded": DeleteStatusReasons clears the original, not the
+            # annotations written, so the cancel annotations stay); the pods are cleaned up all the same
+            self._delete_pod(pod)
+            if pod_phase != "Succeeded":
+                return None
+            self.recorder.event(dc, "Warning", "FailedCancellation", "Succeeded before cancel recorded")
         if pod_phase == "Running" and EXIT_ANNOTATION not in u.annotations_of(pod):
             if phase == u.PENDING:
                 extra = {}
@@ -241,6 +252,7 @@ class Deployer:
         with self._lock:
             self._last_progress.pop(rc["metadata"].get("uid", ""), None)
             self._output.pop(rc["metadata"].get("uid", ""), None)
+            self._hooks_done.pop(rc["metadata"].get("uid", ""), None)
 
     # -- pods -------------------------------------------------------------------------------------------
 
@@ -326,6 +338,9 @@ class Deployer:
                 self._scale(rc, 0)
                 if first:
                     out.append(dlog.scaled_older_down(rc["metadata"]["name"]))
+        hook = self._hook(dc, to, config, "pre", pod, output, out)
+        if hook is not None:
+            return hook
         strategy = config.get("spec", {}).get("strategy") or {}
         if strategy.get("type", "Rolling") == "Rolling" and source is not None:
             params = strategy.get("rollingParams") or {}
@@ -342,6 +357,9 @@ class Deployer:
                 self._last_progress[uid] = now if progressed or started is None else started
             last = self._last_progress[uid]
         if done:
+            hook = self._hook(dc, to, config, "post", pod, output, out)
+            if hook is not None:
+                return hook
             out += self._config_warnings(dc, [to, source], pod)
             self._print(pod, output, [*out, dlog.success()], exit_code=0)
             self.forget(to)
@@ -357,6 +375,30 @@ class Deployer:
         self._print(pod, output, [*out, dlog.error(stall)], exit_code=1)  # kcmdutil.CheckErr's last line
         self.forget(to)
         return None
+
+    def _hook(
+        self, dc: JSON, rc: JSON, config: JSON, kind: str, pod: JSON, output: dlog.Output, out: list[str]
+    ) -> float | None:
+        """Run the `kind` hook if it has not ended: None once it has (go on), else seconds until the next
+        look (it runs: the strategy's no-progress clock waits) or None after the process failed on it."""
+        uid = rc["metadata"]["uid"]
+        with self._lock:
+            if kind in self._hooks_done.setdefault(uid, set()):
+                return None
+        outcome = self.hooks.run(dc, rc, config, kind, pod)
+        out += outcome.lines
+        if outcome.state == DONE:
+            with self._lock:
+                self._hooks_done.setdefault(uid, set()).add(kind)
+            return None
+        if outcome.state == RUNNING:
+            with self._lock:
+                self._last_progress[uid] = time.time()  # a hook has no timeout: the clock restarts after it
+            self._print(pod, output, out)
+            return 1.0
+        self._print(pod, output, [*out, dlog.error(outcome.state)], exit_code=1)
+        self.forget(rc)
+        return 0.5  # the process exited: the next look sees the pod end
 
     def _config_warnings(self, dc: JSON, rcs: list[JSON | None], pod: JSON) -> list[str]:
         """What the strategy prints as it returns (strategy/util/events.go RecordConfigWarnings, deferred
@@ -478,10 +520,16 @@ class Deployer:
         return updated
 
     def _transition(self, rc: JSON, phase: str, extra: dict[str, str | None]) -> JSON:
-        """Set the phase annotation (and others) on the RC as we read it, as the controller's Update does."""
+        """Set the phase annotation (and others) on the RC as we read it, as the controller's Update does.
+
+        A test DC's RC that ends (Complete or Failed) at a non-zero scale goes to 0 in the same write
+        (deployer_controller.go handle: "we maintain the test invariant")."""
         m = rc["metadata"]
         path = u.rc_path(rc)
         patch: JSON = {"metadata": {"annotations": {**extra, u.PHASE: phase}}}
+        config = u.decode_config(rc) or {}
+        if phase in (u.COMPLETE, u.FAILED) and u.spec_replicas(rc) and (config.get("spec") or {}).get("test"):
+            patch["spec"] = {"replicas": 0}
         for attempt in range(3):
             patch["metadata"]["resourceVersion"] = rc["metadata"]["resourceVersion"]
             try:

@@ -65,7 +65,7 @@ def review(
             # PrepareForCreate (openshift-apiserver registry/deployconfig/strategy.go): no trigger has
             # fired for a new DC, whatever the client sent
             obj = defaults.without_last_triggered(obj)
-        new = defaults.default_dc(obj)
+        new = defaults.default_dc(obj, create=request.get("operation") == "CREATE")
         name = obj.get("metadata", {}).get("name", "")
         # Kubernetes' own word on the pod template (one dry-run request to the API server): only for the
         # main resource, whose writes OpenShift validates in full (the status one validates the status).

@@ -70,7 +70,13 @@ class Api(Protocol):
     def patch(self, res: Resource, name: str, body: Obj, *, namespace: str | None = None) -> Obj: ...
 
     def delete(
-        self, res: Resource, name: str, *, namespace: str | None = None, resource_version: str | None = None
+        self,
+        res: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        propagation: str | None = None,
     ) -> Obj: ...
 
     def watch(
@@ -135,10 +141,18 @@ class Forwarding:
         return self._inner.patch(res, name, body, namespace=namespace)
 
     def delete(
-        self, res: Resource, name: str, *, namespace: str | None = None, resource_version: str | None = None
+        self,
+        res: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        propagation: str | None = None,
     ) -> Obj:
         self.before_write()
-        return self._inner.delete(res, name, namespace=namespace, resource_version=resource_version)
+        return self._inner.delete(
+            res, name, namespace=namespace, resource_version=resource_version, propagation=propagation
+        )
 
     def watch(
         self,

@@ -113,6 +113,18 @@ def register(sub: Any) -> None:
         "change as a diff of its template and labels; change nothing, exit 0 (report status dry-run, each "
         "workload planned or unchanged)",
     )
+    p.add_argument(
+        "--verify",
+        metavar="FILE",
+        help="post-rollout checks (YAML: a list of http, job and prometheus checks, see the README): run "
+        "once the group rolled out, before it is called succeeded; a failed check reverts the group (exit 1)",
+    )
+    p.add_argument(
+        "--bake",
+        metavar="DURATION",
+        help="after the group is ready, keep watching it this long (e.g. 2m): a pod restart, a crash loop, "
+        "readiness lost or a workload degraded fails the run and reverts the group",
+    )
     lease_arg(p)
     p.add_argument("--report", metavar="FILE", help="write a JSON report to FILE (refused when unwritable)")
     p.add_argument(
@@ -130,9 +142,12 @@ def preview(rollout: Rollout) -> Outcome:
     from rollguard.core.report import Outcome
     from rollguard.core.structs import Status
     from rollguard.plan.preview import plan_diff, planned_results
+    from rollguard.run.verify import validated
 
     plan = rollout.prepare()
     printer("\n".join(plan_diff(plan)))
+    for check in rollout.request.checks:
+        printer(f"verify: {check.kind} {check.name}: valid; not run (--dry-run)")
     changed = sum(wp.needs_change for wp in plan.workloads)
     printer(f"dry run: {changed} of {len(plan.workloads)} workloads would change; nothing was changed")
     # status dry-run, never succeeded: nothing was rolled out; the workloads say what would change
@@ -142,7 +157,24 @@ def preview(rollout: Rollout) -> Outcome:
         namespace=plan.namespace,
         selector=plan.selector,
         workloads=planned_results(plan),
+        checks=validated(rollout.request.checks, bake=rollout.request.bake),
     )
+
+
+def read_checks(path: str) -> list[Any]:
+    """The checks of ``--verify FILE`` (Job manifests read relative to it); refused when unreadable."""
+    from pathlib import Path
+
+    from rollguard.plan.checks import parse_checks
+
+    file = Path(path)
+    try:
+        text = file.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RefusedError(
+            f"--verify {path!r} cannot be read: {getattr(exc, 'strerror', None) or exc}", fix="check the path"
+        ) from exc
+    return parse_checks(text, source=path, read=lambda name: (file.parent / name).read_text())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -176,9 +208,12 @@ def run(args: argparse.Namespace) -> int:
         targets = [parse_image_target(t) for t in args.image]
         timeout = parse_duration(args.timeout)
         lease = lease_seconds(args)
+        checks = read_checks(args.verify) if args.verify else []
+        bake = parse_duration(args.bake, flag="--bake") if args.bake else 0
         if args.step_timeout is not None:
             step_timeout = parse_duration(args.step_timeout, flag="--step-timeout")
-            check_step_budget(timeout=timeout, step_timeout=step_timeout)
+            verifying = max([bake, *(c.timeout for c in checks)])
+            check_step_budget(timeout=timeout, step_timeout=step_timeout, verify=verifying)
         promote_from = parse_namespace(args.promote_from) if args.promote_from else None
         if args.skip_other_kinds and not args.filename:
             raise RefusedError(
@@ -203,6 +238,8 @@ def run(args: argparse.Namespace) -> int:
             manifests=parse(sources, namespace=namespace) if sources is not None else None,
             skip_other_kinds=args.skip_other_kinds,
             lease_seconds=lease,
+            checks=checks,
+            bake=bake,
         )
         cancel = threading.Event()
         rollout = Rollout(where.client, request, out=printer, cancel=cancel)

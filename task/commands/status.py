@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rollguard.commands.common import NAMESPACE_RULE, Session, cluster_args, session
+from rollguard.core.errors import failed_check
 
 if TYPE_CHECKING:
     from rollguard.state.assessment import NamespaceState, WorkloadState
@@ -105,6 +106,9 @@ def render(namespaces: Sequence[NamespaceState], *, only: Sequence[WorkloadState
                     f"{ns.namespace}: group {group.selector!r} (journal {group.name}: "
                     f"{group.state}{', run ' + group.run_id if group.run_id else ''}{lock})"
                 )
+                if failed_check(group.error):  # its last run failed a post-rollout check (--verify)
+                    said = group.error if len(group.error) <= 200 else group.error[:197] + "..."
+                    lines.append(f"  last run failed a check: {said}")
             table = [("KIND", "NAME", "STATE", "REVISION", "READY", "IMAGES")]
             for w in rows:
                 images = ", ".join(f"{c}={short_image(i)}" for c, i in sorted(w.images.items()))
@@ -135,6 +139,7 @@ def to_json(namespaces: Sequence[NamespaceState]) -> list[Any]:
                     "actor": g.actor,
                     "updated": g.updated,
                     "error": g.error,
+                    "failed_check": failed_check(g.error),
                     "lock_holder": g.lock_holder,
                     "lock_live": g.lock_live,
                 }

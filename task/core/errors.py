@@ -7,6 +7,7 @@ engine agree on them.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 EXIT_OK = 0
@@ -146,6 +147,25 @@ class RolloutFailed(RollguardError):
 
 class WorkloadDeleted(RolloutFailed):
     """Someone else deleted a workload while a run was on it: nothing left to change or revert."""
+
+
+class CheckFailed(RollguardError):
+    """A post-rollout check (``--verify``, ``--bake``) failed: the run's cause, naming the check and its
+    evidence; it fails the run like a failed rollout (the group is reverted). The message starts
+    ``check 'NAME' (KIND) failed:``, the words `failed_check` reads back from a journal's error."""
+
+    def __init__(self, message: str, *, check: str) -> None:
+        super().__init__(message)
+        self.check = check
+
+
+_FAILED_CHECK = re.compile(r"^check '([a-z0-9-]+)' \(([a-z]+)\) failed: ")
+
+
+def failed_check(error: str) -> str | None:
+    """The check a run's first error names when a check failed it (``status`` names it), else None."""
+    match = _FAILED_CHECK.match(error or "")
+    return match.group(1) if match else None
 
 
 class Interrupted(RollguardError):

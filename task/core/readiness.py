@@ -65,3 +65,12 @@ def pod_doom(pod: Obj, *, crash_restarts: int) -> Doom | None:
                 detail += f", last exit {last.get('exitCode', '?')} ({last.get('reason', '')})"
             return Doom(name, status.get("name", "?"), "RestartedTooOften", detail)
     return None
+
+
+def replica_failure(obj: Obj) -> str:
+    """The message of an RC's, ReplicaSet's or Deployment's ``ReplicaFailure`` condition ("" if none):
+    the API refused to create its pods (``pods "x" is forbidden: exceeded quota: ...``)."""
+    cond = condition(obj, "ReplicaFailure") or {}
+    if cond.get("status") != "True":
+        return ""
+    return str(cond.get("message") or cond.get("reason") or "pod creation refused")

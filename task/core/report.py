@@ -8,6 +8,7 @@ and ``dry-run`` for a ``--dry-run``, exit 0 like a success but never called one:
 from __future__ import annotations
 
 import contextlib
+import enum
 import json
 import os
 import stat
@@ -48,6 +49,28 @@ class WorkloadResult:
     revert_changes: list[str] = field(default_factory=list)  # every field its revert changed, old -> new
 
 
+class CheckOutcome(enum.StrEnum):
+    """How a post-rollout check (``--verify``, ``--bake``) ended: the report's ``checks[].outcome``."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_RUN = "not-run"  # the run failed (or was stopped) before its checks started
+    STOPPED = "stopped"  # cut short: another check failed first, or the run was asked to stop
+    VALIDATED = "validated"  # --dry-run: parsed, and checked against the server, never run
+
+
+@dataclass
+class CheckResult:
+    """One check of the run: the report's ``checks`` entries. ``duration`` in seconds; ``evidence``: what
+    it saw (statuses and answers, the Job's conditions and its pods' log tail, the query's values)."""
+
+    name: str
+    kind: str  # http, job, prometheus, bake
+    outcome: CheckOutcome = CheckOutcome.NOT_RUN
+    duration: float = 0.0
+    evidence: str = ""
+
+
 @dataclass
 class Outcome:
     status: Status
@@ -63,6 +86,7 @@ class Outcome:
     # Group members the verdict names besides the counts: left as someone else set them, accepted
     # unhealthy, rolled out to no pod. The summary carries them too.
     members: list[str] = field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)  # --verify and --bake, in the file's order
 
     @property
     def exit_code(self) -> int:
@@ -82,6 +106,11 @@ class Outcome:
         text = f"{self.status}: {parts or 'no workloads'}"
         for line in self.members:
             text += f"; {line}"
+        if self.checks:
+            verdicts: dict[str, int] = {}
+            for c in self.checks:
+                verdicts[c.outcome] = verdicts.get(c.outcome, 0) + 1
+            text += "; checks: " + ", ".join(f"{n} {k}" for k, n in sorted(verdicts.items()))
         if self.error:  # a success has no cause: what went wrong besides is a warning
             text += f"; {'warning' if self.status is Status.SUCCEEDED else 'cause'}: {self.error}"
         return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 3] + "..."

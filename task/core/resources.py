@@ -42,6 +42,10 @@ REPLICATION_CONTROLLERS = Resource("", "v1", "replicationcontrollers", "Replicat
 REPLICA_SETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
 PODS = Resource("", "v1", "pods", "Pod")
 EVENTS = Resource("", "v1", "events", "Event")
+JOBS = Resource("batch", "v1", "jobs", "Job")  # the job checks of --verify
+# The subresource as RBAC names it: a SelfSubjectAccessReview for this resource string matches the same
+# rules as resource pods + subresource log (a job check reads its pods' logs into the report).
+POD_LOGS = Resource("", "v1", "pods/log", "Pod")
 CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap")
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
 HORIZONTAL_POD_AUTOSCALERS = Resource("autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler")
@@ -49,4 +53,7 @@ IMAGE_STREAMS = Resource("image.openshift.io", "v1", "imagestreams", "ImageStrea
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
 SELF_SUBJECT_ACCESS_REVIEWS = Resource(
     "authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", namespaced=False
+)
+SELF_SUBJECT_RULES_REVIEWS = Resource(
+    "authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", namespaced=False
 )

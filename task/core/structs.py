@@ -108,6 +108,7 @@ class RunState(enum.StrEnum):
     NEW = "new"  # no run has started on this journal yet
     APPLYING = "applying"  # a rollout wrote its journal and is writing the changes
     WATCHING = "watching"  # a rollout's changes are written; waiting for them to complete
+    VERIFYING = "verifying"  # rolled out; its --verify checks (and --bake) run: not yet the verified state
     REPAIRING = "repairing"  # a repair (resume, revert, redeploy) is under way
     REVERTING = "reverting"  # a failed run is returning its group to the last verified state
     SUCCEEDED = "succeeded"  # a rollout ended all-new, verified
@@ -231,6 +232,15 @@ class Progress:
     phase: Phase
     message: str
     revision: int = 0
+    # Why the rollout's pods (or its deployer pod) cannot be created now, as the platform records it
+    # (quota, LimitRange, admission): hopeless if it lasts (`rollguard.watch` REFUSAL_GRACE).
+    blocked: str = ""
+    # The object whose FailedCreate events say why it is `blocked`, when nothing else records it
+    # (a DC's deployer pod refused: only its Events name the quota), as (kind, name).
+    blocked_evidence: tuple[str, str] | None = None
+    # A lifecycle hook pod running now (a DC's pre/mid/post hook): hooks have no timeout but their
+    # pod's activeDeadlineSeconds, so the no-progress clock does not count while one runs.
+    hook: str = ""
 
     @property
     def done(self) -> bool:

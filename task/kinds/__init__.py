@@ -2,10 +2,12 @@
 
 `base` defines the `Kind` interface and what every kind shares (`Owners`, `images_of`, ...); one module
 per kind (`deploymentconfig`, `deployment`) holds that kind's annotations, revision numbering, readiness
-predicate (returning a reason), deadline, rollout blockers and how rollguard's changes are written into
-it; `triggers` parses image triggers and holds the rules that read them. Everything else (state model,
-preflight, repair planning, promotion, engine, TUI) asks a `Kind` and never tests which one it holds
-(tests/unit/test_kind_branching.py keeps it so). A third kind is one new module and a line in `KINDS`.
+predicate (returning a reason), deadline and how rollguard's changes are written into it; `dc_start`
+when a DC starts a rollout by itself; `triggers` parses image triggers and holds the rules that read
+them; `templates` compares and diffs pod templates. Everything else (state model, preflights, repair
+planning, promotion, the run, the TUI) asks a `Kind` and never tests which one it holds
+(tests/unit/test_kind_branching.py keeps it so). A third kind is one new module and a line in `KINDS`
+(docs/architecture.md, "Adding a kind").
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ __all__ = [
 KINDS: dict[str, Kind] = {DC: DeploymentConfigKind(), DEPLOYMENT: DeploymentKind()}
 # What any kind's controllers write into revision templates (tui.diff drops it before comparing)
 TEMPLATE_NOISE_LABELS = tuple(sorted({key for k in KINDS.values() for key in k.template_noise_labels}))
-TEMPLATE_NOISE_ANNOTATIONS = tuple(sorted({key for k in KINDS.values() for key in k.template_noise_annotations}))
+TEMPLATE_NOISE_ANNOTATIONS = tuple(
+    sorted({key for k in KINDS.values() for key in k.template_noise_annotations})
+)
 _BY_ALIAS = {alias: k for k in KINDS.values() for alias in k.aliases}
 
 

@@ -326,6 +326,10 @@ class Kind:
         value = (obj.get("spec") or {}).get("replicas")
         return 1 if value is None else as_int(value)
 
+    def desired_running(self, obj: Obj) -> int:
+        """How many pods it should run once no rollout runs (what `unavailable` is judged against)."""
+        return self.replicas(obj)
+
     def scale_note(self, *, meant: int | None, live: Obj) -> str | None:
         """The report's note when someone else scaled the workload during the run (an HPA, `oc scale`):
         ``meant`` is the count the run's own write left (its preflight's, or its manifest's)."""

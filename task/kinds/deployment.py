@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+from dataclasses import replace
 
-from rollguard.core.readiness import condition, get, observed
+from rollguard.core.readiness import condition, get, observed, replica_failure
 from rollguard.core.resources import DEPLOYMENTS, REPLICA_SETS
 from rollguard.core.structs import DEPLOYMENT, Obj, Phase, Progress, VerifiedState
 from rollguard.kinds import triggers as trig
@@ -134,6 +135,17 @@ class DeploymentKind(Kind):
 
     def progress(self, obj: Obj, revisions: list[Obj], *, since: str = "") -> Progress:
         return deployment_progress(obj, since=since)
+
+    def explain(self, obj: Obj, revisions: list[Obj], pods: list[Obj], progress: Progress) -> Progress:
+        """A Deployment whose new pods the API refuses (quota, LimitRange, admission): its
+        ``ReplicaFailure`` condition, copied from its ReplicaSet's by the deployment controller."""
+        if progress.phase is not Phase.PROGRESSING:
+            return progress
+        refused = replica_failure(obj)
+        if not refused:
+            new = self.new_revision(obj, revisions)
+            refused = replica_failure(new) if new is not None else ""
+        return replace(progress, blocked=f"its pods cannot be created: {refused}") if refused else progress
 
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         template = obj.get("spec", {}).get("template")

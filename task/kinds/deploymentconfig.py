@@ -22,12 +22,13 @@ import copy
 import datetime as dt
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
-from rollguard.core.readiness import condition, get, observed, pod_doom
+from rollguard.core.readiness import condition, get, observed, replica_failure
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
 from rollguard.core.structs import DC, Obj, Phase, Progress, VerifiedState
-from rollguard.kinds import dc_start
+from rollguard.kinds import dc_pods, dc_start
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time, pick
 from rollguard.kinds.templates import same_template
@@ -40,7 +41,7 @@ ENCODED_DC_ANNOTATION = "openshift.io/encoded-deployment-config"
 DC_VERSION_ANNOTATION = "openshift.io/deployment-config.latest-version"
 DEPLOYER_STARTED_ANNOTATION = "openshift.io/deployer-pod.started-at"
 DEPLOYER_POD_ANNOTATION = "openshift.io/deployer-pod.name"
-DEPLOYER_POD_FOR_LABEL = "openshift.io/deployer-pod-for.name"  # on deployer and hook pods
+DEPLOYER_POD_FOR_LABEL = dc_pods.DEPLOYER_POD_FOR_LABEL  # on deployer and hook pods
 # the status-reasons that say how a rollout failed (library-go pkg/apps/appsutil/const.go); any other
 # status-reason is the rollout's cause
 FAILURE_REASONS = frozenset(
@@ -142,14 +143,7 @@ def _failure(dc: Obj, rc_name: str, annotations: dict[str, str]) -> str:
 
 def deployer_pod_trouble(pod: Obj) -> str:
     """What went wrong with a deployer pod, in a few words ("" when nothing did or it still runs)."""
-    status = pod.get("status") or {}
-    if status.get("reason") == "DeadlineExceeded":
-        return "killed at its activeDeadlineSeconds"
-    for c in status.get("containerStatuses") or []:
-        done = (c.get("state") or {}).get("terminated") or {}
-        if done and done.get("exitCode", 0) != 0:
-            return str(done.get("message") or f"exit code {done.get('exitCode')}").strip().splitlines()[-1]
-    return ""
+    return dc_pods.pod_trouble(pod)
 
 
 class DeploymentConfigKind(Kind):
@@ -271,33 +265,64 @@ class DeploymentConfigKind(Kind):
         return dc_progress(obj, self._latest(obj, revisions))
 
     def explain(self, obj: Obj, revisions: list[Obj], pods: list[Obj], progress: Progress) -> Progress:
-        """Adds what the latest RC's deployer pod says: how it failed, or that it cannot start."""
+        """Adds what the latest RC's deployer and hook pods say: how it failed, that it cannot start, a
+        hook running, or that its pods cannot be created (`dc_pods`)."""
         latest = self._latest(obj, revisions)
         if latest is None or progress.phase not in (Phase.FAILED, Phase.PROGRESSING):
             return progress
         notes = latest.get("metadata", {}).get("annotations") or {}
-        name = notes.get(DEPLOYER_POD_ANNOTATION) or f"{latest['metadata']['name']}-deploy"
+        rc_name = latest["metadata"]["name"]
+        name = notes.get(DEPLOYER_POD_ANNOTATION) or f"{rc_name}-deploy"
         pod = next((p for p in pods if p.get("metadata", {}).get("name") == name), None)
-        if pod is None or not owned_by(pod, latest):
-            return progress
+        if pod is not None and not owned_by(pod, latest):
+            pod = None
         if progress.phase is Phase.FAILED:
-            trouble = deployer_pod_trouble(pod)
-            if trouble and trouble not in progress.message:
-                return Progress(
-                    Phase.FAILED, f"{progress.message}; deployer pod {name}: {trouble}", progress.revision
+            message = progress.message
+            trouble = deployer_pod_trouble(pod) if pod is not None else ""
+            if trouble and trouble not in message:
+                message = f"{message}; deployer pod {name}: {trouble}"
+            for hook in dc_pods.failed_hooks(latest, pods):
+                message = f"{message}; {hook}"
+            return replace(progress, message=message)
+        phase = notes.get(PHASE_ANNOTATION, "New")
+        if pod is None:
+            if phase == "New" and notes.get(CANCELLED_ANNOTATION) != "true":
+                # the deployer controller retries a refused deployer pod until timeoutSeconds after the
+                # RC's creation; only a FailedCreate Event on the DC says why
+                return replace(
+                    progress,
+                    blocked=f'deployer pod "{name}" cannot be created, so replication controller '
+                    f'"{rc_name}" stays New',
+                    blocked_evidence=(self.kind, obj["metadata"]["name"]),
                 )
             return progress
-        if notes.get(PHASE_ANNOTATION, "New") in ("New", "Pending"):
+        if phase in ("New", "Pending"):
             # a deployer pod that cannot start blocks the rollout for its activeDeadlineSeconds (6 h by
             # default): nothing the platform's timeoutSeconds would end
-            doom = pod_doom(pod, crash_restarts=0)
-            if doom is not None:
-                return Progress(
-                    Phase.FAILED,
+            stuck = dc_pods.deployer_cannot_start(pod)
+            if stuck is not None:
+                doom, final = stuck
+                why = (
                     f'deployer pod "{name}" cannot start, so replication controller '
-                    f'"{latest["metadata"]["name"]}" cannot roll out: {doom.describe()}',
-                    progress.revision,
+                    f'"{rc_name}" cannot roll out: {doom.describe()}'
                 )
+                if final:
+                    return Progress(Phase.FAILED, why, progress.revision)
+                return replace(progress, blocked=why)  # a pull the kubelet retries: if it lasts
+        hook_pod = dc_pods.running_hook(latest, pods)
+        if hook_pod is not None:
+            hook_name = hook_pod["metadata"]["name"]
+            return replace(
+                progress,
+                message=f"{progress.message}; {dc_pods.hook_label(hook_pod)} hook pod {hook_name} "
+                f"{dc_pods.hook_state(hook_pod)}",
+                hook=hook_name,
+            )
+        refused = replica_failure(latest)
+        if refused:
+            return replace(
+                progress, blocked=f'replication controller "{rc_name}" cannot create its pods: {refused}'
+            )
         return progress
 
     def evidence_pending(self, obj: Obj, revisions: list[Obj], pods: list[Obj]) -> bool:
@@ -332,6 +357,12 @@ class DeploymentConfigKind(Kind):
         meta = (latest or {}).get("metadata", {})
         notes = meta.get("annotations") or {}
         return parse_time(notes.get(DEPLOYER_STARTED_ANNOTATION)) or parse_time(meta.get("creationTimestamp"))
+
+    def desired_running(self, obj: Obj) -> int:
+        """A ``spec.test`` DC runs its pods only while a rollout runs and ends at 0 (openshift-controller-
+        manager pkg/apps/deployer/deployer_controller.go handle and deploymentconfig_controller.go
+        reconcileDeployments scale a test DC's RCs to 0): 0 pods is what it should run."""
+        return 0 if (obj.get("spec") or {}).get("test") else super().desired_running(obj)
 
     def comparable_spec(self, obj: Obj) -> Obj:
         spec = super().comparable_spec(obj)

@@ -191,17 +191,17 @@ def format_duration(seconds: int) -> str:
     return text or "0s"
 
 
-def check_step_budget(*, timeout: int, step_timeout: int) -> None:
+def check_step_budget(*, timeout: int, step_timeout: int, verify: int = 0) -> None:
     """Refuse a rollout ``timeout`` whose worst case cannot end before the step's own deadline.
 
     The worst case is the rollout taking all of ``timeout``, then the group revert as long again, plus
     STEP_OVERHEAD. A Tekton step timeout kills the step with SIGKILL, so a run that needed longer would
     be killed mid-revert; refusing first costs nothing on the cluster.
     """
-    worst = 2 * timeout + STEP_OVERHEAD
+    worst = 2 * timeout + verify + STEP_OVERHEAD
     if worst <= step_timeout:
         return
-    limit = (step_timeout - STEP_OVERHEAD) // 2
+    limit = (step_timeout - STEP_OVERHEAD - verify) // 2
     fits = (
         f"use --timeout {format_duration(limit)} or less"
         if limit >= 1
@@ -210,7 +210,8 @@ def check_step_budget(*, timeout: int, step_timeout: int) -> None:
     raise RefusedError(
         f"--timeout {format_duration(timeout)} cannot fit in the step's {format_duration(step_timeout)}: "
         f"the rollout may take {format_duration(timeout)}, its revert {format_duration(timeout)} more, plus "
-        f"{format_duration(STEP_OVERHEAD)} for preflight, lock and promotion = {format_duration(worst)}, "
+        + (f"{format_duration(verify)} for the checks (--verify, --bake), " if verify else "")
+        + f"{format_duration(STEP_OVERHEAD)} for preflight, lock and promotion = {format_duration(worst)}, "
         "and the step is killed (SIGKILL, no revert) when its time is up",
         fix=f"{fits}, or give the step a timeout of at least {format_duration(worst)} "
         "(a copy of the Task; pass --step-timeout to match)",

@@ -16,8 +16,8 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 
 from rollguard.cluster.access import Need, first_gap, rollout_permissions
-from rollguard.cluster.claims import ClaimHeldError, claim_live, claim_name, read_claim
-from rollguard.cluster.journal import group_name
+from rollguard.cluster.claims import REGISTER, ClaimHeldError, claim_live, claims_of
+from rollguard.cluster.journal import WorkloadEntry, group_name
 from rollguard.cluster.lock import held
 from rollguard.core.errors import RefusedError
 from rollguard.core.structs import Obj, VerifiedState, WorkloadRef
@@ -173,18 +173,20 @@ def claim_refusal(read: RepairRead) -> RefusedError | None:
     group, or (no journal yet, or workloads in no group) a rollout between its lock and its first
     journal save, or a repair of named workloads. That run acts on the workload now."""
     by_name = {lease["metadata"]["name"]: lease for lease in read.lease_objects}
+    claims = claims_of(by_name.get(REGISTER))
     _, selector = the_group(read)
-    ours = group_name(selector) if selector else ""  # its live Lease refuses above; a dead one's claims are dead
+    ours = (
+        group_name(selector) if selector else ""
+    )  # its live Lease refuses above; a dead one's claims are dead
     for f in read.found or []:
-        lease = claim_name(f.ref)
-        if lease not in by_name:
+        claim = claims.get(f.ref.key)
+        if claim is None:
             continue
-        claim = read_claim(by_name[lease])
         if claim.group_lease != ours and claim_live(claim, by_name.get(claim.group_lease), at=read.now):
             return ClaimHeldError(
                 key=f.ref.key,
                 claim=claim,
-                lease=lease,
+                lease=REGISTER,
                 namespace=read.request.namespace,
                 overlap=bool(ours and claim.selector),
             )
@@ -279,7 +281,7 @@ def decide_repair(read: RepairRead) -> RepairPlan:
         whole_group=whole,
         group=group,
         changes=[],
-        workloads=Plan(
+        run_plan=Plan(
             namespace=namespace,
             selector=group_selector,
             workloads=[],
@@ -289,94 +291,121 @@ def decide_repair(read: RepairRead) -> RepairPlan:
         stamp=read.now.strftime("%Y-%m-%dT%H:%M:%SZ"),
     )
     for f in read.found or []:
-        kind, obj, revisions = f.kind, f.obj, f.revisions
-        snapshot = kind.snapshot(obj)
-        entry = journal.workloads.get(snapshot.ref.key) if journal else None
-        baseline = entry.verified if carried and entry else kind.verified_state(obj, revisions)
-        notes: list[str] = []
-        target_revision = None
-        if (
-            action == "revert"
-            and carried
-            and entry is not None
-            and entry.created
-            and request.to_revision is None
-        ):
-            # The unfinished run brought it (rollout -f): its last verified state is "not there".
-            wp = WorkloadPlan(
-                snapshot=snapshot, baseline=baseline, revisions=revisions, remove_on_revert=True
-            )
-            wp.notes = [f"created by the unfinished run {journal.run_id if journal else '?'}: deleted"]
-            plan.workloads.workloads.append(wp)
-            plan.changes.append(
-                _change(
-                    f,
-                    namespace=namespace,
-                    action=action,
-                    images_after={},
-                    paused_after=False,
-                    target_revision=None,
-                    triggers_after=(),
-                    changed=True,
-                    notes=tuple(wp.notes),
-                    delete=True,
-                )
-            )
-            continue
-        if action == "revert":
-            state, source = revert_target(
-                kind,
-                obj,
-                revisions,
-                verified=entry.verified if entry else None,
-                to_revision=request.to_revision,
-                allow_failed=request.allow_failed,
-            )
-            plan.targets[snapshot.ref.key] = state
-            if carried and entry is not None and entry.restore and request.to_revision is None:
-                plan.restores[snapshot.ref.key] = entry.restore
-            target_revision = state.revision
-            notes.append(f"target: {source}")
-        wp = WorkloadPlan(snapshot=snapshot, baseline=baseline, revisions=revisions)
-        plan.workloads.workloads.append(wp)
-        # a restored automatic trigger whose tag moved on would undo the revert at once: make it manual
-        fire = _firing(kind, plan.body(wp.key, obj), read) if action == "revert" else {}
-        if fire:
-            plan.manual_triggers[wp.key] = set(fire)
-        reasons = {c: f"its tag now points at {ref}, which would undo the revert" for c, ref in fire.items()}
-        restored = kind.with_state(obj, baseline)  # where a failed repair returns: guarded the same way
-        back = _firing(kind, restored, read)
-        if back and baseline.triggers is not None:
-            manual = kind.with_manual_triggers(restored, set(back))
-            wp.baseline = dataclasses.replace(baseline, triggers=kind.triggers(manual))
-        body = plan.body(wp.key, obj)
-        notes += kind.trigger_changes(obj, body, reasons=reasons)  # every side effect on its triggers
-        if action == "revert":  # what comes back besides images (env, resources, labels a manifest set)
-            before_t, after_t = obj["spec"].get("template") or {}, body["spec"].get("template") or {}
-            others = [c for c in template_changes(before_t, after_t, limit=6) if "->" not in c]
-            if others:
-                notes.append("template: " + "; ".join(others))
-            put_back = [f for f in merge.changed_fields(obj, body) if f not in ("spec.template", "spec.triggers")]
-            if put_back:
-                notes.append("restores " + ", ".join(put_back))
-        changed = not _same(body, obj) or action == "redeploy"
-        start = kind.start_request(obj, body, revisions) if changed else None
-        notes += [start] if start else []  # a rollout its triggers would not start: asked for
-        wp.notes = list(notes)  # the report's notes
-        plan.changes.append(
-            _change(
-                f,
-                namespace=namespace,
-                action=action,
-                images_after=images_of(body["spec"]["template"]),
-                paused_after=bool(body["spec"].get("paused")),
-                target_revision=target_revision,
-                triggers_after=kind.trigger_texts(body),
-                changed=changed,
-                notes=tuple(notes),
-            )
-        )
+        entry = journal.workloads.get(f.kind.snapshot(f.obj).ref.key) if journal else None
+        created = carried and entry is not None and entry.created  # by the unfinished run (rollout -f)
+        if action == "revert" and created and entry is not None and request.to_revision is None:
+            _plan_deletion(plan, f, entry=entry)
+        else:
+            _plan_workload(plan, f, entry=entry if carried else None, journaled=entry, read=read)
     return plan
+
+
+def _plan_deletion(plan: RepairPlan, f: Found, *, entry: WorkloadEntry) -> None:
+    """A revert of a workload the unfinished run created (rollout -f): its last verified state is "not
+    there", so the revert deletes it."""
+    snapshot = f.kind.snapshot(f.obj)
+    journal = plan.group.journal if plan.group else None
+    wp = WorkloadPlan(
+        snapshot=snapshot, baseline=entry.verified, revisions=f.revisions, remove_on_revert=True
+    )
+    wp.notes = [f"created by the unfinished run {journal.run_id if journal else '?'}: deleted"]
+    plan.run_plan.workloads.append(wp)
+    plan.changes.append(
+        _change(
+            f,
+            namespace=plan.namespace,
+            action=plan.action,
+            images_after={},
+            paused_after=False,
+            target_revision=None,
+            triggers_after=(),
+            changed=True,
+            notes=tuple(wp.notes),
+            delete=True,
+        )
+    )
+
+
+def _plan_workload(
+    plan: RepairPlan,
+    f: Found,
+    *,
+    entry: WorkloadEntry | None,
+    journaled: WorkloadEntry | None,
+    read: RepairRead,
+) -> None:
+    """One workload's step of the repair: its target (revert), its baseline (where a failed repair
+    returns), the trigger rules, and the change as the dialog and the diff show it.
+
+    ``entry``: its journal entry when the group's journal carries an unfinished run forward (its verified
+    state is then the baseline); ``journaled``: its entry whatever the journal's state (the verified state
+    a plain revert returns to)."""
+    request, action = read.request, plan.action
+    kind, obj, revisions = f.kind, f.obj, f.revisions
+    snapshot = kind.snapshot(obj)
+    baseline = entry.verified if entry is not None else kind.verified_state(obj, revisions)
+    notes: list[str] = []
+    target_revision = None
+    if action == "revert":
+        state, source = revert_target(
+            kind,
+            obj,
+            revisions,
+            verified=journaled.verified if journaled else None,
+            to_revision=request.to_revision,
+            allow_failed=request.allow_failed,
+        )
+        plan.targets[snapshot.ref.key] = state
+        if entry is not None and entry.restore and request.to_revision is None:
+            plan.restores[snapshot.ref.key] = entry.restore
+        target_revision = state.revision
+        notes.append(f"target: {source}")
+    wp = WorkloadPlan(snapshot=snapshot, baseline=baseline, revisions=revisions)
+    plan.run_plan.workloads.append(wp)
+    # a restored automatic trigger whose tag moved on would undo the revert at once: make it manual
+    fire = _firing(kind, plan.body(wp.key, obj), read) if action == "revert" else {}
+    if fire:
+        plan.manual_triggers[wp.key] = set(fire)
+    reasons = {c: f"its tag now points at {ref}, which would undo the revert" for c, ref in fire.items()}
+    restored = kind.with_state(obj, baseline)  # where a failed repair returns: guarded the same way
+    back = _firing(kind, restored, read)
+    if back and baseline.triggers is not None:
+        manual = kind.with_manual_triggers(restored, set(back))
+        wp.baseline = dataclasses.replace(baseline, triggers=kind.triggers(manual))
+    body = plan.body(wp.key, obj)
+    notes += kind.trigger_changes(obj, body, reasons=reasons)  # every side effect on its triggers
+    if action == "revert":  # what comes back besides images (env, resources, labels a manifest set)
+        notes += _revert_notes(obj, body)
+    changed = not _same(body, obj) or action == "redeploy"
+    start = kind.start_request(obj, body, revisions) if changed else None
+    notes += [start] if start else []  # a rollout its triggers would not start: asked for
+    wp.notes = list(notes)  # the report's notes
+    plan.changes.append(
+        _change(
+            f,
+            namespace=plan.namespace,
+            action=action,
+            images_after=images_of(body["spec"]["template"]),
+            paused_after=bool(body["spec"].get("paused")),
+            target_revision=target_revision,
+            triggers_after=kind.trigger_texts(body),
+            changed=changed,
+            notes=tuple(notes),
+        )
+    )
+
+
+def _revert_notes(obj: Obj, body: Obj) -> list[str]:
+    """What a revert brings back besides images: template fields, and spec fields a manifest set."""
+    notes = []
+    before_t, after_t = obj["spec"].get("template") or {}, body["spec"].get("template") or {}
+    others = [c for c in template_changes(before_t, after_t, limit=6) if "->" not in c]
+    if others:
+        notes.append("template: " + "; ".join(others))
+    put_back = [f for f in merge.changed_fields(obj, body) if f not in ("spec.template", "spec.triggers")]
+    if put_back:
+        notes.append("restores " + ", ".join(put_back))
+    return notes
 
 
 def _change(

@@ -106,7 +106,7 @@ class RepairPlan:
     whole_group: bool
     group: Group | None
     changes: list[Change]
-    workloads: Plan  # the engine's view: snapshots, baselines (a failed repair returns there), revisions
+    run_plan: Plan  # the engine's view: snapshots, baselines (a failed repair returns there), revisions
     targets: dict[str, VerifiedState] = field(default_factory=dict)  # revert: key -> state to restore
     manual_triggers: dict[str, set[str]] = field(default_factory=dict)  # key -> containers to set manual
     stamp: str = ""  # redeploy: the annotation value (the same on every retry)
@@ -146,7 +146,7 @@ class RepairPlan:
 
     def body(self, key: str, obj: Obj) -> Obj:
         """The repaired version of the workload ``obj`` (the current one, so retries after a conflict work)."""
-        wp = next(w for w in self.workloads.workloads if w.key == key)
+        wp = next(w for w in self.run_plan.workloads if w.key == key)
         if self.action == "revert":
             # what an unfinished rollout -f changed besides the template (labels, annotations, spec fields)
             body = wp.kind.with_state(merge.restored(obj, self.restores.get(key) or {}), self.targets[key])

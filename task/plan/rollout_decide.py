@@ -1,11 +1,12 @@
 """The decisions of a rollout's preflight (pure, no I/O): what was read in, a `Plan` or a refusal out.
 
-`rollguard.plan.rollout_read.read_rollout` gathers everything into a `RolloutRead` (the group's workloads and
-revisions, the access answers, the lease, the journal, the promotion's source streams); `read_refusal`
-names the first of those facts that refuses the run, and `decide_rollout` resolves the targets and
-promotions, carries a dead run's verified states forward, and applies the paused and rollout-blocker
-rules. Kind-specific rules (triggers, blockers, baselines) come from the workload's `Kind`. Every refusal
-and trigger rule is tested from YAML fixtures (tests/unit/test_rollout_decide.py).
+`rollguard.plan.rollout_read.read_rollout` gathers everything into a `RolloutRead` (the group's
+workloads and revisions, the access answers, the lease, the journal, the promotion's source streams);
+`read_refusal` names the first of those facts that refuses the run, and `decide_rollout` resolves the
+targets and promotions, carries a dead run's verified states forward, and applies the paused
+(`--on-paused`) and never-completed (`--allow-never-completed`) rules. Kind-specific rules (triggers,
+baselines) come from the workload's `Kind`. Every refusal and trigger rule is tested from the YAML cases
+of tests/cases/planning/rollout.yaml (tests/unit/test_rollout_decide.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rollguard.cluster.access import Answer, first_gap
+from rollguard.cluster.cache import Listed
 from rollguard.cluster.journal import Journal
 from rollguard.cluster.lock import LEASE_SECONDS, LeaseView, held
 from rollguard.core.errors import Forbidden, NoSuchNamespace, RefusedError
@@ -20,6 +22,7 @@ from rollguard.core.resources import Resource
 from rollguard.core.structs import ImageTarget, Obj, Snapshot, VerifiedState, WorkloadRef
 from rollguard.kinds import KINDS, ContainerNames, Kind, kind_of, triggers
 from rollguard.plan import merge
+from rollguard.plan.checks import Check
 from rollguard.plan.manifest_decide import ManifestRead, attach_manifests, manifest_refusal, to_create
 from rollguard.plan.manifests import ManifestSet
 from rollguard.plan.members import judge_members, never_completed
@@ -54,6 +57,8 @@ class RolloutRequest:
     manifests: ManifestSet | None = None  # -f: the workloads' desired states
     skip_other_kinds: bool = False
     lease_seconds: int = LEASE_SECONDS
+    checks: list[Check] = field(default_factory=list)  # --verify FILE: run after the group rolled out
+    bake: int = 0  # --bake DURATION: seconds the group is watched after it is ready (0: none)
 
 
 @dataclass
@@ -121,6 +126,8 @@ class Plan:
     journal: Journal | None
     carried_forward: bool = False
     skipped: list[str] = field(default_factory=list)  # other kinds given with --skip-other-kinds
+    # the namespace's lists preflight read, by resource: the run's live cache watches on from them
+    listed: dict[Resource, Listed] = field(default_factory=dict)
 
     @property
     def kinds(self) -> set[str]:
@@ -187,6 +194,7 @@ class RolloutRead:
     journal: Journal | None = None
     source_streams: dict[str, Obj | None] = field(default_factory=dict)  # promote-from stream -> object
     manifests: ManifestRead | None = None  # -f, with what the cluster said about its workloads
+    listed: dict[Resource, Listed] = field(default_factory=dict)  # the lists read whole (`Plan.listed`)
 
 
 def read_refusal(read: RolloutRead) -> RefusedError | None:
@@ -281,6 +289,16 @@ def resolve_promotions(
                 raise RefusedError(
                     f"tag {tag!r} does not exist in ImageStream {source}/{stream}",
                     fix=f"check --tag (oc get istag -n {source} | grep {stream})",
+                )
+            if not item.get("image"):
+                # a `reference: true` tag is never imported: its status item names a pull spec and no
+                # image (openshift-apiserver pkg/image/apiserver/registry/imagestream/strategy.go
+                # tagsChanged), so there is no image to copy and pin
+                raise RefusedError(
+                    f"tag {tag!r} of ImageStream {source}/{stream} is a reference tag (reference: true) "
+                    f"that holds no imported image to promote (it only names {item.get('dockerImageReference') or '?'})",
+                    fix=f"import the image into {source}/{stream}:{tag} (oc tag --source=docker IMAGE "
+                    f"{source}/{stream}:{tag}, without --reference), or use --image with its digest",
                 )
             plan.promoted[container] = Promotion(
                 stream=stream,

@@ -43,7 +43,7 @@ from collections.abc import Callable, Collection
 from rollguard.cluster.api import Api
 from rollguard.cluster.cache import NamespaceCache
 from rollguard.cluster.claims import Claims
-from rollguard.cluster.client import guarded
+from rollguard.cluster.client import guarded, hold_through_outages
 from rollguard.cluster.journal import Journal, JournalStore, group_name, precise_now
 from rollguard.cluster.lock import LEASE_SECONDS, GroupLock
 from rollguard.core.errors import (
@@ -56,13 +56,14 @@ from rollguard.core.errors import (
     Superseded,
     WorkloadDeleted,
 )
-from rollguard.core.report import Outcome, WorkloadResult, pod_record
+from rollguard.core.report import CheckResult, Outcome, WorkloadResult, pod_record
 from rollguard.core.resources import PODS, Resource
 from rollguard.core.structs import Obj, Phase, RunState, Status, WorkloadOutcome, WorkloadPhase
 from rollguard.kinds import images_of, pods_of_revision
 from rollguard.plan.rollout_read import Plan, WorkloadPlan
 from rollguard.run.group_revert import GroupRevert
 from rollguard.run.group_write import GroupWrite
+from rollguard.run.refusals import add_evidence
 from rollguard.run.wait import Watched, wait_for
 
 Printer = Callable[[str], None]
@@ -144,6 +145,7 @@ class GroupRun:
         self.cache: NamespaceCache | None = None
         self.first_error = ""
         self.errors: list[str] = []
+        self.checks: list[CheckResult] = []  # the report's checks (`verify`)
         self.started = time.monotonic()
         self.stop_signal = "SIGTERM"  # what asked the run to stop (`stopped_by`): SIGTERM or SIGINT
         # The pod templates this run sent to (or got back from) each workload: a live template that
@@ -158,6 +160,7 @@ class GroupRun:
         self.members: list[str] = []
         self.group_write = GroupWrite(self)
         self.group_revert = GroupRevert(self)
+        self._unhold: Callable[[], None] = lambda: None  # ends the hold through API outages
 
     # -- what a kind of run fills in ----------------------------------------------------------------
 
@@ -203,6 +206,10 @@ class GroupRun:
     def after_run(self, plan: Plan, status: Status) -> None:
         """Called with the run's status while the live cache still runs (e.g. for audit Events)."""
 
+    def verify(self, plan: Plan, cache: NamespaceCache) -> None:
+        """After every workload was judged complete, before the success is recorded: the run's checks
+        (``self.checks`` their results). Raise a `RollguardError` to fail the run and revert the group."""
+
     # -- the skeleton ---------------------------------------------------------------------------------
 
     def execute(self) -> Outcome:
@@ -235,6 +242,7 @@ class GroupRun:
         outcome.error, outcome.errors = self.first_error, list(self.errors)
         outcome.workloads = [self.result(wp) for wp in plan.workloads]
         outcome.members = list(self.members)
+        outcome.checks = list(self.checks)
         return outcome
 
     def _run(self, plan: Plan) -> Status:
@@ -265,8 +273,11 @@ class GroupRun:
                 cancel=self.cancel,
                 out=self.say,
             )
+            add_evidence(self.client, self.namespace, watched)
             self.check_cancel()
             self._judge(watched)
+            self.verify(plan, cache)
+            self.check_cancel()
         except (RollguardError, TimeoutError) as exc:
             self.fail(str(exc))
             return self._fail_and_revert(plan)
@@ -342,12 +353,20 @@ class GroupRun:
     # -- holding the group ------------------------------------------------------------------------------
 
     def _hold(self, plan: Plan) -> None:
-        """Take the group's lock, then claim its workloads; refused (the lock given back) if one is held."""
+        """Take the group's lock, then claim its workloads; refused (the lock given back) if one is held.
+
+        From then on the run holds through API outages (`rollguard.cluster.pulse`): a request that gets
+        no answer while the API server answers nothing is retried until it answers again (every write
+        still fenced by the lock) or the run may wait no longer (``abort``). Before, an unreachable
+        cluster is a refusal.
+        """
         self.lock.acquire()
+        self._unhold = hold_through_outages(self.client, stop=self.abort, say=self.say)
         try:
             self.claims.take([wp.snapshot.ref for wp in plan.workloads])
         except (RefusedError, ApiError):
             self.lock.release()
+            self._unhold()
             raise
 
     def _lost(self) -> None:
@@ -379,6 +398,7 @@ class GroupRun:
             self.lock.release()
         except ApiError as exc:
             self.errors.append(f"could not release the lock: {exc}")
+        self._unhold()
 
     def check_held(self) -> None:
         """Raise `Superseded` once the group is lost (the renewer found it taken over, or a proof failed)."""
@@ -434,6 +454,9 @@ class GroupRun:
         resources.append(PODS)
         resources += [r for r in extra if r not in resources]
         cache = NamespaceCache(self.client, self.namespace, resources)
+        for res in resources:  # what preflight listed is not listed again: the watch goes on from there
+            if res in plan.listed:
+                cache.seed(res, plan.listed[res].items, plan.listed[res].resource_version)
         cache.start()
         self.cache = cache
         return cache

@@ -47,6 +47,7 @@ from rollguard.kinds.templates import canonical, field_changes, same_template
 from rollguard.plan import merge
 from rollguard.plan.rollout_read import Plan, WorkloadPlan
 from rollguard.run.group_write import SETTLE_SECONDS, WritingRun, each_at_once
+from rollguard.run.refusals import add_evidence
 from rollguard.run.wait import Watched, edited_message, wait_for
 
 
@@ -193,6 +194,7 @@ class GroupRevert:
             cancel=run.abort,
             out=run.say,
         )
+        add_evidence(run.client, run.namespace, watched)
         for item in watched:
             entry = run.journal.workloads[item.ref.key]
             if item.verdict is not None and item.verdict.phase is Phase.COMPLETE:

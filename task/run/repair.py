@@ -80,7 +80,7 @@ class Repair(GroupRun):
         self.tags_restored = False
 
     def prepare(self) -> Plan:
-        return self.plan.workloads  # planned already: the CLI and the TUI show the plan first
+        return self.plan.run_plan  # planned already: the CLI and the TUI show the plan first
 
     def begin(self, plan: Plan) -> None:
         what = ", ".join(c.key for c in self.plan.changes)

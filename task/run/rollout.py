@@ -23,14 +23,18 @@ from rollguard.core.errors import ApiError, RollguardError, RolloutFailed
 from rollguard.core.resources import IMAGE_STREAMS
 from rollguard.core.structs import Obj, RunState, Status, WorkloadPhase
 from rollguard.kinds import images_of
+from rollguard.plan.checks_read import preflight_checks
 from rollguard.plan.merge import combined_restore
 from rollguard.plan.rollout_decide import RolloutRequest
 from rollguard.plan.rollout_read import Plan, WorkloadPlan, plan_rollout
 from rollguard.plan.tags import previous_tag, resolved_reference, without_promotion_effects
 from rollguard.run import events
+from rollguard.run.bake import Member, bake
+from rollguard.run.checks import Context
 from rollguard.run.group import GroupRun, Printer, actor, zero_replicas
 from rollguard.run.group_write import each_at_once, watched_after
 from rollguard.run.promote import RESTORE_WAIT, copy_tag, restore_tags, wait_restored
+from rollguard.run.verify import Runner, not_run, verify
 from rollguard.run.wait import Watched
 
 PROMOTION_WAIT = 60.0
@@ -58,11 +62,38 @@ class Rollout(GroupRun):
             lease_seconds=request.lease_seconds,
         )
         self.request = request
+        self.checks = not_run(request.checks, bake=request.bake)
         if request.promote_from:
             self.extra_resources = (IMAGE_STREAMS,)
 
     def prepare(self) -> Plan:
-        return plan_rollout(self.client, self.request, lock=self.lock, journal_store=self.store, claims=self.claims)
+        plan = plan_rollout(self.client, self.request, lock=self.lock, journal_store=self.store, claims=self.claims)
+        preflight_checks(self.client, self.namespace, self.request.checks, run_id=self.run_id)
+        return plan
+
+    def verify(self, plan: Plan, cache: NamespaceCache) -> None:
+        """``--verify`` and ``--bake`` (`rollguard.run.verify`), the journal saying ``verifying`` first: a
+        run killed now is finished by the next one (or a repair) as one killed mid-watch."""
+        if not self.request.checks and not self.request.bake:
+            return
+        self.journal.state = RunState.VERIFYING
+        self.try_save()
+        ctx = Context(client=self.client, namespace=self.namespace, run_id=self.run_id, say=self.say)
+        ctx.stop_reason = lambda: f"interrupted by {self.stop_signal.split()[0]}"
+        baking: Runner | None = None
+        if self.request.bake:
+            members = [
+                Member(
+                    key=wp.key,
+                    kind=wp.kind,
+                    name=wp.snapshot.ref.name,
+                    images=images_of(self.live(wp).get("spec", {}).get("template", {})),
+                )
+                for wp in plan.workloads
+            ]
+            seconds = self.request.bake
+            baking = lambda c: bake(members, seconds=seconds, cache=cache, ctx=c)  # noqa: E731
+        verify(self.request.checks, bake=baking, ctx=ctx, cancel=self.cancel, results=self.checks)
 
     def begin(self, plan: Plan) -> None:
         names = ", ".join(w.key for w in plan.workloads)
@@ -105,10 +136,7 @@ class Rollout(GroupRun):
 
     def change(self, plan: Plan, cache: NamespaceCache) -> list[Watched]:
         self._promote(plan, cache)
-        watched = self._apply(plan) + self._members(plan)
-        self.journal.state = RunState.WATCHING
-        self.try_save()
-        return watched
+        return self._apply(plan) + self._members(plan)
 
     def _members(self, plan: Plan) -> list[Watched]:
         """The members this run does not write, watched with its own changes (`rollguard.plan.members`):
@@ -248,8 +276,10 @@ class Rollout(GroupRun):
     def _apply(self, plan: Plan) -> list[Watched]:
         """Write every workload's one change at once, so a group of N costs one round trip, not N.
 
-        The journal already holds every verified state, so a run killed between these writes can be
-        finished by the next one; it is updated once, when all writes have answered.
+        The journal already holds every verified state and every target (written before the first
+        change), so a run killed between these writes is finished by the next one, which tells what was
+        written from the live objects; it is updated once, when all writes have answered: the phases
+        and, when every write went through, the run's state ``watching``.
         """
         self.check_cancel()
         todo = []
@@ -280,6 +310,8 @@ class Rollout(GroupRun):
         results = each_at_once(todo, apply)
         watched = [r for r in results if isinstance(r, Watched)]
         errors = [r for r in results if isinstance(r, RollguardError)]
+        if not errors:
+            self.journal.state = RunState.WATCHING
         self.try_save()
         if errors:
             raise errors[0]

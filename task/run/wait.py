@@ -7,7 +7,14 @@ Two deadlines per workload: `deadline`, fixed (rollguard's `--timeout`), and `st
 workload's own deadline judged as the platform judges it: a *no-progress* deadline that restarts
 whenever the rollout moves (a DC's `timeoutSeconds` restarts with every scale step, a Deployment's
 `progressDeadlineSeconds` with every new or ready pod). A slow rollout that keeps moving is never failed
-on it; one that stands still that long is.
+on it; one that stands still that long is. A lifecycle hook running (a DC's pre/mid/post hook pod) is
+not standing still: hooks have no timeout but their pod's activeDeadlineSeconds, so the clock waits.
+
+Hopeless is known early: pods the API refuses to create (quota, LimitRange, admission), or a DC's deployer
+pod whose image pull keeps failing (`Progress.blocked`), fail the workload once that has lasted
+REFUSAL_GRACE seconds, long enough for what clears by itself (a surge pod over quota until an old pod is
+gone, a pull the kubelet retries), instead of the platform's deadline (a stuck deployer pod: 6 h).
+This holds for the revert too, which then ends unverified instead of waiting.
 
 Deadlines are honoured to the time: ``--timeout`` ends the wait at its deadline whatever the workload
 is doing, and the only grace (`EVIDENCE_GRACE`) is for the platform's own failure verdict on a DC,
@@ -22,7 +29,7 @@ import enum
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rollguard.cluster.cache import NamespaceCache
 from rollguard.core.readiness import pod_doom
@@ -33,6 +40,8 @@ from rollguard.kinds import images_of, kind_of, pods_of_revision
 # How long a platform-declared failure waits for the pod that says how it failed (see
 # Kind.evidence_pending); past it the failure is reported with what is known.
 EVIDENCE_GRACE = 5.0
+# How long pods may be refused creation (or a DC's deployer pod fail to pull) before it is hopeless.
+REFUSAL_GRACE = 30.0
 
 
 @dataclass
@@ -52,13 +61,19 @@ class Watched:
     last_progress: str = ""  # the progress message last seen: a new one is progress
     evidence_until: float = 0.0  # time.monotonic() until which a failure waits for its evidence
     started: float = field(default_factory=time.monotonic)  # when the wait began (the write)
+    blocked_since: float = 0.0  # time.monotonic() since when its pods are refused (0: they are not)
 
     def next_deadline(self) -> float:
         """When this item must be judged again at the latest. While a platform failure waits for its
         evidence only that grace and the fixed deadline count (the run fails either way)."""
         if self.evidence_until:
             return min(self.deadline, self.evidence_until)
-        return self.deadline if self.stall_seconds is None else min(self.deadline, self.moved_at + self.stall_seconds)
+        own = (
+            self.deadline
+            if self.stall_seconds is None
+            else min(self.deadline, self.moved_at + self.stall_seconds)
+        )
+        return min(own, self.blocked_since + REFUSAL_GRACE) if self.blocked_since else own
 
     def waited(self, now: float) -> str:
         """The seconds really waited, as said in messages."""
@@ -71,6 +86,27 @@ class Source(enum.Enum):
 
     PLATFORM = "platform"
     RUN = "run"
+
+
+def held(item: Watched, progress: Progress, *, now: float) -> Progress:
+    """``progress`` with what lasting conditions make of it (pure but for the item's clocks): a hook
+    running holds the no-progress clock; pods refused for REFUSAL_GRACE fail the workload."""
+    if progress.done:
+        item.blocked_since = 0.0
+        return progress
+    if progress.hook:
+        item.moved_at = now
+    if not progress.blocked:
+        item.blocked_since = 0.0
+        return progress
+    item.blocked_since = item.blocked_since or now
+    if now < item.blocked_since + REFUSAL_GRACE:
+        return progress
+    return replace(
+        progress,
+        phase=Phase.FAILED,
+        message=f"{item.ref.key}: {progress.blocked} (for {REFUSAL_GRACE:.0f}s)",
+    )
 
 
 def deleted_message(key: str) -> str:
@@ -117,7 +153,9 @@ def judged(
             return Progress(Phase.FAILED, edited_message(item.ref.key, running)), Source.RUN
         return progress, Source.PLATFORM
     if progress.phase is Phase.PAUSED:
-        return Progress(Phase.FAILED, f"{item.ref.key} was paused by someone else during the rollout"), Source.RUN
+        return Progress(
+            Phase.FAILED, f"{item.ref.key} was paused by someone else during the rollout"
+        ), Source.RUN
     source = Source.PLATFORM if progress.phase is Phase.FAILED else Source.RUN
     progress = kind.explain(obj, mine, pods, progress)
     if progress.phase is Phase.FAILED:  # the platform's verdict, or its deployer pod's doom: say whose
@@ -128,11 +166,18 @@ def judged(
             for pod in sorted(pods_of_revision(revision, pods), key=lambda p: p["metadata"]["name"]):
                 doom = pod_doom(pod, crash_restarts=crash_restarts)
                 if doom is not None:
-                    return Progress(Phase.FAILED, f"{item.ref.key}: {doom.describe()}", progress.revision), Source.RUN
+                    return Progress(
+                        Phase.FAILED, f"{item.ref.key}: {doom.describe()}", progress.revision
+                    ), Source.RUN
     if now >= item.deadline:
         reason = item.deadline_reason.replace("{waited}", item.waited(now))
-        return Progress(Phase.FAILED, f"{item.ref.key}: {reason} ({progress.message})", progress.revision), Source.RUN
-    stalled = item.stall_seconds is not None and now >= item.moved_at + item.stall_seconds
+        return Progress(
+            Phase.FAILED, f"{item.ref.key}: {reason} ({progress.message})", progress.revision
+        ), Source.RUN
+    # a running hook is not standing still (`held` restarts the clock while it runs)
+    stalled = (
+        item.stall_seconds is not None and now >= item.moved_at + item.stall_seconds and not progress.hook
+    )
     if stalled and progress.message == item.last_progress:
         return Progress(
             Phase.FAILED, f"{item.ref.key}: {item.stall_reason} ({progress.message})", progress.revision
@@ -169,6 +214,7 @@ def wait_for(
             progress, source = judged(
                 item, obj, revisions, pods, now=now, fail_fast=fail_fast, crash_restarts=crash_restarts
             )
+            progress = held(item, progress, now=now)
             if (
                 progress.phase is Phase.FAILED
                 and source is Source.PLATFORM

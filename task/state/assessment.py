@@ -437,7 +437,7 @@ def assess(
     findings += _mutable_findings(k, obj)
     status = obj.get("status", {})
     available, desired = as_int(status.get("availableReplicas")), snap.replicas
-    if desired > 0 and available < desired:
+    if k.desired_running(obj) > 0 and available < desired:
         findings.append(Finding(UNAVAILABLE, f"{available} of {desired} replicas available"))
     order = {name: i for i, name in enumerate(FINDINGS)}
     progress = k.progress(obj, mine)

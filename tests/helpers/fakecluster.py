@@ -193,7 +193,13 @@ class FakeCluster:
         return self._put(res.plural, _merge(current, body))
 
     def delete(
-        self, res: Resource, name: str, *, namespace: str | None = None, resource_version: str | None = None
+        self,
+        res: Resource,
+        name: str,
+        *,
+        namespace: str | None = None,
+        resource_version: str | None = None,
+        propagation: str | None = None,
     ) -> Obj:
         self.requests["delete"] += 1
         with self._lock:

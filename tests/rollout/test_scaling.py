@@ -19,7 +19,7 @@ from kubernetes import client as kube
 
 from rollguard.core.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, REPLICATION_CONTROLLERS
 from tests.chaos.proxy import FaultProxy, Record
-from tests.support import (
+from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
     OLD,

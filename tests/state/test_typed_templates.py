@@ -15,8 +15,19 @@ import json
 from pathlib import Path
 
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
-from tests.scenarios import guarded_rollout, states
-from tests.support import DC, NEW, NEWER, OLD, SELECTOR, create_group, dc_body, rollguard, view, wait_until
+from tests.helpers.cluster import (
+    DC,
+    NEW,
+    NEWER,
+    OLD,
+    SELECTOR,
+    create_group,
+    dc_body,
+    rollguard,
+    view,
+    wait_until,
+)
+from tests.helpers.scenarios import guarded_rollout, states
 
 ENCODED = "openshift.io/encoded-deployment-config"
 

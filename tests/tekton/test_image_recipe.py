@@ -22,6 +22,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+import rollguard
 from tests.tekton.manifests import (
     ROOT,
     TEKTON,
@@ -123,7 +124,7 @@ def test_every_label_is_filled_from_a_declared_build_arg() -> None:
     assert set(BUILD_ARGS) <= set(given), f"make image passes {sorted(given)}"
     assert given["REVISION"] != "unknown" and re.fullmatch(r"[0-9a-f]{40}", given["REVISION"])
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", given["CREATED"]), given["CREATED"]
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    version = rollguard.__version__  # the one place the version is written
     assert given["VERSION"] == version
     for key, value in labels(runtime).items():
         for name in ARG_USE.findall(value):

@@ -211,6 +211,12 @@ SCENARIOS: dict[str, tuple[dict[str, str], dict[str, list[str]], set[str]]] = {
         {"images": ["deploy/web=reg.local/web:3"]},
         {"kubeconfig-dir", "report"},
     ),
+    "checks": (
+        {"namespace": "shop-dev", "selector": "app=shop", "verify": "deploy/checks one.yaml", "bake": "2m",
+         "image": IMAGE},
+        {"images": ["deploy/web=reg.local/web:3"]},
+        {"source"},
+    ),
 }  # fmt: skip
 
 
@@ -239,6 +245,8 @@ def test_step_command_line_parses_as_intended(task_obj: Obj, shell: str, scenari
         assert args.report == f"/workspace/report/{params['report-file']}"
     else:
         assert args.report is None
+    assert args.verify == (f"/workspace/source/{params['verify']}" if "verify" in params else None)
+    assert args.bake == (params.get("bake") or None)
     assert env["ROLLGUARD_ACTOR"] == "tekton myproj-cd/deploy-1-rollout"
 
 

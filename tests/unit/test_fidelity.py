@@ -53,11 +53,18 @@ def test_explain_adds_the_deployer_pods_exit_and_names_one_that_cannot_start() -
     )  # fmt: skip
     pending = kind.progress(dc(), [rc("Pending")])
     stuck = kind.explain(dc(), [rc("Pending")], [pulling], pending)
-    assert stuck.phase is Phase.FAILED
+    # a pull the kubelet retries is a verdict only if it lasts (rollguard.watch REFUSAL_GRACE)
+    assert stuck.phase is Phase.PROGRESSING
     assert (
-        stuck.message.startswith('deployer pod "api-2-deploy" cannot start')
-        and "ImagePullBackOff" in stuck.message
+        stuck.blocked.startswith('deployer pod "api-2-deploy" cannot start')
+        and "ImagePullBackOff" in stuck.blocked
     )
+    invalid = deployer_pod(
+        {"phase": "Pending", "containerStatuses": [{"name": "deployment", "restartCount": 0, "state": {
+            "waiting": {"reason": "InvalidImageName", "message": "invalid reference format"}}}]}
+    )  # fmt: skip
+    never = kind.explain(dc(), [rc("Pending")], [invalid], pending)
+    assert never.phase is Phase.FAILED and "InvalidImageName" in never.message
     # a pod that is not the RC's deployer (no ownerReference to it) is no evidence
     stranger = {**pulling, "metadata": {**pulling["metadata"], "ownerReferences": []}}
     assert kind.explain(dc(), [rc("Pending")], [stranger], pending) == pending

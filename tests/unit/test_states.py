@@ -21,6 +21,10 @@ from rollguard.core.structs import RunState, Status, VerifiedState, WorkloadOutc
 OLD_RUN_STATES = ["new", "applying", "watching", "repairing", "reverting", "succeeded", "repaired",
                   "reverted", "inconsistent"]  # fmt: skip
 OLD_FINAL = {"new", "succeeded", "reverted", "repaired"}
+# Added since (issue 25): a rollout whose group rolled out and whose --verify checks (or --bake) run; not
+# final, so a run killed then is finished as one killed mid-watch (an older version reads it as
+# 'inconsistent', also not final: the same outcome, carried forward).
+NEW_RUN_STATES = ["verifying"]
 OLD_PHASES = ["pending", "unchanged", "applied", "complete", "resumed", "redeployed", "failed",
               "reverting", "reverted", "error"]  # fmt: skip
 # Added since (issue 14): someone else's edit or deletion during a run, as phase and outcome alike.
@@ -47,7 +51,7 @@ def test_status_words_and_exit_codes_are_the_documented_ones() -> None:
 
 
 def test_run_states_and_their_finality_are_the_old_words() -> None:
-    assert sorted(s.value for s in RunState) == sorted(OLD_RUN_STATES)
+    assert sorted(s.value for s in RunState) == sorted(OLD_RUN_STATES + NEW_RUN_STATES)
     assert {s.value for s in RunState if s.final} == OLD_FINAL
 
 

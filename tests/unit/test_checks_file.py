@@ -1,0 +1,79 @@
+"""The ``--verify`` file's parser (`rollguard.plan.checks`), pure: the YAML case table in
+tests/cases/checks/cases.yaml (the file's text and Job manifests in, checks or a refusal out),
+plus the Job body a run creates and the prometheus/bake judgements."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from rollguard.core.errors import RefusedError
+from rollguard.plan.checks import CHECK_LABEL, RUN_LABEL, Check, job_body, job_name, parse_checks
+
+CASES = yaml.safe_load((Path(__file__).parents[1] / "cases" / "checks" / "cases.yaml").read_text())
+
+
+def flat(check: Check) -> dict[str, Any]:
+    """A check as the case table spells it: its own fields and its kind's, side by side."""
+    spec: Any = check.http or check.job or check.prometheus
+    fields = {k: v for k, v in vars(spec).items() if k != "manifest"}
+    fields["status"] = list(fields["status"]) if "status" in fields else None
+    return {"name": check.name, "kind": str(check.kind), "timeout": check.timeout, **fields}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["case"] for c in CASES])
+def test_checks_file(case: dict[str, Any]) -> None:
+    files: dict[str, str] = case.get("files") or {}
+
+    def read(name: str) -> str:
+        if name not in files:
+            raise FileNotFoundError(2, "No such file or directory")
+        return files[name]
+
+    if "refused" in case:
+        with pytest.raises(RefusedError) as caught:
+            parse_checks(case["text"], source="checks.yaml", read=read)
+        message = str(caught.value)
+        assert message.startswith("--verify checks.yaml"), message
+        for words in case["refused"]:
+            assert words in message, message
+        return
+    checks = parse_checks(case["text"], source="checks.yaml", read=read)
+    assert len(checks) == len(case["expect"])
+    for check, want in zip(checks, case["expect"], strict=True):
+        got = flat(check)
+        assert {k: got.get(k) for k in want} == want
+
+
+def test_the_job_is_the_runs_own() -> None:
+    manifest = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "smoke", "generateName": "x-", "namespace": "elsewhere", "labels": {"team": "a"},
+                     "resourceVersion": "7", "uid": "u"},
+        "spec": {"template": {"spec": {"containers": [{"name": "t", "image": "i"}]}}},
+        "status": {"succeeded": 1},
+    }  # fmt: skip
+    name = job_name("smoke", "20261203-052000-ab12cd")
+    assert name == "smoke-20261203-052000-ab12cd" and len(job_name("a" * 40, "20261203-052000-ab12cd")) <= 63
+    body = job_body(manifest, name=name, namespace="shop", run_id="20261203-052000-ab12cd", check="smoke")
+    assert body["metadata"] == {
+        "name": name,
+        "namespace": "shop",
+        "labels": {"team": "a", RUN_LABEL: "20261203-052000-ab12cd", CHECK_LABEL: "smoke"},
+    }
+    assert "status" not in body
+    assert body["spec"]["template"]["metadata"]["labels"][RUN_LABEL] == "20261203-052000-ab12cd"
+    assert manifest["metadata"]["name"] == "smoke"  # the parsed manifest is left as read
+
+
+def test_status_reads_the_failed_check_back_from_the_journals_error() -> None:
+    from rollguard.core.errors import CheckFailed, failed_check
+
+    error = str(CheckFailed("check 'error-ratio' (prometheus) failed: 2 failed evaluation(s) of 3", check="error-ratio"))
+    assert failed_check(error) == "error-ratio"
+    assert failed_check("dc/dc2: pod dc2-2-x container app: CrashLoopBackOff") is None
+    assert failed_check("") is None
