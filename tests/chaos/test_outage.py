@@ -112,6 +112,28 @@ def unproven_writes(records: list[Record], api: ApiServer) -> list[str]:
             if r.mutating and not group_renewal(r) and r.at >= api.continued_at and not any(p <= r.at for p in proofs)]
 
 
+def resumed_watches(records: list[Record], api: ApiServer) -> int:
+    """Watches re-established once the API server answered again, each from the resourceVersion its
+    stream had reached (or a new list, on 410 Gone); how many."""
+    checked = 0
+    for path in sorted({r.path for r in records if r.verb == "watch" and r.at >= api.continued_at}):
+        streams = [r for r in records if r.verb == "watch" and r.path == path]
+        before = [r for r in streams if r.at < api.stopped_at]
+        after = [r for r in streams if r.at >= api.continued_at]
+        if not before:
+            continue
+        prev, resumed = before[-1], after[0]
+        if any(r.verb == "list" and r.path == path and prev.at < r.at < resumed.at for r in records):
+            checked += 1  # listed again (410 Gone)
+            continue
+        reached = int(prev.last_rv or prev.resumed_from or 0)
+        assert int(prev.resumed_from or 0) <= int(resumed.resumed_from or -1) <= reached, (
+            f"watch {path} had reached {reached} (from {prev.resumed_from}); resumed from {resumed.resumed_from!r}"
+        )
+        checked += 1
+    return checked
+
+
 def outage_case(proxy, api: ApiServer, run: Run, report: Path) -> tuple[h.Result, list[str], float]:
     """Hold the API server stopped until the run said it had no answer past its lease; continue it; the
     run's result, its unproven writes and how long after the API server continued the run ended."""
@@ -147,11 +169,14 @@ def test_api_server_stopped_mid_watch_past_the_lease(client, sandbox, proxy, tmp
     assert result.code == 0, result.stdout[-3000:] + result.stderr[-1500:]
     assert result.report["status"] == "succeeded", result.report
     assert unproven == [], unproven
+    resumed = resumed_watches(list(proxy.records), api)
+    assert resumed >= 3, resumed  # the kinds, their revisions, the pods
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (SLOW,))
     ledger_entry.case("API server stopped mid-watch", faults={"SIGSTOP kube-apiserver": 1},
-                      states=verdict.checks + 2,
+                      states=verdict.checks + 2 + resumed,
                       detail=f"stopped {api.continued_at - api.stopped_at:.0f}s (lease {LEASE}s) while watching; "
-                             f"'no answer' said, exit 0 {ended:.0f}s after SIGCONT, every later write proven")
+                             f"'no answer' said, exit 0 {ended:.0f}s after SIGCONT, every later write proven, "
+                             f"{resumed} watches resumed from their last resourceVersion")
 
 
 def test_api_server_stopped_mid_revert(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
