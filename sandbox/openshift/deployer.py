@@ -21,8 +21,10 @@ controller scales the last complete RC back up once the latest RC is Failed, as 
 The deployer image is the controller's `deployer.imageTemplateFormat.format` (`${component}` =
 `deployer`, pkg/cmd/controller/apps.go), read from `config.yaml` of ConfigMap
 `openshift-controller-manager/config` as the operator provides it; OpenShift reads it when the controller
-starts, the emulation at each deployer pod it makes (so a test can break it). Not emulated: lifecycle
-hook pods, the Custom strategy.
+starts, the emulation at each deployer pod it makes (so a test can break it). Lifecycle hooks: `pre`
+before the strategy, `post` after it (`hooks`, after oc's support/lifecycle.go, rolling.go, recreate.go);
+while a hook runs the strategy's timeoutSeconds does not count. Not emulated: the `mid` hook of Recreate,
+`tagImages` hooks, the Custom strategy.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import yaml
 from sandbox.openshift import appsutil as u
 from sandbox.openshift import deployerlog as dlog
 from sandbox.openshift.events import Recorder
+from sandbox.openshift.hooks import DONE, RUNNING, Hooks
 from sandbox.openshift.informer import Informer
 from sandbox.openshift.kube import JSON, MERGE_PATCH, ApiError, Kube
 from sandbox.openshift.workqueue import Requeue
@@ -146,6 +149,8 @@ class Deployer:
         self.kube, self.rcs, self.pods, self.recorder = kube, rcs, pods, recorder
         self._last_progress: dict[str, float] = {}  # RC uid -> wall time of the last scale made
         self._output: dict[str, dlog.Output] = {}  # RC uid -> what its deployer pod's process printed
+        self._hooks_done: dict[str, set[str]] = {}  # RC uid -> the hooks that ended
+        self.hooks = Hooks(kube, pods, recorder)
         self._lock = threading.Lock()
 
     def step(self, dc: JSON, rcs: list[JSON], rc: JSON) -> float | None:
@@ -247,6 +252,7 @@ class Deployer:
         with self._lock:
             self._last_progress.pop(rc["metadata"].get("uid", ""), None)
             self._output.pop(rc["metadata"].get("uid", ""), None)
+            self._hooks_done.pop(rc["metadata"].get("uid", ""), None)
 
     # -- pods -------------------------------------------------------------------------------------------
 
@@ -332,6 +338,9 @@ class Deployer:
                 self._scale(rc, 0)
                 if first:
                     out.append(dlog.scaled_older_down(rc["metadata"]["name"]))
+        hook = self._hook(dc, to, config, "pre", pod, output, out)
+        if hook is not None:
+            return hook
         strategy = config.get("spec", {}).get("strategy") or {}
         if strategy.get("type", "Rolling") == "Rolling" and source is not None:
             params = strategy.get("rollingParams") or {}
@@ -348,6 +357,9 @@ class Deployer:
                 self._last_progress[uid] = now if progressed or started is None else started
             last = self._last_progress[uid]
         if done:
+            hook = self._hook(dc, to, config, "post", pod, output, out)
+            if hook is not None:
+                return hook
             out += self._config_warnings(dc, [to, source], pod)
             self._print(pod, output, [*out, dlog.success()], exit_code=0)
             self.forget(to)
@@ -363,6 +375,30 @@ class Deployer:
         self._print(pod, output, [*out, dlog.error(stall)], exit_code=1)  # kcmdutil.CheckErr's last line
         self.forget(to)
         return None
+
+    def _hook(
+        self, dc: JSON, rc: JSON, config: JSON, kind: str, pod: JSON, output: dlog.Output, out: list[str]
+    ) -> float | None:
+        """Run the `kind` hook if it has not ended: None once it has (go on), else seconds until the next
+        look (it runs: the strategy's no-progress clock waits) or None after the process failed on it."""
+        uid = rc["metadata"]["uid"]
+        with self._lock:
+            if kind in self._hooks_done.setdefault(uid, set()):
+                return None
+        outcome = self.hooks.run(dc, rc, config, kind, pod)
+        out += outcome.lines
+        if outcome.state == DONE:
+            with self._lock:
+                self._hooks_done.setdefault(uid, set()).add(kind)
+            return None
+        if outcome.state == RUNNING:
+            with self._lock:
+                self._last_progress[uid] = time.time()  # a hook has no timeout: the clock restarts after it
+            self._print(pod, output, out)
+            return 1.0
+        self._print(pod, output, [*out, dlog.error(outcome.state)], exit_code=1)
+        self.forget(rc)
+        return 0.5  # the process exited: the next look sees the pod end
 
     def _config_warnings(self, dc: JSON, rcs: list[JSON | None], pod: JSON) -> list[str]:
         """What the strategy prints as it returns (strategy/util/events.go RecordConfigWarnings, deferred

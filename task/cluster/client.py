@@ -18,6 +18,7 @@ here, where the code written against it imports it from.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import threading
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from rollguard.cluster import k8s
 from rollguard.cluster.api import Api, Forwarding, LogOptions, Obj, Page, Reducer
+from rollguard.cluster.pulse import HOLD_BACKOFF, Pulse
 from rollguard.cluster.transport import Transport, cut_when, send, stream_lines
 from rollguard.core.errors import (
     ApiError,
@@ -43,7 +45,11 @@ from rollguard.core.resources import PODS, Resource
 if TYPE_CHECKING:
     from rollguard.cluster.kubeconfig import Connection
 
-__all__ = ["Api", "Client", "Forwarding", "LogOptions", "Obj", "Page", "Reducer", "guarded", "pod_log_query"]
+__all__ = [
+    "Api", "Client", "Forwarding", "LogOptions", "Obj", "Page", "Reducer", "guarded", "hold_through_outages",
+    "pod_log_query",
+]  # fmt: skip
+PROBE_TIMEOUT = 5.0  # seconds the probe of a silent API server waits for an answer
 
 _RETRIES = 5
 _POOL_SIZE = 32
@@ -67,6 +73,17 @@ def guarded(api: Api, guard: Callable[[], None]) -> Api:
     if isinstance(api, Client):
         return api.guarded(guard)
     return _Guarded(api, guard)
+
+
+def hold_through_outages(api: Api, *, stop: threading.Event, say: Callable[[str], None]) -> Callable[[], None]:
+    """From now on, requests of ``api`` that get no answer while the API server answers nothing at all
+    are retried until it answers again or ``stop`` is set, and ``say`` hears of the silence
+    (`rollguard.cluster.pulse`); once it answers again, the watches are re-established from their last
+    resourceVersion (`Client.cut_watches`). The function returned ends that. A test double holds nothing."""
+    if isinstance(api, Client):
+        api.pulse.hold(stop=stop, say=say, on_recovery=api.cut_watches)
+        return api.pulse.release
+    return lambda: None
 
 
 class _Guarded(Forwarding):
@@ -97,6 +114,8 @@ class Client:
         self.requests: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._guard: Callable[[], None] | None = None
+        self.pulse = Pulse()  # shared with the guarded copies: one connection
+        self._watches: set[Any] = set()  # open watch streams (shared with the copies too)
 
     def guarded(self, guard: Callable[[], None]) -> Client:
         """This connection (same transport and counters) calling ``guard`` before every mutating attempt,
@@ -267,6 +286,8 @@ class Client:
             stream=True,
             timeout=timeout_seconds + 10,
         )
+        with self._lock:
+            self._watches.add(resp)
         try:
             for line in stream_lines(resp, keep_partial=False):  # a partial line is a cut event
                 if line.strip():
@@ -285,7 +306,19 @@ class Client:
         except Exception as exc:  # urllib3 protocol errors when the stream is cut
             raise Unreachable(f"watch on {res.label} was cut: {exc}") from exc
         finally:
+            with self._lock:
+                self._watches.discard(resp)
             resp.release_conn()
+
+    def cut_watches(self) -> None:
+        """Cut every open watch stream, so that each is re-established from its last resourceVersion by
+        its consumer (`rollguard.cluster.cache`). After an outage a stream may be dead without either
+        end knowing (its peer gone with a failed-over load balancer): only its read timeout would end it."""
+        with self._lock:
+            open_now = list(self._watches)
+        for resp in open_now:
+            with contextlib.suppress(Exception):  # ended and released meanwhile
+                resp.shutdown()
 
     def pod_log(
         self, pod: str, *, namespace: str, options: LogOptions, stop: threading.Event | None = None
@@ -360,8 +393,14 @@ class Client:
         body: Obj | None = None,
         content_type: str = "application/json",
     ) -> tuple[Obj, int]:
-        """The decoded answer and its size in bytes (to size the next page by)."""
-        for attempt in range(_RETRIES):
+        """The decoded answer and its size in bytes (to size the next page by).
+
+        Retryable errors get `_RETRIES` attempts; while a run holds through an outage (`Pulse.hold`),
+        an attempt that got no answer while the API server answers nothing at all (`silent`) is not
+        counted: the request is sent again, fenced again, until the server answers or the hold stops.
+        """
+        attempt = held = 0
+        while True:
             if self._guard is not None and method in MUTATING:
                 self._guard()  # before every attempt: a retry may come after the run lost its group
             try:
@@ -369,11 +408,37 @@ class Client:
                 raw = resp.data or b"{}"
                 data: Obj = json.loads(raw)
                 return data, len(raw)
-            except ApiError as exc:
-                if not is_retryable(exc) or attempt == _RETRIES - 1:
+            except Unreachable:
+                if self.silent():
+                    self.pulse.stop.wait(HOLD_BACKOFF[min(held, len(HOLD_BACKOFF) - 1)])
+                    held += 1
+                    continue
+                attempt += 1
+                if attempt == _RETRIES:
                     raise
-                time.sleep(min(exc.retry_after or 0.2 * 2**attempt, 5.0))
-        raise AssertionError("unreachable")  # pragma: no cover
+                time.sleep(0.2 * 2 ** (attempt - 1))
+            except ApiError as exc:
+                attempt += 1
+                if not is_retryable(exc) or attempt == _RETRIES:
+                    raise
+                time.sleep(min(exc.retry_after or 0.2 * 2 ** (attempt - 1), 5.0))
+
+    def silent(self) -> bool:
+        """While a run holds: True when the API server answers nothing at all (a probe, `GET /version`,
+        which any API server answers to anyone, gets no answer either), not merely this request."""
+        pulse = self.pulse
+        if not pulse.holding or pulse.stop.is_set():
+            return False
+        try:
+            answer = self._send("GET", "/version", verb="probe", timeout=PROBE_TIMEOUT)
+        except Unreachable:
+            return not pulse.stop.is_set()
+        except ApiError:
+            return False  # an answer, whatever it says
+        with contextlib.suppress(Exception):  # its body is of no interest, only that it came
+            answer.read()
+            answer.release_conn()
+        return False
 
     def _send(
         self,
@@ -398,6 +463,7 @@ class Client:
             content_type=content_type,
             stream=stream,
             timeout=timeout,
+            pulse=self.pulse,
         )
 
 

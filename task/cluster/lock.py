@@ -282,15 +282,21 @@ class GroupLock:
             self._thread.join(timeout=5)
         if self._lease is None or self.lost:  # a lost lease is someone else's (or nobody's) now
             return
+        # One DELETE with the resourceVersion of our last renew: it can only delete the lease as we
+        # left it. A conflict means it changed since (a renew of ours whose answer was lost, or a take-
+        # over after expiry): read it and delete it only while it still names us.
         try:
-            current = self._client.get(LEASES, self.name, namespace=self.namespace)
-            if read_lease(current).holder == self.holder:
-                self._client.delete(
-                    LEASES,
-                    self.name,
-                    namespace=self.namespace,
-                    resource_version=current["metadata"]["resourceVersion"],
-                )
+            try:
+                self._delete(self._lease)
+            except Conflict:
+                current = self._client.get(LEASES, self.name, namespace=self.namespace)
+                if read_lease(current).holder == self.holder:
+                    self._delete(current)
         except (NotFound, Conflict):  # gone already, or taken over after expiry: not ours to delete
             pass
         self._lease = None
+
+    def _delete(self, lease: Obj) -> None:
+        self._client.delete(
+            LEASES, self.name, namespace=self.namespace, resource_version=lease["metadata"]["resourceVersion"]
+        )

@@ -7,7 +7,9 @@ undecoded, so that a watch or a log can be streamed as it arrives (`stream_lines
 The contract of `send`: an HTTP error status becomes its `rollguard.core.errors` class (the server's own
 message and reason, ``Retry-After`` kept for the retry in `Client`), anything else that stops the
 request (refused, reset, timed out, TLS) becomes `Unreachable`; the cause is always chained. Nothing
-is retried here: which requests are safe to retry is the client's decision.
+is retried here: which requests are safe to retry is the client's decision. Every request has a
+timeout (to connect, and to wait for the next bytes of an answer), and a `Pulse`, when given, hears
+whether each one was answered.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from rollguard.cluster import k8s
+from rollguard.cluster.pulse import Pulse
 from rollguard.core.errors import ApiError, Unreachable, error_for_status
 
 Obj = dict[str, Any]
+CONNECT_TIMEOUT = 5.0  # seconds to connect (TLS handshake included)
 
 
 class Transport:
@@ -76,16 +80,21 @@ def send(
     content_type: str = "application/json",
     stream: bool = False,
     timeout: float = 30.0,
+    pulse: Pulse | None = None,
 ) -> Any:
     """One request through ``api`` (a `Transport`, or anything with its ``call_api``); the raw answer.
 
-    ``timeout``: a stream's read timeout; otherwise the whole request's (with 5 s to connect).
+    ``timeout``: how long to wait for the answer, and for each next part of a stream's (with 5 s to
+    connect). Always a (connect, read) pair: the official client applies a single number only when it
+    is an ``int`` and silently sends a ``float`` (a log follow's 3600.0) with no timeout at all.
+    ``pulse``: told whether the server answered (any HTTP status) or not.
     """
     ApiException = k8s.module("client.exceptions").ApiException
 
     headers = {"Accept": "application/json", "Content-Type": content_type}
+    token = pulse.sent() if pulse is not None else 0
     try:
-        return api.call_api(
+        answer = api.call_api(
             path,
             method,
             query_params=list(query or []),
@@ -94,12 +103,19 @@ def send(
             auth_settings=["BearerToken"],
             _preload_content=False,
             _return_http_data_only=True,
-            _request_timeout=timeout if stream else (5.0, timeout),
+            _request_timeout=(CONNECT_TIMEOUT, float(timeout)),
         )
     except ApiException as exc:
+        if pulse is not None:
+            (pulse.answered if exc.status else pulse.unanswered)(token)  # status 0: TLS failed, no answer
         raise api_error(exc, method, path) from exc
     except Exception as exc:  # urllib3: refused, reset, timed out, TLS
+        if pulse is not None:
+            pulse.unanswered(token)
         raise Unreachable(f"{method} {path}: cannot reach the API server ({_short(exc)})") from exc
+    if pulse is not None:
+        pulse.answered(token)
+    return answer
 
 
 def api_error(exc: Any, method: str, path: str) -> ApiError:

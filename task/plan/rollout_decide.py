@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rollguard.cluster.access import Answer, first_gap
+from rollguard.cluster.cache import Listed
 from rollguard.cluster.journal import Journal
 from rollguard.cluster.lock import LEASE_SECONDS, LeaseView, held
 from rollguard.core.errors import Forbidden, NoSuchNamespace, RefusedError
@@ -117,6 +118,8 @@ class Plan:
     journal: Journal | None
     carried_forward: bool = False
     skipped: list[str] = field(default_factory=list)  # other kinds given with --skip-other-kinds
+    # the namespace's lists preflight read, by resource: the run's live cache watches on from them
+    listed: dict[Resource, Listed] = field(default_factory=dict)
 
     @property
     def kinds(self) -> set[str]:
@@ -183,6 +186,7 @@ class RolloutRead:
     journal: Journal | None = None
     source_streams: dict[str, Obj | None] = field(default_factory=dict)  # promote-from stream -> object
     manifests: ManifestRead | None = None  # -f, with what the cluster said about its workloads
+    listed: dict[Resource, Listed] = field(default_factory=dict)  # the lists read whole (`Plan.listed`)
 
 
 def read_refusal(read: RolloutRead) -> RefusedError | None:

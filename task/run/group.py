@@ -43,7 +43,7 @@ from collections.abc import Callable, Collection
 from rollguard.cluster.api import Api
 from rollguard.cluster.cache import NamespaceCache
 from rollguard.cluster.claims import Claims
-from rollguard.cluster.client import guarded
+from rollguard.cluster.client import guarded, hold_through_outages
 from rollguard.cluster.journal import Journal, JournalStore, group_name, precise_now
 from rollguard.cluster.lock import LEASE_SECONDS, GroupLock
 from rollguard.core.errors import (
@@ -149,6 +149,7 @@ class GroupRun:
         self.ours: dict[str, list[Obj]] = {}
         self.group_write = GroupWrite(self)
         self.group_revert = GroupRevert(self)
+        self._unhold: Callable[[], None] = lambda: None  # ends the hold through API outages
 
     # -- what a kind of run fills in ----------------------------------------------------------------
 
@@ -328,12 +329,20 @@ class GroupRun:
     # -- holding the group ------------------------------------------------------------------------------
 
     def _hold(self, plan: Plan) -> None:
-        """Take the group's lock, then claim its workloads; refused (the lock given back) if one is held."""
+        """Take the group's lock, then claim its workloads; refused (the lock given back) if one is held.
+
+        From then on the run holds through API outages (`rollguard.cluster.pulse`): a request that gets
+        no answer while the API server answers nothing is retried until it answers again (every write
+        still fenced by the lock) or the run may wait no longer (``abort``). Before, an unreachable
+        cluster is a refusal.
+        """
         self.lock.acquire()
+        self._unhold = hold_through_outages(self.client, stop=self.abort, say=self.say)
         try:
             self.claims.take([wp.snapshot.ref for wp in plan.workloads])
         except (RefusedError, ApiError):
             self.lock.release()
+            self._unhold()
             raise
 
     def _lost(self) -> None:
@@ -365,6 +374,7 @@ class GroupRun:
             self.lock.release()
         except ApiError as exc:
             self.errors.append(f"could not release the lock: {exc}")
+        self._unhold()
 
     def check_held(self) -> None:
         """Raise `Superseded` once the group is lost (the renewer found it taken over, or a proof failed)."""
@@ -417,6 +427,9 @@ class GroupRun:
         resources.append(PODS)
         resources += [r for r in extra if r not in resources]
         cache = NamespaceCache(self.client, self.namespace, resources)
+        for res in resources:  # what preflight listed is not listed again: the watch goes on from there
+            if res in plan.listed:
+                cache.seed(res, plan.listed[res].items, plan.listed[res].resource_version)
         cache.start()
         self.cache = cache
         return cache

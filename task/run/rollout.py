@@ -132,10 +132,7 @@ class Rollout(GroupRun):
 
     def change(self, plan: Plan, cache: NamespaceCache) -> list[Watched]:
         self._promote(plan, cache)
-        watched = self._apply(plan)
-        self.journal.state = RunState.WATCHING
-        self.try_save()
-        return watched
+        return self._apply(plan)
 
     def after_run(self, plan: Plan, status: Status) -> None:
         """An Event on every workload this run changed: who, which run, what it ended as, and why."""
@@ -244,8 +241,10 @@ class Rollout(GroupRun):
     def _apply(self, plan: Plan) -> list[Watched]:
         """Write every workload's one change at once, so a group of N costs one round trip, not N.
 
-        The journal already holds every verified state, so a run killed between these writes can be
-        finished by the next one; it is updated once, when all writes have answered.
+        The journal already holds every verified state and every target (written before the first
+        change), so a run killed between these writes is finished by the next one, which tells what was
+        written from the live objects; it is updated once, when all writes have answered: the phases
+        and, when every write went through, the run's state ``watching``.
         """
         self.check_cancel()
         todo = []
@@ -276,6 +275,8 @@ class Rollout(GroupRun):
         results = each_at_once(todo, apply)
         watched = [r for r in results if isinstance(r, Watched)]
         errors = [r for r in results if isinstance(r, RollguardError)]
+        if not errors:
+            self.journal.state = RunState.WATCHING
         self.try_save()
         if errors:
             raise errors[0]

@@ -179,7 +179,7 @@ def run_cases(
 @pytest.mark.chaos
 @pytest.mark.parametrize("follow_up", FOLLOW_UPS)
 def test_sigkill_after_every_mutating_call(client, sandbox, proxy, tmp_path, ledger_entry, steps, follow_up):
-    assert len(steps) >= 8, [s.label for s in steps]  # lease, journal, 3 writes with journal updates, end
+    assert len(steps) >= 8, [s.label for s in steps]  # lease, claims, journal, 3 writes, journal, events, end
     run_matrix(client, sandbox, proxy, tmp_path, ledger_entry, steps, follow_up)
 
 
@@ -187,10 +187,10 @@ def test_sigkill_after_first_workload_write(client, sandbox, proxy, tmp_path, le
     """The slice of `make test`: killed right after its first workload write (reference section 1's
     half-done group), then a new rollout whose second workload crashes: back to the last verified state.
 
-    No count run here: the mutating call after the lease, one claim per workload and the journal must
-    be that write, as `crash_case` checks against the label.
+    No count run here: the mutating call after the lease, the claim register (one write for the whole
+    group) and the journal must be that write, as `crash_case` checks against the label.
     """
-    first = Step(1 + len(h.GROUP) + 1 + 1, "PUT deployments/web")
+    first = Step(1 + 1 + 1 + 1, "PUT deployments/web")
     run_matrix(client, sandbox, proxy, tmp_path, ledger_entry, [first], "rollout-crash")
 
 

@@ -424,6 +424,8 @@ def check_block(block: Any, where: str, problems: Problems, *, ods_base: Obj | N
         fragment_pipeline(block, where, problems, ods_base)
     elif isinstance(block, list) and block and all(isinstance(t, dict) and "name" in t for t in block):
         fragment_pipeline({"tasks": block}, where, problems, ods_base)
+    elif isinstance(block, dict) and set(block) == {"checks"}:
+        check_checks_file(block, where, problems)
     else:
         problems.add(where, f"a YAML block the docs test cannot place: {str(block)[:80]!r}")
 
@@ -485,3 +487,18 @@ def _ods_yaml_of(path: Path) -> str:
         if "pipelines:" in m.group(1):
             return m.group(1)
     raise AssertionError(f"{path.name} shows no ods.yaml")
+
+
+def check_checks_file(block: Obj, where: str, problems: Problems) -> None:
+    """A ``--verify`` checks file (the Task's `verify` param): rollguard's own parser must accept it; a
+    job check's manifest, which the doc names but does not show, is read as a minimal Job."""
+    import yaml as _yaml
+
+    from rollguard.core.errors import RefusedError
+    from rollguard.plan.checks import parse_checks
+
+    job = "apiVersion: batch/v1\nkind: Job\nspec: {template: {spec: {restartPolicy: Never, containers: []}}}\n"
+    try:
+        parse_checks(_yaml.safe_dump(block), source="doc", read=lambda _name: job)
+    except RefusedError as exc:
+        problems.add(where, f"the checks file is refused: {exc}")
