@@ -17,6 +17,7 @@ an upgrade would read stuck, and the drift check would page on healthy workloads
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from rollguard.core.structs import Obj
@@ -222,3 +223,54 @@ def moving_tag(image: str) -> str | None:
     last = ref.rsplit("/", 1)[-1]
     tag = last.rsplit(":", 1)[1] if ":" in last else "latest"
     return tag if tag in MOVING_TAGS else None
+
+
+def field_changes(before: Obj, after: Obj, *, width: int = 120) -> list[str]:
+    """Every field a write of ``after`` over ``before`` changes, one ``path: old -> new`` each: labels,
+    annotations and the whole spec (env, resources, probes ..., not only images), empty values ignored.
+
+    Named list entries (containers, env) are matched by name, so one changed variable is one line."""
+    out: list[str] = []
+    _leaf_changes(normalized(_writable(before)), normalized(_writable(after)), "", out)
+    return [_shorten(line, width) for line in out]
+
+
+def _writable(obj: Obj) -> Obj:
+    meta = obj.get("metadata") or {}
+    spec = dict(obj.get("spec") or {})
+    if not spec.get("paused"):
+        spec.pop("paused", None)
+    return {"metadata": {k: meta.get(k) for k in ("labels", "annotations")}, "spec": spec}
+
+
+def _named(items: list[Any]) -> dict[str, Any] | None:
+    names = [i.get("name") if isinstance(i, dict) else None for i in items]
+    if all(isinstance(n, str) for n in names) and len(set(names)) == len(names):
+        return dict(zip(names, items, strict=True))  # type: ignore[arg-type]
+    return None
+
+
+def _leaf_changes(a: Any, b: Any, path: str, out: list[str]) -> None:
+    if a == b:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            _leaf_changes(a.get(key), b.get(key), f"{path}.{key}" if path else key, out)
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        named_a, named_b = _named(a), _named(b)
+        if named_a is not None and named_b is not None and list(named_a) == list(named_b):
+            for name in named_a:
+                _leaf_changes(named_a[name], named_b[name], f"{path}[{name}]", out)
+            return
+    out.append(f"{path}: {_show(a)} -> {_show(b)}")
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _shorten(line: str, width: int) -> str:
+    return line if len(line) <= width else line[: width - 3] + "..."
