@@ -77,3 +77,15 @@ def test_status_reads_the_failed_check_back_from_the_journals_error() -> None:
     assert failed_check(error) == "error-ratio"
     assert failed_check("dc/dc2: pod dc2-2-x container app: CrashLoopBackOff") is None
     assert failed_check("") is None
+
+
+def test_the_checks_count_into_the_steps_budget() -> None:
+    """--step-timeout (the Task): the rollout, its revert, the longest check or bake window and the
+    overhead must end before the step's SIGKILL; a budget the checks overflow is refused."""
+    from rollguard.plan.inputs import STEP_OVERHEAD, check_step_budget
+
+    step = 2 * 600 + 120 + STEP_OVERHEAD
+    check_step_budget(timeout=600, step_timeout=step, verify=120)
+    with pytest.raises(RefusedError) as caught:
+        check_step_budget(timeout=600, step_timeout=step, verify=121)
+    assert "for the checks (--verify, --bake)" in str(caught.value)

@@ -260,3 +260,33 @@ def test_sigterm_while_verifying_reverts(sandbox, namespace, client, tmp_path: P
     assert [(c["name"], c["outcome"]) for c in report["checks"]] == [("smoke", "stopped")]
     all_on(client, namespace, OLD)
     assert client.list(JOBS, namespace=namespace)["items"] == []  # the stopped check's Job is deleted
+
+
+def test_https_with_a_given_ca_follows_redirects_and_the_system_store_refuses_it(sandbox, namespace, client, tmp_path: Path):
+    """TLS: the check trusts the CA it is given (here the sandbox's, which signed the server's
+    certificate for 127.0.0.1); the system's store does not know that CA, so the same URL fails there,
+    the certificate error said, and the group is reverted. The redirect followed is in the evidence."""
+    group(client, namespace)
+    pki = sandbox.dir / "pki"
+
+    def answer(path: str) -> tuple[int, bytes]:
+        return (302, b"/health") if path == "/old-health" else (200, b"UP")
+
+    with http_server(answer, tls=(pki / "kubelet.crt", pki / "kubelet.key")) as url:
+        trusted = checks_file(tmp_path, f"""checks:
+  - name: health
+    timeout: 30s
+    http: {{url: "{url}/old-health", body: UP, successes: 2, ca: "{pki / 'ca.crt'}"}}
+""")
+        ok = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
+                       "--verify", str(trusted), report=tmp_path / "ok.json")
+        assert ok.code == 0, ok.stdout + ok.stderr
+        evidence = ok.report["checks"][0]["evidence"]
+        assert evidence.startswith("2/2 consecutive: 200 OK (redirected: 302 -> ") and "/health" in evidence
+        system = checks_file(tmp_path, f"checks:\n  - {{name: health, timeout: 3s, http: {{url: '{url}/health'}}}}\n")
+        refused = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                            "--image", f"dc/dc1={NEWER}", "--image", f"dc/dc2={NEWER}", "--image", f"deploy/web={NEWER}",
+                            "--verify", str(system), report=tmp_path / "refused.json")
+    assert refused.code == 1, refused.stdout + refused.stderr
+    assert "CERTIFICATE_VERIFY_FAILED" in refused.report["error"], refused.report["error"]
+    all_on(client, namespace, NEW)
