@@ -6,7 +6,8 @@ rollout with many requests of their own), so rollguard's own share is counted he
 from `rollguard.cluster.client.Client.requests`. The command runs exactly as `rollguard ARGS...` would.
 
 OUT.json.times gets when (``time.monotonic``, the system's CLOCK_MONOTONIC, the same clock in the parent
-process) the first request was handed to the transport and how long the process then waited for
+process) the first request was handed to the transport, when the last write of a workload (a PUT or POST
+of a DeploymentConfig or Deployment, not a dry run) was answered, and how long the process then waited for
 response headers in all: a parent that reads its own clock before starting this process can tell the
 start-up (until the first request) from the server's answers and what follows (`split`).
 """
@@ -42,8 +43,11 @@ def main(argv: list[str]) -> int:
             try:
                 return send(*args, **kwargs)
             finally:
+                answered = time.monotonic()
                 with lock:
-                    times["waited_s"] += time.monotonic() - t
+                    times["waited_s"] += answered - t
+                    if workload_write(args, kwargs):
+                        times["last_workload_write"] = max(times.get("last_workload_write", 0.0), answered)
 
         self._api.call_api = timed
 
@@ -64,6 +68,27 @@ def main(argv: list[str]) -> int:
         with open(out + ".times", "w") as f:
             json.dump({**times, "done": time.monotonic()}, f)
     return code
+
+
+def workload_write(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Is this request (``call_api``'s arguments) a write of a workload, not a server-side dry run?"""
+    path = args[0] if args else kwargs.get("path", "")  # Transport.call_api(path, method, ...)
+    method = args[1] if len(args) > 1 else kwargs.get("method", "")
+    if method not in ("PUT", "POST") or not any(f"/{r}" in str(path) for r in ("deploymentconfigs", "deployments")):
+        return False
+    return not any(key == "dryRun" for key, _value in kwargs.get("query_params") or [])
+
+
+def last_write(out: str) -> float | None:
+    """Seconds from the run's first request until its last workload write was answered (None: none)."""
+    try:
+        with open(out + ".times") as f:
+            times = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if "first_request" not in times or "last_workload_write" not in times:
+        return None
+    return float(times["last_workload_write"] - times["first_request"])
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import queue
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 
 from rollguard.cluster.api import Api, Forwarding, Page
 from rollguard.cluster.reduce import Interner, Reducer, reducer_for
@@ -28,6 +29,14 @@ from rollguard.core.structs import Obj
 from rollguard.kinds import Owners
 
 _WAKE = ("wake", "")
+
+
+@dataclass(frozen=True)
+class Listed:
+    """One LIST as read: its items and the resourceVersion a watch goes on from (`NamespaceCache.seed`)."""
+
+    items: list[Obj]
+    resource_version: str
 FAILING_LIST_TIMEOUT = 30.0  # seconds `start` waits for first lists that fail (a long timeout is for slow ones)
 
 

@@ -2,7 +2,12 @@
 
 It holds, per workload, the last *verified* state (what a revert returns to), the run's targets and
 where each workload stands, plus the group's last successful run (for drift detection) and a short
-history (the audit trail). It is written before the first change and after every step.
+history (the audit trail). It is written before the first change and after every step of the group
+(not of each workload): before the first change it holds every workload's intended change (its targets,
+phase ``pending`` in a run ``applying``), and the group's writes are recorded in one write once they
+have all answered. A run killed between them leaves entries still ``pending`` whose workloads may have
+been written: the next run (or a repair) tells which by the live object, on its verified state or not,
+never by the phase alone.
 
 Each pod template is stored once: a last-success template equal to the workload's verified one is
 written as `SAME_AS_VERIFIED`. How the JSON is laid out in ConfigMaps (plain, gzipped, or in parts for

@@ -27,7 +27,7 @@ EVENT_REASON = "RollguardDriftCheck"
 
 
 def register(sub: Any) -> None:
-    from rollguard.state.assessment import DEFAULT_FAIL_ON, FINDINGS
+    from rollguard.state.model import DEFAULT_FAIL_ON, FINDINGS
 
     p = sub.add_parser(
         "drift-check",

@@ -54,3 +54,6 @@ NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
 SELF_SUBJECT_ACCESS_REVIEWS = Resource(
     "authorization.k8s.io", "v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview", namespaced=False
 )
+SELF_SUBJECT_RULES_REVIEWS = Resource(
+    "authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview", namespaced=False
+)

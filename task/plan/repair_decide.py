@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 
 from rollguard.cluster.access import Need, first_gap, rollout_permissions
-from rollguard.cluster.claims import ClaimHeldError, claim_live, claim_name, read_claim
+from rollguard.cluster.claims import REGISTER, ClaimHeldError, claim_live, claims_of
 from rollguard.cluster.journal import WorkloadEntry, group_name
 from rollguard.cluster.lock import held
 from rollguard.core.errors import RefusedError
@@ -173,20 +173,20 @@ def claim_refusal(read: RepairRead) -> RefusedError | None:
     group, or (no journal yet, or workloads in no group) a rollout between its lock and its first
     journal save, or a repair of named workloads. That run acts on the workload now."""
     by_name = {lease["metadata"]["name"]: lease for lease in read.lease_objects}
+    claims = claims_of(by_name.get(REGISTER))
     _, selector = the_group(read)
     ours = (
         group_name(selector) if selector else ""
     )  # its live Lease refuses above; a dead one's claims are dead
     for f in read.found or []:
-        lease = claim_name(f.ref)
-        if lease not in by_name:
+        claim = claims.get(f.ref.key)
+        if claim is None:
             continue
-        claim = read_claim(by_name[lease])
         if claim.group_lease != ours and claim_live(claim, by_name.get(claim.group_lease), at=read.now):
             return ClaimHeldError(
                 key=f.ref.key,
                 claim=claim,
-                lease=lease,
+                lease=REGISTER,
                 namespace=read.request.namespace,
                 overlap=bool(ours and claim.selector),
             )

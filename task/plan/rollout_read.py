@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from rollguard.cluster.access import ask, check_access, rollout_permissions
 from rollguard.cluster.api import Api
@@ -25,6 +26,7 @@ from rollguard.kinds import KINDS, Owners
 from rollguard.plan.gather import gather, stops_at_refusal
 from rollguard.plan.manifest_decide import ManifestRead, hpa_targets, settle_dry_run
 from rollguard.plan.manifests import ManifestSet
+from rollguard.plan.prefetch import Prefetch
 from rollguard.plan.rollout_decide import (
     Found,
     GroupListing,
@@ -37,6 +39,7 @@ from rollguard.plan.rollout_decide import (
     decide_rollout,
     read_refusal,
 )
+from rollguard.plan.schema import unknown_fields
 from rollguard.state.inventory import check_namespace, namespace_exists
 
 __all__ = [
@@ -84,28 +87,45 @@ def with_revisions(client: Api, namespace: str, found: Sequence[Found]) -> list[
     ]
 
 
-@stops_at_refusal
 def read_rollout(client: Api, request: RolloutRequest, *, lock: GroupLock, journal_store: JournalStore) -> RolloutRead:
-    """All a rollout's preflight reads, in one step; it stops at the first fact that refuses the run."""
-    namespace, selector, manifests = request.namespace, request.selector, request.manifests
+    """All a rollout's preflight reads, sent at once (`Prefetch`) and consumed in a fixed order; it stops
+    at the first fact that refuses the run."""
+    prefetch = Prefetch(
+        client,
+        namespace=request.namespace,
+        selector=request.selector,
+        promote_from=request.promote_from,
+        lock=lock,
+        journal_store=journal_store,
+    )
+    try:
+        return _read_rollout(client, request, lock=lock, prefetch=prefetch)
+    finally:
+        prefetch.close()
+
+
+@stops_at_refusal
+def _read_rollout(client: Api, request: RolloutRequest, *, lock: GroupLock, prefetch: Prefetch) -> RolloutRead:
+    namespace, manifests = request.namespace, request.manifests
     promote_from, tag = request.promote_from, request.tag
     start = RolloutRead(
         namespace=namespace,
-        selector=selector,
-        namespace_found=namespace_exists(client, namespace),
+        selector=request.selector,
+        namespace_found=prefetch.namespace_found(),
         promote_from=promote_from,
         lease_name=lock.name,
         holder=lock.holder,
     )
     read = gather(start, read_refusal)
-    listing = list_group(client, namespace, selector)
+    listing = prefetch.listing()
     read = gather(read, read_refusal, group=listing)
     if manifests is not None:
-        read = gather(
-            read, read_refusal, manifests=read_manifests(client, namespace, listing, manifests, request.skip_other_kinds)
+        found = read_manifests(
+            client, namespace, listing, manifests, request.skip_other_kinds, labels=prefetch.namespace_labels()
         )
+        read = gather(read, read_refusal, manifests=found)
     if promote_from:
-        read = gather(read, read_refusal, promote_namespace_found=namespace_exists(client, promote_from))
+        read = gather(read, read_refusal, promote_namespace_found=prefetch.promote_namespace_found())
     kinds = {f.kind.kind for f in listing.workloads}
     needs = rollout_permissions(
         namespace,
@@ -114,34 +134,57 @@ def read_rollout(client: Api, request: RolloutRequest, *, lock: GroupLock, journ
         manifests=manifests is not None,
         creates=frozenset(r.kind for r in read.manifests.absent) if read.manifests else frozenset(),
     )
-    read = gather(read, read_refusal, access=ask(client, needs))
-    read = gather(read, read_refusal, lease=lock.view())
-    group = dataclasses.replace(listing, workloads=with_revisions(client, namespace, listing.workloads))
-    read = dataclasses.replace(read, journal=journal_store.load(), group=group)
+    read = gather(read, read_refusal, access=ask(client, needs, known=prefetch.rules()))
+    read = gather(read, read_refusal, lease=prefetch.lease())
+    group = dataclasses.replace(listing, workloads=prefetch.with_revisions(listing.workloads))
+    read = dataclasses.replace(read, journal=prefetch.journal(), group=group, listed=prefetch.listed())
     if promote_from and tag:
-        streams: dict[str, Obj | None] = {}
+        wanted: list[str] = []
         for f in group.workloads:
             for container in sorted(f.kind.snapshot(f.obj).images):
                 stream = container_stream(f.kind, f.obj, container, namespace)
-                if stream is not None and stream not in streams:
-                    try:
-                        streams[stream] = client.get(IMAGE_STREAMS, stream, namespace=promote_from)
-                    except NotFound:
-                        streams[stream] = None
-        read = dataclasses.replace(read, source_streams=streams)
+                if stream is not None and stream not in wanted:
+                    wanted.append(stream)
+        read = dataclasses.replace(read, source_streams=read_streams(client, wanted, namespace=promote_from))
     return read
 
 
+def read_streams(client: Api, names: list[str], *, namespace: str) -> dict[str, Obj | None]:
+    """The ImageStreams ``names`` of ``namespace`` (None: absent), read at once."""
+
+    def one(name: str) -> Obj | None:
+        try:
+            return client.get(IMAGE_STREAMS, name, namespace=namespace)
+        except NotFound:
+            return None
+
+    with ThreadPoolExecutor(max_workers=max(1, min(DRY_RUNS, len(names)))) as pool:
+        return dict(zip(names, pool.map(one, names), strict=True))
+
+
 def read_manifests(
-    client: Api, namespace: str, listing: GroupListing, manifests: ManifestSet, skip_other_kinds: bool
+    client: Api,
+    namespace: str,
+    listing: GroupListing,
+    manifests: ManifestSet,
+    skip_other_kinds: bool,
+    *,
+    labels: dict[tuple[str, str], dict[str, str]] | None = None,
 ) -> ManifestRead:
     """What the cluster says about the workloads the manifests name: outside the group, absent, or
-    scaled by a HorizontalPodAutoscaler."""
+    scaled by a HorizontalPodAutoscaler. ``labels``: every workload of the namespace as listed already
+    (kind, name -> labels); without it each workload outside the group is read on its own."""
     in_group = {f.ref for f in listing.workloads}
     outside: dict[WorkloadRef, dict[str, str]] = {}
     absent = set()
     for ref in manifests.workloads:
         if ref in in_group:
+            continue
+        if labels is not None:
+            if (ref.kind, ref.name) in labels:
+                outside[ref] = labels[(ref.kind, ref.name)]
+            else:
+                absent.add(ref)
             continue
         try:
             live = client.get(KINDS[ref.kind].resource, ref.name, namespace=namespace)
@@ -165,7 +208,24 @@ def read_manifests(
         outside=outside,
         absent=frozenset(absent),
         hpa_targets=hpa_targets(hpas),
+        unknown=_unknown_fields(client, manifests),
     )
+
+
+def _unknown_fields(client: Api, manifests: ManifestSet) -> dict[WorkloadRef, list[str]]:
+    """Each manifest's fields its type does not have, by the schema the API server publishes
+    (`rollguard.plan.schema`); none when the server publishes none we may read."""
+    if not manifests.workloads:
+        return {}
+    try:
+        definitions = client.openapi().get("definitions") or {}
+    except (NotFound, Forbidden):  # no published schema: the server's dry run is all there is
+        return {}
+    found = {
+        ref: unknown_fields(m.body, definitions, parts=KINDS[ref.kind].schema_parts)
+        for ref, m in manifests.workloads.items()
+    }
+    return {ref: fields for ref, fields in found.items() if fields}
 
 
 # As many tries as the run's own write of a workload (GroupRun.write): a workload rolling out has its
@@ -174,39 +234,38 @@ def read_manifests(
 DRY_RUN_ATTEMPTS = 8
 
 
+DRY_RUNS = 16  # dry-run writes in flight at once, as many as the run's own writes (group_write.WRITERS)
+
+
 def dry_run(client: Api, plan: Plan) -> dict[str, Obj | ApiError]:
-    """Every write the run will make, sent as a server-side dry run (``dryRun=All``, nothing stored):
-    the server's answer (the object as it would be stored) or its refusal, per workload key."""
-    answers: dict[str, Obj | ApiError] = {}
-    for wp in plan.workloads:
-        if not wp.needs_change:
-            continue
-        body = wp.write_body(wp.snapshot.raw, images=wp.preview_images())
-        for attempt in range(DRY_RUN_ATTEMPTS):
-            try:
-                if wp.create:
-                    answers[wp.key] = client.create(
-                        wp.kind.resource, body, namespace=plan.namespace, dry_run=True
-                    )
-                else:
-                    answers[wp.key] = client.replace(
-                        wp.kind.resource, body, namespace=plan.namespace, dry_run=True
-                    )
-                break
-            except Conflict as exc:
-                # A workload still rolling out has its status written by its controller all the time:
-                # a conflict with an unchanged spec is not a change the run would overwrite.
-                fresh = None if wp.create or attempt == DRY_RUN_ATTEMPTS - 1 else _fresh(client, wp, plan.namespace)
-                if fresh is None or fresh.get("spec") != wp.snapshot.raw.get("spec"):
-                    answers[wp.key] = exc
-                    break
-                body["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"]
-            except ApiError as exc:
-                if not exc.status or exc.status >= 500 or exc.status == 429:
-                    raise  # the server failed, it did not judge: a preflight failure, as any read's
-                answers[wp.key] = exc
-                break
-    return answers
+    """Every write the run will make, sent as a server-side dry run (``dryRun=All``, nothing stored),
+    all at once: the server's answer (the object as it would be stored) or its refusal, per workload key.
+    A server failure (5xx, 429, unreachable) is raised: a preflight failure, as any read's."""
+    todo = [wp for wp in plan.workloads if wp.needs_change]
+    with ThreadPoolExecutor(max_workers=max(1, min(DRY_RUNS, len(todo)))) as pool:
+        futures = [pool.submit(_dry_run_one, client, wp, plan.namespace) for wp in todo]
+    return {wp.key: future.result() for wp, future in zip(todo, futures, strict=True)}
+
+
+def _dry_run_one(client: Api, wp: WorkloadPlan, namespace: str) -> Obj | ApiError:
+    body = wp.write_body(wp.snapshot.raw, images=wp.preview_images())
+    for attempt in range(DRY_RUN_ATTEMPTS):
+        try:
+            if wp.create:
+                return client.create(wp.kind.resource, body, namespace=namespace, dry_run=True)
+            return client.replace(wp.kind.resource, body, namespace=namespace, dry_run=True)
+        except Conflict as exc:
+            # A workload still rolling out has its status written by its controller all the time:
+            # a conflict with an unchanged spec is not a change the run would overwrite.
+            fresh = None if wp.create or attempt == DRY_RUN_ATTEMPTS - 1 else _fresh(client, wp, namespace)
+            if fresh is None or fresh.get("spec") != wp.snapshot.raw.get("spec"):
+                return exc
+            body["metadata"]["resourceVersion"] = fresh["metadata"]["resourceVersion"]
+        except ApiError as exc:
+            if not exc.status or exc.status >= 500 or exc.status == 429:
+                raise  # the server failed, it did not judge: a preflight failure, as any read's
+            return exc
+    raise AssertionError("unreachable")  # pragma: no cover: the last attempt's conflict is returned
 
 
 def _fresh(client: Api, wp: WorkloadPlan, namespace: str) -> Obj | None:
@@ -230,7 +289,9 @@ def plan_rollout(
     ``claims``: when the dry run met a conflict, a workload claimed by a live run of another group
     refuses the run naming that run (`rollguard.cluster.claims`): a writer that made the dry run conflict had
     claimed the workload before writing it."""
-    plan = decide_rollout(read_rollout(client, request, lock=lock, journal_store=journal_store), request)
+    read = read_rollout(client, request, lock=lock, journal_store=journal_store)
+    plan = decide_rollout(read, request)
+    plan.listed = read.listed  # the run's live cache watches on from what preflight listed
     answers = dry_run(client, plan)
     if any(isinstance(answer, Conflict) for answer in answers.values()):
         lock.check()  # a workload changed under the dry run: most often a run that took the group meanwhile

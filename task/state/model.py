@@ -6,9 +6,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from rollguard.cluster.journal import Journal
 from rollguard.core.structs import SHORT_KIND, Obj, Phase, RunState, WorkloadRef
+
+if TYPE_CHECKING:  # an annotation only: `rollguard --help` (drift-check's finding names) imports no journal code
+    from rollguard.cluster.journal import Journal
 
 PAUSED = "paused"
 PROGRESSING = "progressing"

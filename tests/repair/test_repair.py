@@ -290,8 +290,7 @@ def test_a_rollout_started_during_a_named_repair_is_refused_naming_the_repair(
     repair, instead of writing over the workload the repair is rolling out."""
     import signal
 
-    from rollguard.cluster.claims import claim_name
-    from rollguard.core.structs import WorkloadRef
+    from rollguard.cluster.claims import REGISTER, claims_of
     from tests.helpers.cluster import IMAGE, start_rollguard, wait_until
 
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
@@ -299,15 +298,15 @@ def test_a_rollout_started_during_a_named_repair_is_refused_naming_the_repair(
     set_image(client, namespace, DC, "dc2", f"{IMAGE}:v2-slow60")  # waits while paused; slow once resumed
     proc = start_rollguard(sandbox.kubeconfig, "resume", "dc/dc2", "-n", namespace)
     try:
-        claim = wait_until(client, LEASES, namespace, claim_name(WorkloadRef(DC, "dc2")),
-                           lambda o: bool(o["spec"].get("holderIdentity")), what="the repair's claim")  # fmt: skip
+        register = wait_until(client, LEASES, namespace, REGISTER, lambda o: "dc/dc2" in claims_of(o),
+                              what="the repair's claim")  # fmt: skip
         wait_until(client, DEPLOYMENT_CONFIGS, namespace, "dc2", lambda o: not o["spec"].get("paused"),
                    what="the repair's write")  # fmt: skip
         before = resource_versions(client, namespace)
         result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
                            "--image", f"dc/dc2={NEW}", report=tmp_path / "r.json")  # fmt: skip
         assert result.code == 2, result.stdout + result.stderr
-        holder = claim["spec"]["holderIdentity"]
+        holder = claims_of(register)["dc/dc2"].holder
         assert f"dc/dc2 is claimed by {holder} (a repair of named workloads" in result.stderr, result.stderr
         assert result.report["status"] == "refused"
         assert view(client, namespace, DC, "dc2").images == {"app": f"{IMAGE}:v2-slow60"}
@@ -320,4 +319,4 @@ def test_a_rollout_started_during_a_named_repair_is_refused_naming_the_repair(
         proc.wait(timeout=60)
     # the repair let go of its claim and of its own Lease
     assert not [n for n in (c["metadata"]["name"] for c in client.list(LEASES, namespace=namespace)["items"])
-                if n.startswith(("rollguard-claim-", "rollguard-repair-"))]  # fmt: skip
+                if n.startswith(("rollguard-claim", "rollguard-repair-"))]  # fmt: skip

@@ -21,9 +21,9 @@ from rollguard.cluster.lock import read_lease
 from rollguard.core.resources import EVENTS, JOBS, LEASES, PODS
 from rollguard.plan.checks import RUN_LABEL
 from tests.helpers.cluster import (
+    CRASH,
     DC,
     DEPLOYMENT,
-    IMAGE,
     JOURNAL,
     NEW,
     NEWER,
@@ -223,7 +223,7 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
     group goes back to the old images, not to the killed run's unverified ones."""
     group(client, namespace)
     checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
-                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1")})  # runs, never ends
+                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")})  # runs 10 minutes
     first = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
                             "--verify", str(checks), "--lease-duration", "5s")
     record = journal_reaches(client, namespace, "verifying")
@@ -249,7 +249,7 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
 def test_sigterm_while_verifying_reverts(sandbox, namespace, client, tmp_path: Path):
     group(client, namespace)
     checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
-                         **{"smoke-job.yaml": job_manifest(f"{IMAGE}:v1")})
+                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")})  # runs 10 minutes
     run = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
                           "--verify", str(checks), "--report", str(tmp_path / "r.json"))
     journal_reaches(client, namespace, "verifying")
@@ -261,3 +261,54 @@ def test_sigterm_while_verifying_reverts(sandbox, namespace, client, tmp_path: P
     assert [(c["name"], c["outcome"]) for c in report["checks"]] == [("smoke", "stopped")]
     all_on(client, namespace, OLD)
     assert client.list(JOBS, namespace=namespace)["items"] == []  # the stopped check's Job is deleted
+
+
+def test_https_with_a_given_ca_follows_redirects_and_the_system_store_refuses_it(sandbox, namespace, client, tmp_path: Path):
+    """TLS: the check trusts the CA it is given (here the sandbox's, which signed the server's
+    certificate for 127.0.0.1); the system's store does not know that CA, so the same URL fails there,
+    the certificate error said, and the group is reverted. The redirect followed is in the evidence."""
+    group(client, namespace)
+    pki = sandbox.dir / "pki"
+
+    def answer(path: str) -> tuple[int, bytes]:
+        return (302, b"/health") if path == "/old-health" else (200, b"UP")
+
+    with http_server(answer, tls=(pki / "kubelet.crt", pki / "kubelet.key")) as url:
+        trusted = checks_file(tmp_path, f"""checks:
+  - name: health
+    timeout: 30s
+    http: {{url: "{url}/old-health", body: UP, successes: 2, ca: "{pki / 'ca.crt'}"}}
+""")
+        ok = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
+                       "--verify", str(trusted), report=tmp_path / "ok.json")
+        assert ok.code == 0, ok.stdout + ok.stderr
+        evidence = ok.report["checks"][0]["evidence"]
+        assert evidence.startswith("2/2 consecutive: 200 OK (redirected: 302 -> ") and "/health" in evidence
+        system = checks_file(tmp_path, f"checks:\n  - {{name: health, timeout: 3s, http: {{url: '{url}/health'}}}}\n")
+        refused = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                            "--image", f"dc/dc1={NEWER}", "--image", f"dc/dc2={NEWER}", "--image", f"deploy/web={NEWER}",
+                            "--verify", str(system), report=tmp_path / "refused.json")
+    assert refused.code == 1, refused.stdout + refused.stderr
+    assert "CERTIFICATE_VERIFY_FAILED" in refused.report["error"], refused.report["error"]
+    all_on(client, namespace, NEW)
+
+
+def test_a_failed_rollout_runs_no_check(sandbox, namespace, client, tmp_path: Path):
+    """Checks verify a group that rolled out; a rollout that fails first is reverted without them."""
+    group(client, namespace)
+    asked: list[str] = []
+
+    def answer(path: str) -> tuple[int, bytes]:
+        asked.append(path)
+        return 200, b"ok"
+
+    with http_server(answer) as url:
+        checks = checks_file(tmp_path, f"checks:\n  - {{name: health, http: {{url: '{url}/health'}}}}\n")
+        result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                           "--image", f"dc/dc1={NEW}", "--image", f"dc/dc2={CRASH}", "--image", f"deploy/web={NEW}",
+                           "--verify", str(checks), report=tmp_path / "r.json")
+    assert result.code == 1, result.stdout + result.stderr
+    assert "dc/dc2" in result.report["error"] and "CrashLoopBackOff" in result.report["error"]
+    assert [(c["name"], c["outcome"]) for c in result.report["checks"]] == [("health", "not-run")]
+    assert asked == []
+    all_on(client, namespace, OLD)
