@@ -34,7 +34,8 @@ def register(sub: Any) -> None:
         description="Roll out the group (every DeploymentConfig and Deployment matching -l) so that it ends "
         f"all-new or all-old. {NAMESPACE_RULE}. Refused before any change (exit 2): bad input, a --report "
         "or --results-dir that cannot be written, a workload that never completed a rollout (nothing to "
-        "revert to; --allow-never-completed accepts it), missing permissions, a held lock or a workload "
+        "revert to; --allow-never-completed accepts it), a member it does not change that is failing "
+        "(--allow-failing accepts it) or left on an unverified change by a killed run, missing permissions, a held lock or a workload "
         "claimed by a run of another group. Exit 0 rolled out, 1 failed and reverted, 2 refused, 3 not "
         "restored (status inconsistent) or the group lost to another run (status superseded).",
     )
@@ -100,6 +101,12 @@ def register(sub: Any) -> None:
         "to revert them to); refused by default",
     )
     p.add_argument(
+        "--allow-failing",
+        action="store_true",
+        help="roll out beside group members this run does not change whose last rollout failed (left as "
+        "they are, named in the report and the summary); refused by default",
+    )
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="run the whole preflight (every write as a server-side dry run) and print each workload's "
@@ -108,9 +115,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--verify",
+        action="append",
+        default=[],
         metavar="FILE",
-        help="post-rollout checks (YAML: a list of http, job and prometheus checks, see the README): run "
-        "once the group rolled out, before it is called succeeded; a failed check reverts the group (exit 1)",
+        help="post-rollout checks (YAML: a list of http, job and prometheus checks, see the README; "
+        "repeatable): run once the group rolled out, before it is called succeeded; a failed check reverts "
+        "the group (exit 1)",
     )
     p.add_argument(
         "--bake",
@@ -201,7 +211,14 @@ def run(args: argparse.Namespace) -> int:
         targets = [parse_image_target(t) for t in args.image]
         timeout = parse_duration(args.timeout)
         lease = lease_seconds(args)
-        checks = read_checks(args.verify) if args.verify else []
+        checks = [check for path in args.verify for check in read_checks(path)]
+        names = [c.name for c in checks]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise RefusedError(
+                f"--verify: check name(s) {', '.join(twice)} used in more than one file",
+                fix="give each check its own name",
+            )
         bake = parse_duration(args.bake, flag="--bake") if args.bake else 0
         if args.step_timeout is not None:
             step_timeout = parse_duration(args.step_timeout, flag="--step-timeout")
@@ -227,6 +244,7 @@ def run(args: argparse.Namespace) -> int:
             fail_fast=not args.no_fail_fast,
             crash_restarts=args.crash_restarts,
             allow_never_completed=args.allow_never_completed,
+            allow_failing=args.allow_failing,
             manifests=parse(sources, namespace=namespace) if sources is not None else None,
             skip_other_kinds=args.skip_other_kinds,
             lease_seconds=lease,

@@ -191,6 +191,9 @@ class Kind:
     revision_label: str | None = None  # a label its revision objects carry its name in, if any
     annotations: tuple[str, ...] = ()  # the workload's annotations its rules read
     revision_annotations: tuple[str, ...] = ()  # its revision objects' annotations its rules read
+    # The API type of each part of the object that a published schema may leave open (path -> OpenAPI
+    # definition): a manifest's fields are checked against it (rollguard.plan.schema).
+    schema_parts: dict[str, str] = {"metadata": "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}
 
     # -- reading -------------------------------------------------------------------------------------
 

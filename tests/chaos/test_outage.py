@@ -37,6 +37,9 @@ SLOW = f"{IMAGE}:v2-slow10"  # still rolling out when the API server stops
 SILENT = re.compile(r"no answer from the API server for (\d+)s, retrying")
 AGAIN = "the API server answers again"
 PAST_THE_LEASE = 2 * LEASE  # the silence the run must have reported before the API server continues
+# ... and, where writes are under way, past the 30 s a request waits for its answer: they are sent
+# again, each proven again, while nothing answers
+PAST_A_REQUEST = 4 * LEASE
 
 
 class ApiServer:
@@ -134,11 +137,13 @@ def resumed_watches(records: list[Record], api: ApiServer) -> int:
     return checked
 
 
-def outage_case(proxy, api: ApiServer, run: Run, report: Path) -> tuple[h.Result, list[str], float]:
-    """Hold the API server stopped until the run said it had no answer past its lease; continue it; the
-    run's result, its unproven writes and how long after the API server continued the run ended."""
+def outage_case(
+    proxy, api: ApiServer, run: Run, report: Path, silence: int = PAST_THE_LEASE
+) -> tuple[h.Result, list[str], float]:
+    """Hold the API server stopped until the run said it had no answer for ``silence`` seconds; continue
+    it; the run's result, its unproven writes and how long after the API server continued the run ended."""
     try:
-        run.wait_silent(PAST_THE_LEASE)
+        run.wait_silent(silence)
     finally:
         api.cont()
     result = run.finish(report)
@@ -196,7 +201,7 @@ def test_api_server_stopped_mid_revert(client, sandbox, proxy, tmp_path, namespa
     proxy.after_mutation_matching(first_revert_write, api.stop)
     try:
         run = start(kubeconfig, namespace, report, *h.image_args(h.NEW, crash_second=CRASH))
-        result, unproven, ended = outage_case(proxy, api, run, report)
+        result, unproven, ended = outage_case(proxy, api, run, report, PAST_A_REQUEST)
     finally:
         api.cont()
     assert api.stopped_at, "the API server was never stopped: no revert write seen"
@@ -227,7 +232,7 @@ def test_api_server_stopped_under_the_final_journal_write(client, sandbox, proxy
     proxy.before_mutation_matching(final_journal_write, api.stop)
     try:
         run = start(kubeconfig, namespace, report, *h.image_args(h.NEW))
-        result, unproven, ended = outage_case(proxy, api, run, report)
+        result, unproven, ended = outage_case(proxy, api, run, report, PAST_A_REQUEST)
     finally:
         api.cont()
     assert api.stopped_at, "the API server was never stopped: no final journal write seen"
