@@ -56,13 +56,13 @@ from rollguard.kinds.conversion import (
     scaled_source,
     target_scale_ref,
 )
+from rollguard.plan.members import never_completed
 from rollguard.plan.rollout_decide import (
     GroupListing,
     Plan,
     WorkloadPlan,
     listing_refusal,
     namespace_refusal,
-    never_completed,
 )
 
 
