@@ -21,6 +21,7 @@ from rollguard.cluster.lock import read_lease
 from rollguard.core.resources import EVENTS, JOBS, LEASES, PODS
 from rollguard.plan.checks import RUN_LABEL
 from tests.helpers.cluster import (
+    CRASH,
     DC,
     DEPLOYMENT,
     JOURNAL,
@@ -290,3 +291,24 @@ def test_https_with_a_given_ca_follows_redirects_and_the_system_store_refuses_it
     assert refused.code == 1, refused.stdout + refused.stderr
     assert "CERTIFICATE_VERIFY_FAILED" in refused.report["error"], refused.report["error"]
     all_on(client, namespace, NEW)
+
+
+def test_a_failed_rollout_runs_no_check(sandbox, namespace, client, tmp_path: Path):
+    """Checks verify a group that rolled out; a rollout that fails first is reverted without them."""
+    group(client, namespace)
+    asked: list[str] = []
+
+    def answer(path: str) -> tuple[int, bytes]:
+        asked.append(path)
+        return 200, b"ok"
+
+    with http_server(answer) as url:
+        checks = checks_file(tmp_path, f"checks:\n  - {{name: health, http: {{url: '{url}/health'}}}}\n")
+        result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                           "--image", f"dc/dc1={NEW}", "--image", f"dc/dc2={CRASH}", "--image", f"deploy/web={NEW}",
+                           "--verify", str(checks), report=tmp_path / "r.json")
+    assert result.code == 1, result.stdout + result.stderr
+    assert "dc/dc2" in result.report["error"] and "CrashLoopBackOff" in result.report["error"]
+    assert [(c["name"], c["outcome"]) for c in result.report["checks"]] == [("health", "not-run")]
+    assert asked == []
+    all_on(client, namespace, OLD)
