@@ -93,6 +93,9 @@ class WorkloadEntry:
     note: str = ""
     created: bool = False  # the run creates it (from -f): a revert deletes it
     restore: Obj = field(default_factory=dict)  # labels, annotations, spec fields a revert puts back
+    # the manifest (labels, annotations, spec) the last verified run applied: the next run removes what
+    # it set and the new manifest omits, as kubectl apply does
+    applied: Obj = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.phase = WorkloadPhase(self.phase)  # the word itself is accepted too; a typo is not
@@ -109,6 +112,7 @@ class WorkloadEntry:
             # Only when set: a journal of an image-only run stays as earlier versions wrote it.
             **({"created": True} if self.created else {}),
             **({"restore": self.restore} if self.restore else {}),
+            **({"applied": self.applied} if self.applied else {}),
         }
 
     @classmethod
@@ -123,6 +127,7 @@ class WorkloadEntry:
             note=data.get("note", ""),
             created=bool(data.get("created", False)),
             restore=dict(data.get("restore") or {}),
+            applied=dict(data.get("applied") or {}),
         )
 
 
