@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from rollguard.core.structs import RunState, Status, WorkloadRef
-from rollguard.state.assessment import FINDINGS, HEALTHY, MUTABLE_IMAGE, OVERLAPPING
+from rollguard.state.model import FINDINGS, HEALTHY, MUTABLE_IMAGE, OVERLAPPING
 
 if TYPE_CHECKING:
     from rollguard.plan.repair_read import RepairPlan

@@ -11,7 +11,7 @@ from rollguard.commands.common import NAMESPACE_RULE, Session, cluster_args, ses
 from rollguard.core.errors import failed_check
 
 if TYPE_CHECKING:
-    from rollguard.state.assessment import NamespaceState, WorkloadState
+    from rollguard.state.model import NamespaceState, WorkloadState
 
 
 def register(sub: Any) -> None:
