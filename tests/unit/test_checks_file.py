@@ -59,7 +59,7 @@ def test_the_job_is_the_runs_own() -> None:
     }  # fmt: skip
     name = job_name("smoke", "20261203-052000-ab12cd")
     assert name == "smoke-20261203-052000-ab12cd" and len(job_name("a" * 40, "20261203-052000-ab12cd")) <= 63
-    body = job_body(manifest, name=name, namespace="shop", run_id="20261203-052000-ab12cd", check="smoke")
+    body = job_body(manifest, name=name, namespace="shop", run_id="20261203-052000-ab12cd", check="smoke", timeout=300)
     assert body["metadata"] == {
         "name": name,
         "namespace": "shop",
@@ -68,6 +68,10 @@ def test_the_job_is_the_runs_own() -> None:
     assert "status" not in body
     assert body["spec"]["template"]["metadata"]["labels"][RUN_LABEL] == "20261203-052000-ab12cd"
     assert manifest["metadata"]["name"] == "smoke"  # the parsed manifest is left as read
+    assert body["spec"]["activeDeadlineSeconds"] == 300  # the check's timeout, when the manifest sets none
+    manifest["spec"]["activeDeadlineSeconds"] = 60
+    assert job_body(manifest, name=name, namespace="shop", run_id="r", check="smoke", timeout=300)["spec"][
+        "activeDeadlineSeconds"] == 60  # fmt: skip
 
 
 def test_status_reads_the_failed_check_back_from_the_journals_error() -> None:

@@ -238,6 +238,9 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
     first.wait(timeout=10)
     assert record["workloads"]["dc/dc1"]["verified"]["images"] == {"app": OLD}
     all_on(client, namespace, NEW)  # rolled out, never verified
+    # Nobody is left to delete the dead run's Job: the check's timeout is its deadline, so it ends anyway.
+    [dead] = client.list(JOBS, namespace=namespace, selector=f"{RUN_LABEL}={record['run']['id']}")["items"]
+    assert dead["spec"]["activeDeadlineSeconds"] == 300
     lease = read_lease(client.get(LEASES, JOURNAL, namespace=namespace))
     time.sleep(max(lease.expires_in, 0) + 0.5)  # a dead run's lease expires by the clock alone
 
