@@ -216,7 +216,7 @@ def read_manifests(
 DRY_RUN_ATTEMPTS = 8
 
 
-DRY_RUNS = 16  # dry-run writes in flight at once, as many as the run's own writes (group_write.WRITERS)
+DRY_RUNS = 48  # dry-run writes in flight at once, as many as the run's own writes (run.group_write.WRITERS)
 
 
 def dry_run(client: Api, plan: Plan) -> dict[str, Obj | ApiError]:
