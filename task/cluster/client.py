@@ -78,9 +78,10 @@ def guarded(api: Api, guard: Callable[[], None]) -> Api:
 def hold_through_outages(api: Api, *, stop: threading.Event, say: Callable[[str], None]) -> Callable[[], None]:
     """From now on, requests of ``api`` that get no answer while the API server answers nothing at all
     are retried until it answers again or ``stop`` is set, and ``say`` hears of the silence
-    (`rollguard.cluster.pulse`); the function returned ends that. A test double holds nothing."""
+    (`rollguard.cluster.pulse`); once it answers again, the watches are re-established from their last
+    resourceVersion (`Client.cut_watches`). The function returned ends that. A test double holds nothing."""
     if isinstance(api, Client):
-        api.pulse.hold(stop=stop, say=say)
+        api.pulse.hold(stop=stop, say=say, on_recovery=api.cut_watches)
         return api.pulse.release
     return lambda: None
 
@@ -114,6 +115,7 @@ class Client:
         self._lock = threading.Lock()
         self._guard: Callable[[], None] | None = None
         self.pulse = Pulse()  # shared with the guarded copies: one connection
+        self._watches: set[Any] = set()  # open watch streams (shared with the copies too)
 
     def guarded(self, guard: Callable[[], None]) -> Client:
         """This connection (same transport and counters) calling ``guard`` before every mutating attempt,
@@ -284,6 +286,8 @@ class Client:
             stream=True,
             timeout=timeout_seconds + 10,
         )
+        with self._lock:
+            self._watches.add(resp)
         try:
             for line in stream_lines(resp, keep_partial=False):  # a partial line is a cut event
                 if line.strip():
@@ -302,7 +306,19 @@ class Client:
         except Exception as exc:  # urllib3 protocol errors when the stream is cut
             raise Unreachable(f"watch on {res.label} was cut: {exc}") from exc
         finally:
+            with self._lock:
+                self._watches.discard(resp)
             resp.release_conn()
+
+    def cut_watches(self) -> None:
+        """Cut every open watch stream, so that each is re-established from its last resourceVersion by
+        its consumer (`rollguard.cluster.cache`). After an outage a stream may be dead without either
+        end knowing (its peer gone with a failed-over load balancer): only its read timeout would end it."""
+        with self._lock:
+            open_now = list(self._watches)
+        for resp in open_now:
+            with contextlib.suppress(Exception):  # ended and released meanwhile
+                resp.shutdown()
 
     def pod_log(
         self, pod: str, *, namespace: str, options: LogOptions, stop: threading.Event | None = None

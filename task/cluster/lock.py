@@ -209,30 +209,43 @@ class GroupLock:
                 wait = min(RETRY_EVERY, max(self.safe_for / 2, 0.1))
 
     def renew(self) -> None:
-        """One renew with the resourceVersion precondition; loses the group when another run holds it."""
+        """A renew with the resourceVersion precondition; loses the group when another run holds it.
+
+        A renew held through an API outage (`rollguard.cluster.pulse`) lands with the renewTime it was
+        sent with, which may be past the lease by then: it proves nothing, and to others the lease
+        looks expired. It is renewed again at once with a fresh time (the server answers again, so
+        that one is quick; a renew that answers in time ends the loop).
+        """
         with self._renewing:
-            if self._lease is None or self.lost:
-                return
-            sent = self._clock()
-            body = dict(self._lease)
-            body["spec"] = {**body["spec"], "renewTime": _micro(dt.datetime.now(dt.UTC))}
-            try:
-                self._lease = self._client.replace(LEASES, body, namespace=self.namespace)
-            except NotFound:
-                self.lose("its lease was deleted (released or removed by someone else)")
-                return
-            except Conflict:
-                current = self._client.get(LEASES, self.name, namespace=self.namespace)
-                if read_lease(current).holder != self.holder:
-                    self.lose("its lease was taken over")
+            while self._lease is not None and not self.lost:
+                self._renew_once()
+                if self.safe_for > 0:
                     return
-                # Still ours (a retried renew whose answer was lost had landed): renew from it.
-                self._lease = current
-                body = dict(current)
-                body["spec"] = {**body["spec"], "renewTime": _micro(dt.datetime.now(dt.UTC))}
-                self._lease = self._client.replace(LEASES, body, namespace=self.namespace)
-            self.renewed_at = sent
-            self.last_error = ""
+
+    def _renew_once(self) -> None:
+        """One renew, its answer or its loss."""
+        if self._lease is None or self.lost:
+            return
+        sent = self._clock()
+        body = dict(self._lease)
+        body["spec"] = {**body["spec"], "renewTime": _micro(dt.datetime.now(dt.UTC))}
+        try:
+            self._lease = self._client.replace(LEASES, body, namespace=self.namespace)
+        except NotFound:
+            self.lose("its lease was deleted (released or removed by someone else)")
+            return
+        except Conflict:
+            current = self._client.get(LEASES, self.name, namespace=self.namespace)
+            if read_lease(current).holder != self.holder:
+                self.lose("its lease was taken over")
+                return
+            # Still ours (a retried renew whose answer was lost had landed): renew from it.
+            self._lease = current
+            body = dict(current)
+            body["spec"] = {**body["spec"], "renewTime": _micro(dt.datetime.now(dt.UTC))}
+            self._lease = self._client.replace(LEASES, body, namespace=self.namespace)
+        self.renewed_at = sent
+        self.last_error = ""
 
     def prove(self) -> None:
         """Raise `Superseded` unless this run provably still holds the group (before every write).

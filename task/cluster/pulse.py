@@ -24,7 +24,8 @@ import time
 from collections.abc import Callable
 
 FIRST_REPORT = 10.0  # seconds without an answer before a holding run says so
-HOLD_BACKOFF = (0.5, 1.0, 2.0)  # seconds between the attempts of a request held through an outage
+HOLD_BACKOFF = (0.5, 1.0, 2.0)
+ANSWERS_AGAIN = "the API server answers again"  # seconds between the attempts of a request held through an outage
 
 
 class Pulse:
@@ -90,12 +91,17 @@ class Pulse:
 
     # -- a run's hold -----------------------------------------------------------------------------------
 
-    def hold(self, *, stop: threading.Event, say: Callable[[str], None]) -> None:
+    def hold(
+        self, *, stop: threading.Event, say: Callable[[str], None], on_recovery: Callable[[], None] = lambda: None
+    ) -> None:
         """From now on retry what gets no answer while the server answers nothing, until ``stop``; say
-        so while it lasts (a monitor thread, ended by `release`)."""
+        so while it lasts (a monitor thread, ended by `release`), and call ``on_recovery`` once it
+        answers again after a silence said."""
         self.stop = stop
         self.holding = True
-        threading.Thread(target=self._monitor, args=(say,), name="api-pulse", daemon=True).start()
+        threading.Thread(
+            target=self._monitor, args=(say, on_recovery), name="api-pulse", daemon=True
+        ).start()
 
     def release(self) -> None:
         """End the hold and its monitor."""
@@ -104,12 +110,14 @@ class Pulse:
             self._closed = True
             self._cond.notify_all()
 
-    def _monitor(self, say: Callable[[str], None]) -> None:
+    def _monitor(self, say: Callable[[str], None], on_recovery: Callable[[], None]) -> None:
         while True:
             line = self._next_line()
             if not line:
                 return
             say(line)  # outside the lock: a slow reader of the output must not stall the requests
+            if line.startswith(ANSWERS_AGAIN):
+                on_recovery()
 
     def _next_line(self) -> str:
         """Wait for the next thing to say ("" once released)."""
@@ -118,7 +126,7 @@ class Pulse:
                 silent = self._silence(self._clock())
                 if self._reported and self._answered_at > self._said_at:  # answered since the last report
                     self._reported = 0.0
-                    return f"the API server answers again after {self._answered_at - self._began:.0f}s without an answer"
+                    return f"{ANSWERS_AGAIN} after {self._answered_at - self._began:.0f}s without an answer"
                 due = next_report(self._reported)
                 if silent >= due:
                     self._said_at = self._clock()

@@ -34,7 +34,8 @@ def register(sub: Any) -> None:
         description="Roll out the group (every DeploymentConfig and Deployment matching -l) so that it ends "
         f"all-new or all-old. {NAMESPACE_RULE}. Refused before any change (exit 2): bad input, a --report "
         "or --results-dir that cannot be written, a workload that never completed a rollout (nothing to "
-        "revert to; --allow-never-completed accepts it), missing permissions, a held lock or a workload "
+        "revert to; --allow-never-completed accepts it), a member it does not change that is failing "
+        "(--allow-failing accepts it) or left on an unverified change by a killed run, missing permissions, a held lock or a workload "
         "claimed by a run of another group. Exit 0 rolled out, 1 failed and reverted, 2 refused, 3 not "
         "restored (status inconsistent) or the group lost to another run (status superseded).",
     )
@@ -98,6 +99,12 @@ def register(sub: Any) -> None:
         action="store_true",
         help="accept workloads that never completed a rollout (a failed run then has no verified state "
         "to revert them to); refused by default",
+    )
+    p.add_argument(
+        "--allow-failing",
+        action="store_true",
+        help="roll out beside group members this run does not change whose last rollout failed (left as "
+        "they are, named in the report and the summary); refused by default",
     )
     p.add_argument(
         "--dry-run",
@@ -227,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
             fail_fast=not args.no_fail_fast,
             crash_restarts=args.crash_restarts,
             allow_never_completed=args.allow_never_completed,
+            allow_failing=args.allow_failing,
             manifests=parse(sources, namespace=namespace) if sources is not None else None,
             skip_other_kinds=args.skip_other_kinds,
             lease_seconds=lease,

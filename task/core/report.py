@@ -46,6 +46,7 @@ class WorkloadResult:
     notes: list[str] = field(default_factory=list)
     error: str = ""
     pods: list[Obj] = field(default_factory=list)
+    revert_changes: list[str] = field(default_factory=list)  # every field its revert changed, old -> new
 
 
 class CheckOutcome(enum.StrEnum):
@@ -82,6 +83,9 @@ class Outcome:
     errors: list[str] = field(default_factory=list)
     workloads: list[WorkloadResult] = field(default_factory=list)
     journal: str = ""
+    # Group members the verdict names besides the counts: left as someone else set them, accepted
+    # unhealthy, rolled out to no pod. The summary carries them too.
+    members: list[str] = field(default_factory=list)
     checks: list[CheckResult] = field(default_factory=list)  # --verify and --bake, in the file's order
 
     @property
@@ -100,6 +104,8 @@ class Outcome:
             counts[w.outcome] = counts.get(w.outcome, 0) + 1
         parts = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
         text = f"{self.status}: {parts or 'no workloads'}"
+        for line in self.members:
+            text += f"; {line}"
         if self.checks:
             verdicts: dict[str, int] = {}
             for c in self.checks:

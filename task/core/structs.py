@@ -152,6 +152,7 @@ class WorkloadOutcome(enum.StrEnum):
     EDITED = "edited"  # changed by someone else after the run's write: left as they set it
     DELETED = "deleted"  # deleted by someone else while the run was on it
     PLANNED = "planned"  # --dry-run: the run would change it (``images_after`` and ``notes`` say how)
+    NOT_VERIFIED = "not verified (0 replicas)"  # rolled out to no pod: nothing ran its new template
 
 
 class WorkloadPhase(enum.StrEnum):

@@ -16,6 +16,8 @@ an upgrade would read stuck, and the drift check would page on healthy workloads
 
 from __future__ import annotations
 
+import copy
+import json
 from typing import Any
 
 from rollguard.core.structs import Obj
@@ -142,6 +144,50 @@ def _tag(image: str) -> str:
     return "" if digest else "latest"
 
 
+def local_name_rewrite(sent: str, live: str) -> bool:
+    """Whether ``live`` is what OpenShift's image policy admission makes of the image ``sent``.
+
+    openshift/kubernetes openshift-kube-apiserver/admission/imagepolicy (resolveImageReference,
+    resolveImageStreamTag; default rules cover Deployments and DCs): a single-segment name (``api:v2``)
+    of a stream with ``lookupPolicy.local`` is rewritten on every write to the tag's pull spec by digest
+    (``image-registry.openshift-image-registry.svc:5000/ns/api@sha256:...``), or to
+    ``<repository>/api:v2`` while the tag does not exist. The repository's last segment is the stream
+    under the integrated registry; a stream importing another repository is recognised only when that
+    repository has the stream's name.
+    """
+    sent = sent.strip()
+    if not sent or "/" in sent or "@" in sent or not live or live == sent:
+        return False
+    name, _, tag = sent.partition(":")
+    repository, at, digest = live.partition("@")
+    if at:
+        return digest.startswith("sha256:") and repository.rsplit("/", 1)[-1] == name
+    return "/" in live and live.rsplit("/", 1)[-1] == f"{name}:{tag or 'latest'}"
+
+
+def as_admitted(body: Obj, live: Obj) -> Obj:
+    """``body`` (a write) with each pod template image that ``live`` holds as its `local_name_rewrite`
+    taken as ``live`` has it: what the API stores of the write, for "did my write land?"."""
+    sent = (body.get("spec") or {}).get("template")
+    have = images_of((live.get("spec") or {}).get("template") or {})
+    if not isinstance(sent, dict) or not have:
+        return body
+    sent_images = images_of(sent)
+    rewritten = {
+        name: have[name]
+        for name, image in sent_images.items()
+        if name in have and local_name_rewrite(str(image or ""), have[name])
+    }
+    if not rewritten:
+        return body
+    out = copy.deepcopy(body)
+    for key in ("initContainers", "containers"):
+        for c in out["spec"]["template"].get("spec", {}).get(key) or []:
+            if c.get("name") in rewritten:
+                c["image"] = rewritten[c["name"]]
+    return out
+
+
 def template_changes(before: Obj, after: Obj, *, limit: int = 3) -> list[str]:
     """Short human descriptions of how pod template ``after`` differs from ``before``."""
     out = [
@@ -177,3 +223,54 @@ def moving_tag(image: str) -> str | None:
     last = ref.rsplit("/", 1)[-1]
     tag = last.rsplit(":", 1)[1] if ":" in last else "latest"
     return tag if tag in MOVING_TAGS else None
+
+
+def field_changes(before: Obj, after: Obj, *, width: int = 120) -> list[str]:
+    """Every field a write of ``after`` over ``before`` changes, one ``path: old -> new`` each: labels,
+    annotations and the whole spec (env, resources, probes ..., not only images), empty values ignored.
+
+    Named list entries (containers, env) are matched by name, so one changed variable is one line."""
+    out: list[str] = []
+    _leaf_changes(normalized(_writable(before)), normalized(_writable(after)), "", out)
+    return [_shorten(line, width) for line in out]
+
+
+def _writable(obj: Obj) -> Obj:
+    meta = obj.get("metadata") or {}
+    spec = dict(obj.get("spec") or {})
+    if not spec.get("paused"):
+        spec.pop("paused", None)
+    return {"metadata": {k: meta.get(k) for k in ("labels", "annotations")}, "spec": spec}
+
+
+def _named(items: list[Any]) -> dict[str, Any] | None:
+    names = [i.get("name") if isinstance(i, dict) else None for i in items]
+    if all(isinstance(n, str) for n in names) and len(set(names)) == len(names):
+        return dict(zip(names, items, strict=True))  # type: ignore[arg-type]
+    return None
+
+
+def _leaf_changes(a: Any, b: Any, path: str, out: list[str]) -> None:
+    if a == b:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            _leaf_changes(a.get(key), b.get(key), f"{path}.{key}" if path else key, out)
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        named_a, named_b = _named(a), _named(b)
+        if named_a is not None and named_b is not None and list(named_a) == list(named_b):
+            for name in named_a:
+                _leaf_changes(named_a[name], named_b[name], f"{path}[{name}]", out)
+            return
+    out.append(f"{path}: {_show(a)} -> {_show(b)}")
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "(none)"
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _shorten(line: str, width: int) -> str:
+    return line if len(line) <= width else line[: width - 3] + "..."

@@ -19,12 +19,13 @@ from rollguard.cluster.journal import Journal
 from rollguard.cluster.lock import LEASE_SECONDS, LeaseView, held
 from rollguard.core.errors import Forbidden, NoSuchNamespace, RefusedError
 from rollguard.core.resources import Resource
-from rollguard.core.structs import ImageTarget, Obj, Phase, Snapshot, VerifiedState, WorkloadRef
+from rollguard.core.structs import ImageTarget, Obj, Snapshot, VerifiedState, WorkloadRef
 from rollguard.kinds import KINDS, ContainerNames, Kind, kind_of, triggers
 from rollguard.plan import merge
 from rollguard.plan.checks import Check
 from rollguard.plan.manifest_decide import ManifestRead, attach_manifests, manifest_refusal, to_create
 from rollguard.plan.manifests import ManifestSet
+from rollguard.plan.members import judge_members, never_completed
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class RolloutRequest:
     fail_fast: bool = True
     crash_restarts: int = 2
     allow_never_completed: bool = False
+    allow_failing: bool = False  # a member this run does not change may be failing (named, not verified)
     manifests: ManifestSet | None = None  # -f: the workloads' desired states
     skip_other_kinds: bool = False
     lease_seconds: int = LEASE_SECONDS
@@ -76,6 +78,12 @@ class WorkloadPlan:
     create: bool = False  # given by manifest, not in the cluster: the run creates it
     remove_on_revert: bool = False  # created by this run (or a dead one): a revert deletes it
     server_view: Obj | None = None  # the write as the server would store it (the preflight's dry run)
+    # A member the run does not write (rollguard.plan.members): a killed run's unverified change it
+    # finishes (watched, reverted on failure), one it watches and leaves as it is, or one accepted unhealthy.
+    finish: bool = False
+    observe: bool = False
+    accepted: str = ""  # why it is accepted unhealthy (--allow-failing, --allow-never-completed)
+    revert_changes: list[str] = field(default_factory=list)  # every field a revert changed (old -> new)
     replicas_meant: int | None = None  # the count the run's write left (`Kind.scale_note`), once written
 
     @property
@@ -327,16 +335,6 @@ def trigger_effects(plan: WorkloadPlan) -> list[str]:
     return plan.kind.trigger_changes(plan.snapshot.raw, change_body(plan), reasons=reasons)
 
 
-def never_completed(kind: Kind, obj: Obj, revisions: list[Obj]) -> bool:
-    """Neither the current template nor any revision ever ran complete: nothing to revert to."""
-    if kind.progress(obj, revisions).phase is Phase.COMPLETE:
-        return False
-    current = kind.new_revision(obj, revisions)
-    return not any(
-        kind.is_complete_revision(rev) or (rev is not current and kind.was_complete(rev)) for rev in revisions
-    )
-
-
 def _paused_note(plan: WorkloadPlan) -> str:
     pending = {c: i for c, i in plan.snapshot.images.items() if plan.baseline.images.get(c) != i}
     note = "was paused: taken over and resumed by this run"
@@ -369,11 +367,12 @@ def decide_rollout(read: RolloutRead, request: RolloutRequest) -> Plan:
         resolve_promotions(
             workloads, namespace=read.namespace, source=promote_from, tag=tag, streams=read.source_streams
         )
+    # created by a dead run of this group (from -f): a revert deletes it, whether or not -f is given now
+    created = {k for k, e in journal.workloads.items() if e.created} if carried and journal else set()
+    for plan in workloads:
+        plan.remove_on_revert = plan.key in created
     if read.manifests is not None:
         attach_manifests(workloads, read.manifests)
-        created = {k for k, e in journal.workloads.items() if e.created} if carried and journal else set()
-        for plan in workloads:
-            plan.remove_on_revert = plan.key in created
         for ref, body, origin in to_create(read.manifests, namespace=read.namespace):
             workloads.append(
                 WorkloadPlan(
@@ -391,13 +390,16 @@ def decide_rollout(read: RolloutRead, request: RolloutRequest) -> Plan:
             "nothing to roll out", fix="pass -f MANIFESTS, --image TARGET=REF or --promote-from NS --tag TAG"
         )
 
+    paused = [plan.key for plan in workloads if plan.snapshot.paused]
+    if paused and on_paused == "refuse":  # every one named, so that one resume fixes them all
+        raise RefusedError(
+            f"{', '.join(paused)} {'is' if len(paused) == 1 else 'are'} paused (left so by an earlier tool?) "
+            "and --on-paused is refuse",
+            fix=f"resume {'it' if len(paused) == 1 else 'them'} first (rollguard resume -n {read.namespace} "
+            f"{' '.join(paused)}) or pass --on-paused take-over",
+        )
     for plan in workloads:
         if plan.snapshot.paused:
-            if on_paused == "refuse":
-                raise RefusedError(
-                    f"{plan.key} is paused (left so by an earlier tool?) and --on-paused is refuse",
-                    fix=f"resume it first (rollguard resume {plan.key}) or pass --on-paused take-over",
-                )
             plan.notes.append(_paused_note(plan))
         if (
             plan.needs_change
@@ -420,6 +422,15 @@ def decide_rollout(read: RolloutRead, request: RolloutRequest) -> Plan:
             plan.notes += trigger_effects(plan)
             start = plan.kind.start_request(plan.snapshot.raw, change_body(plan), plan.revisions)
             plan.notes += [start] if start else []
+    judge_members(
+        workloads,
+        journal=journal,
+        carried=carried,
+        namespace=read.namespace,
+        selector=read.selector,
+        allow_never_completed=allow_never_completed,
+        allow_failing=request.allow_failing,
+    )
     return Plan(
         namespace=read.namespace,
         selector=read.selector,

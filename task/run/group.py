@@ -69,6 +69,11 @@ from rollguard.run.wait import Watched, wait_for
 Printer = Callable[[str], None]
 
 
+def zero_replicas(obj: Obj) -> bool:
+    """A workload asked for no pods: its rollout completes without any pod running its template."""
+    return int((obj.get("spec") or {}).get("replicas", 1) or 0) == 0
+
+
 def actor() -> str:
     """Who runs this: ROLLGUARD_ACTOR, else user@host (uid N@host for an arbitrary UID, as on OpenShift)."""
     if os.environ.get("ROLLGUARD_ACTOR"):
@@ -147,6 +152,12 @@ class GroupRun:
         # is none of them, nor the one preflight read, is someone else's edit, which the revert leaves
         # as they set it. Sent ones count too: a write whose answer was lost may have landed.
         self.ours: dict[str, list[Obj]] = {}
+        # Members watched but never written (a colleague's rollout, a healthy member): their failure fails
+        # the run, but they are not this run's to mark failed or to revert (`rollguard.plan.members`).
+        self.observed: set[str] = set()
+        # Members the verdict names besides the counts (left as someone else set them, accepted
+        # unhealthy ...): the report's ``members`` and the summary.
+        self.members: list[str] = []
         self.group_write = GroupWrite(self)
         self.group_revert = GroupRevert(self)
         self._unhold: Callable[[], None] = lambda: None  # ends the hold through API outages
@@ -230,6 +241,7 @@ class GroupRun:
             self._let_go()
         outcome.error, outcome.errors = self.first_error, list(self.errors)
         outcome.workloads = [self.result(wp) for wp in plan.workloads]
+        outcome.members = list(self.members)
         outcome.checks = list(self.checks)
         return outcome
 
@@ -278,11 +290,16 @@ class GroupRun:
         if failed:
             item = failed[0]
             message = item.verdict.message if item.verdict else f"{item.ref.key}: no verdict"
-            entry = self.journal.workloads[item.ref.key]
-            entry.phase, entry.note = WorkloadPhase.FAILED, message
+            if item.ref.key in self.observed:  # not ours to mark failed, nor to revert
+                message += f" ({item.ref.key} is not changed by this {self.command}: left as it is)"
+            else:
+                entry = self.journal.workloads[item.ref.key]
+                entry.phase, entry.note = WorkloadPhase.FAILED, message
             raise RolloutFailed(message, workload=item.ref.key)
         for item in watched:
             assert item.verdict is not None
+            if item.ref.key in self.observed:
+                continue
             entry = self.journal.workloads[item.ref.key]
             entry.phase, entry.revision_after = self.done_phase, item.verdict.revision
 
@@ -298,8 +315,12 @@ class GroupRun:
         if not self._recorded():  # verified, but the journal says otherwise: not a success to report
             self.say(f"INCONSISTENT: verified, but {self.store.describe_last_saved()}")
             return Status.INCONSISTENT
-        self.say(self.said_succeeded.format(command=self.command, n=len(plan.workloads)))
+        self.say(self.success_line(plan))
         return Status.SUCCEEDED
+
+    def success_line(self, plan: Plan) -> str:
+        """The progress line of a verified success (`Rollout` says which workloads did what)."""
+        return self.said_succeeded.format(command=self.command, n=len(plan.workloads))
 
     def _fail_and_revert(self, plan: Plan) -> Status:
         self.say(self.said_reverting.format(command=self.command, n=len(plan.workloads)))
@@ -317,6 +338,9 @@ class GroupRun:
         elif self.group_revert.edited_away:
             left = ", ".join(self.group_revert.edited_away)
             why = f"{left} left as someone else set them, the rest reverted"
+        elif self.group_revert.unhealthy_left:
+            left = ", ".join(self.group_revert.unhealthy_left)
+            why = f"{left} (not changed by this run, left as it is) not healthy, the rest reverted"
         else:
             why = "the revert could not be verified"
         self.say(f"INCONSISTENT: {why}" + (f"; see journal {self.store.name}" if self.grouped else ""))
@@ -387,11 +411,14 @@ class GroupRun:
         self.out(f"[{time.monotonic() - self.started:6.1f}s] {line}")
 
     def fail(self, message: str) -> None:
-        """Record an error: the first one is the cause, later ones are added."""
+        """Record an error: the first one is the cause, later ones are added; each is said once (the
+        revert meets the edit or deletion that failed the watch again, in the same words)."""
+        if message == self.first_error or message in self.errors:
+            return
         if not self.first_error:
             self.first_error = message
             self.journal.error = message
-        elif message not in self.errors and message != self.first_error:
+        else:
             self.errors.append(message)
             self.journal.errors = list(self.errors)
         self.say(f"error: {message}")
@@ -515,6 +542,9 @@ class GroupRun:
                 pod_record(p, revision=current["metadata"]["name"])
                 for p in pods_of_revision(current, self.cache.owners(PODS).children(current))
             ]
+        outcome = entry.phase.outcome if entry else WorkloadOutcome.UNCHANGED
+        if outcome is WorkloadOutcome.ROLLED_OUT and zero_replicas(obj):
+            outcome = WorkloadOutcome.NOT_VERIFIED  # rolled out to no pod: nothing ran the new template
         return WorkloadResult(
             kind=wp.snapshot.ref.kind,
             name=wp.snapshot.ref.name,
@@ -522,10 +552,11 @@ class GroupRun:
             revision_after=wp.kind.revision(obj),
             images_before=dict(wp.snapshot.images),
             images_after=images_of(obj.get("spec", {}).get("template", {})),
-            outcome=entry.phase.outcome if entry else WorkloadOutcome.UNCHANGED,
+            outcome=outcome,
             paused=bool(obj.get("spec", {}).get("paused")),
             paused_before=wp.snapshot.paused,
             notes=[*wp.notes, *([scaled] if scaled else [])],
             error=entry.note if entry else "",
             pods=sorted(pods, key=lambda p: p["name"]),
+            revert_changes=list(wp.revert_changes),
         )

@@ -4,10 +4,16 @@
 `GroupRevert` it owns carries the revert out, and `Repair` uses its deletions for a workload whose
 verified state is absence. The contract:
 
-- A workload the run touched, or that drifted from the verified state (paused, another template), is
-  written back to it (template, triggers, and what a manifest changed); workloads the run (or a dead
-  run it carries forward) created are deleted instead. Every write is started at once, then every
-  one is watched until the platform says it completed: True only when all of them are verified.
+- Only what the run changed is reverted: a workload this run wrote (or a killed run of its group left
+  unverified, which this run finished) is written back to its verified state (template, triggers, and
+  what a manifest changed); workloads the run (or a dead run it carries forward) created are deleted
+  instead. Every write is started at once, then every one is watched until the platform says it
+  completed: True only when all of them are verified. Every field a revert changes is said
+  (``revert_changes``: env, resources, labels ..., not only images).
+- A member the run never wrote is left as it is, even when it is not on its verified state (someone's
+  hotfix before the run, one an earlier run recorded ``edited``): named (``left_as_set``, the report's
+  ``members``) and watched until it is complete; one that is not healthy at the end leaves the revert
+  unverified (``unhealthy_left``), since the group is then not known to be back on its previous state.
 - The user's edit wins: a workload deleted, or changed by someone other than this run since preflight
   (or since this run's own write), is left as it is, its journal entry saying why (`left_alone`). An
   edit that is not the verified state itself leaves the group off its journal: its key goes to
@@ -37,7 +43,7 @@ from rollguard.cluster.streams import firing_now
 from rollguard.core.errors import ApiError, NotFound, RollguardError, WorkloadDeleted
 from rollguard.core.structs import Obj, Phase, RunState, WorkloadPhase
 from rollguard.kinds import images_of
-from rollguard.kinds.templates import canonical
+from rollguard.kinds.templates import canonical, field_changes, same_template
 from rollguard.plan import merge
 from rollguard.plan.rollout_read import Plan, WorkloadPlan
 from rollguard.run.group_write import SETTLE_SECONDS, WritingRun, each_at_once
@@ -50,6 +56,8 @@ class RevertingRun(WritingRun, Protocol):
 
     run_id: str
     timeout: int
+    crash_restarts: int
+    members: list[str]
     abort: threading.Event
     stop_signal: str
 
@@ -70,6 +78,18 @@ class GroupRevert:
     def __init__(self, run: RevertingRun) -> None:
         self.run = run
         self.edited_away: list[str] = []  # left on someone else's edit that is not the verified state
+        self.left_as_set: list[str] = []  # never written by this run, not on its verified state: left
+        self.unhealthy_left: list[str] = []  # never written by this run, not healthy after the revert
+
+    def ours(self, plan: WorkloadPlan) -> bool:
+        """Whether this run wrote the workload (or finishes a killed run's change to it): only those are
+        reverted. A member it merely watched, or left on someone else's edit, is not."""
+        entry = self.run.journal.workloads.get(plan.key)
+        return (
+            entry is not None
+            and entry.phase.touched
+            and entry.phase not in (WorkloadPhase.EDITED, WorkloadPhase.DELETED)
+        )
 
     def needs_revert(self, plan: WorkloadPlan) -> bool:
         run = self.run
@@ -78,11 +98,7 @@ class GroupRevert:
                 run.cache is not None
                 and run.cache.get(plan.kind.resource, plan.snapshot.ref.name) is not None
             )
-        obj = run.live(plan)
-        entry = run.journal.workloads.get(plan.key)
-        touched = entry is not None and entry.phase.touched
-        spec = obj.get("spec", {})
-        return touched or bool(spec.get("paused")) or spec.get("template") != plan.baseline.template
+        return self.ours(plan)
 
     def left_alone(self, plan: WorkloadPlan) -> bool:
         """True for a workload the revert must not write to, its journal entry saying why: deleted by
@@ -129,6 +145,9 @@ class GroupRevert:
             if not wp.remove_on_revert and not self.left_alone(wp) and self.needs_revert(wp)
         ]
         removed = [wp for wp in plan.workloads if wp.remove_on_revert and self.needs_revert(wp)]
+        reverting = {wp.key for wp in targets}
+        # the members a rollout watched but never wrote (`WorkloadPlan.observe`): left, named, judged
+        others = [wp for wp in plan.workloads if wp.observe and wp.key not in reverting and self._left(wp)]
         self.remove(removed)
 
         def start(wp: WorkloadPlan) -> Watched:
@@ -138,8 +157,10 @@ class GroupRevert:
             live = run.live(wp)
             start_note = wp.kind.start_request(live, revert(live), run.revisions(wp, live))
             wp.notes += [f"revert: {start_note}"] if start_note else []
-            run.write(wp, revert, guard_spec=False)
-            run.say(f"{wp.key}: reverting to revision {wp.baseline.revision} {wp.baseline.images}")
+            written = run.write(wp, revert, guard_spec=False)
+            wp.revert_changes = field_changes(live, written)
+            changes = "; ".join(wp.revert_changes) or "nothing (already there)"
+            run.say(f"{wp.key}: reverting to revision {wp.baseline.revision}: {changes}")
             return Watched(
                 ref=wp.snapshot.ref,
                 expected_images=wp.baseline.images,
@@ -190,13 +211,64 @@ class GroupRevert:
                 entry.note = why
                 run.fail(f"revert of {item.ref.key} not verified: {why}")
         self.wait_removed(removed)
+        self._judge_left(others)
         for key in self.edited_away:
             run.fail(f"{key} is left on someone else's edit, not on its last verified state")
         # An unverified revert or a failed write marks its entry ERROR; an edit not on the verified state
         # is not what the journal says either.
-        return not self.edited_away and not any(
-            e.phase is WorkloadPhase.ERROR for e in run.journal.workloads.values()
+        return (
+            not self.edited_away
+            and not self.unhealthy_left
+            and not any(e.phase is WorkloadPhase.ERROR for e in run.journal.workloads.values())
         )
+
+    def _left(self, plan: WorkloadPlan) -> bool:
+        """A member this run watched and never wrote, to be judged after the revert: named when it is
+        not on its verified state (someone's edit before the run, or an earlier run's ``edited``), left
+        as they set it. False for one deleted or edited during the run (already named as such)."""
+        run = self.run
+        entry = run.journal.workloads.get(plan.key)
+        if entry is None or entry.phase in (WorkloadPhase.DELETED, WorkloadPhase.EDITED):
+            return False
+        template = run.live(plan).get("spec", {}).get("template", {})
+        if not same_template(template, plan.baseline.template):
+            images = images_of(template)
+            entry.phase = WorkloadPhase.EDITED
+            entry.note = f"changed by someone else, not by this run (runs {images}); left as they set it"
+            self.left_as_set.append(plan.key)
+            run.members.append(f"{plan.key} left as someone else set it (not changed by this run)")
+            run.say(f"{plan.key}: left as someone else set it ({images}): this run did not change it")
+        return True
+
+    def _judge_left(self, plans: list[WorkloadPlan]) -> None:
+        """Wait until the members left as they are complete (a hotfix still rolling out), fast on a crash
+        loop; one that does not leaves the group not known to be back on its previous state."""
+        run = self.run
+        assert run.cache is not None
+        watched = [
+            Watched(
+                ref=wp.snapshot.ref,
+                expected_images=images_of(run.live(wp).get("spec", {}).get("template", {})),
+                deadline=time.monotonic() + run.timeout + SETTLE_SECONDS,
+                deadline_reason=f"not complete within {run.timeout}s",
+            )
+            for wp in plans
+        ]
+        wait_for(
+            run.cache,
+            watched,
+            fail_fast=True,
+            crash_restarts=run.crash_restarts,
+            stop_on_failure=False,
+            cancel=run.abort,
+            out=run.say,
+        )
+        for item in watched:
+            if item.verdict is not None and item.verdict.phase is Phase.COMPLETE:
+                continue
+            why = item.verdict.message if item.verdict else (item.last_message or "not judged")
+            self.unhealthy_left.append(item.ref.key)
+            run.fail(f"{item.ref.key}, not changed by this run and left as it is, is not healthy: {why}")
 
     def keep_triggers_from_undoing(self, wp: WorkloadPlan) -> None:
         """A restored automatic trigger whose tag moved on would undo the revert at once (the trigger

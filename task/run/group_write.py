@@ -36,7 +36,7 @@ from rollguard.cluster.journal import Journal, now
 from rollguard.core.errors import Conflict, NotFound, RollguardError, RolloutFailed, WorkloadDeleted
 from rollguard.core.structs import Obj, WorkloadPhase
 from rollguard.kinds import images_of
-from rollguard.kinds.templates import canonical
+from rollguard.kinds.templates import as_admitted, canonical
 from rollguard.plan.rollout_read import WorkloadPlan
 from rollguard.run.wait import Watched, deleted_message
 
@@ -103,8 +103,9 @@ class GroupWrite:
                     fresh = run.client.get(kind.resource, name, namespace=run.namespace)
                 except NotFound:
                     raise self.deleted(plan) from None
-                if same(make_body(fresh)) == same(fresh):
-                    # Our change is in already: a retried PUT whose first answer was lost had landed.
+                if same(as_admitted(make_body(fresh), fresh)) == same(fresh):
+                    # Our change is in already: a retried PUT whose first answer was lost had landed
+                    # (the image policy admission's rewrite of a local name is what the API stores of it).
                     return self._wrote(plan, fresh)
                 if guard_spec and edit(run.as_if_untriggered(plan, fresh)) != edit(plan.snapshot.raw):
                     raise RolloutFailed(

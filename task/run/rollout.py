@@ -31,7 +31,7 @@ from rollguard.plan.tags import previous_tag, resolved_reference, without_promot
 from rollguard.run import events
 from rollguard.run.bake import Member, bake
 from rollguard.run.checks import Context
-from rollguard.run.group import GroupRun, Printer, actor
+from rollguard.run.group import GroupRun, Printer, actor, zero_replicas
 from rollguard.run.group_write import each_at_once, watched_after
 from rollguard.run.promote import RESTORE_WAIT, copy_tag, restore_tags, wait_restored
 from rollguard.run.verify import Runner, not_run, verify
@@ -44,7 +44,6 @@ class Rollout(GroupRun):
     """``rollguard rollout``: the guarded group rollout, filled into the `GroupRun` skeleton."""
 
     command = "rollout"
-    said_succeeded = "succeeded: {n} workloads on their new state"
     said_reverting = "reverting the whole group to its last verified state"
     said_reverted = "reverted: the group is back on its previous state"
 
@@ -116,12 +115,17 @@ class Rollout(GroupRun):
         if not plan.carried_forward:
             self.journal.tags = {}  # a finished run's tags are the verified state: nothing to restore
         earlier = self.journal.workloads if plan.carried_forward else {}
+        for wp in plan.workloads:
+            if wp.accepted:
+                self.members.append(f"{wp.key} {wp.accepted}")
         self.journal.workloads = {
             wp.key: WorkloadEntry(
                 kind=wp.snapshot.ref.kind,
                 name=wp.snapshot.ref.name,
                 verified=wp.baseline,
-                target_images=dict(wp.target_images),
+                # a killed run's change this run finishes is this run's own from here on: reverted on failure
+                target_images=dict(earlier[wp.key].target_images if wp.finish else wp.target_images),
+                phase=WorkloadPhase.APPLIED if wp.finish else WorkloadPhase.PENDING,
                 created=wp.remove_on_revert,
                 restore=combined_restore(earlier[wp.key].restore, wp.restore)
                 if wp.key in earlier
@@ -132,7 +136,38 @@ class Rollout(GroupRun):
 
     def change(self, plan: Plan, cache: NamespaceCache) -> list[Watched]:
         self._promote(plan, cache)
-        return self._apply(plan)
+        return self._apply(plan) + self._members(plan)
+
+    def _members(self, plan: Plan) -> list[Watched]:
+        """The members this run does not write, watched with its own changes (`rollguard.plan.members`):
+        a killed run's change it finishes, and every other member it does not accept as unhealthy, so
+        that a success is never claimed beside a member that is not healthy."""
+        watched = []
+        for wp in plan.workloads:
+            if not (wp.finish or wp.observe):
+                continue
+            if wp.observe:
+                self.observed.add(wp.key)
+            item = watched_after(wp, self.live(wp), timeout=self.request.timeout)
+            item.since = ""  # not our write: whatever its current rollout did counts
+            watched.append(item)
+        return watched
+
+    def success_line(self, plan: Plan) -> str:
+        """``succeeded:`` and which workloads did what (rolled out, finished, unchanged ...)."""
+        by_word: dict[str, list[str]] = {}
+        for wp in plan.workloads:
+            by_word.setdefault(self._said(wp), []).append(wp.key)
+        return "succeeded: " + "; ".join(f"{', '.join(keys)} {word}" for word, keys in by_word.items())
+
+    def _said(self, wp: WorkloadPlan) -> str:
+        if wp.accepted:
+            return "left unhealthy (accepted)"
+        if self.journal.workloads[wp.key].phase is not WorkloadPhase.COMPLETE:
+            return "unchanged, healthy"
+        if zero_replicas(self.live(wp)):
+            return "not verified (0 replicas)"
+        return "created" if wp.create else "finished (left by a killed run)" if wp.finish else "rolled out"
 
     def after_run(self, plan: Plan, status: Status) -> None:
         """An Event on every workload this run changed: who, which run, what it ended as, and why."""
@@ -251,7 +286,7 @@ class Rollout(GroupRun):
         for wp in plan.workloads:
             if wp.needs_change:
                 todo.append(wp)
-            else:
+            elif not wp.finish:  # a killed run's change this run finishes stays applied: it is watched
                 self.journal.workloads[wp.key].phase = WorkloadPhase.UNCHANGED
 
         def apply(wp: WorkloadPlan) -> Watched:
@@ -263,7 +298,7 @@ class Rollout(GroupRun):
             item = watched_after(wp, written, timeout=self.request.timeout)
             changes = {c: i for c, i in item.expected_images.items() if wp.snapshot.images.get(c) != i}
             if wp.create:
-                self.say(f"{wp.key}: created {changes}")
+                self.say(f"{wp.key}: created {item.expected_images}")  # every image is new
             elif wp.write_fields:
                 self.say(
                     f"{wp.key}: changed {', '.join(wp.write_fields)}; images {changes or 'as they were'}"

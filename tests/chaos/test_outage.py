@@ -37,6 +37,9 @@ SLOW = f"{IMAGE}:v2-slow10"  # still rolling out when the API server stops
 SILENT = re.compile(r"no answer from the API server for (\d+)s, retrying")
 AGAIN = "the API server answers again"
 PAST_THE_LEASE = 2 * LEASE  # the silence the run must have reported before the API server continues
+# ... and, where writes are under way, past the 30 s a request waits for its answer: they are sent
+# again, each proven again, while nothing answers
+PAST_A_REQUEST = 4 * LEASE
 
 
 class ApiServer:
@@ -112,11 +115,35 @@ def unproven_writes(records: list[Record], api: ApiServer) -> list[str]:
             if r.mutating and not group_renewal(r) and r.at >= api.continued_at and not any(p <= r.at for p in proofs)]
 
 
-def outage_case(proxy, api: ApiServer, run: Run, report: Path) -> tuple[h.Result, list[str], float]:
-    """Hold the API server stopped until the run said it had no answer past its lease; continue it; the
-    run's result, its unproven writes and how long after the API server continued the run ended."""
+def resumed_watches(records: list[Record], api: ApiServer) -> int:
+    """Watches re-established once the API server answered again, each from the resourceVersion its
+    stream had reached (or a new list, on 410 Gone); how many."""
+    checked = 0
+    for path in sorted({r.path for r in records if r.verb == "watch" and r.at >= api.continued_at}):
+        streams = [r for r in records if r.verb == "watch" and r.path == path]
+        before = [r for r in streams if r.at < api.stopped_at]
+        after = [r for r in streams if r.at >= api.continued_at]
+        if not before:
+            continue
+        prev, resumed = before[-1], after[0]
+        if any(r.verb == "list" and r.path == path and prev.at < r.at < resumed.at for r in records):
+            checked += 1  # listed again (410 Gone)
+            continue
+        reached = int(prev.last_rv or prev.resumed_from or 0)
+        assert int(prev.resumed_from or 0) <= int(resumed.resumed_from or -1) <= reached, (
+            f"watch {path} had reached {reached} (from {prev.resumed_from}); resumed from {resumed.resumed_from!r}"
+        )
+        checked += 1
+    return checked
+
+
+def outage_case(
+    proxy, api: ApiServer, run: Run, report: Path, silence: int = PAST_THE_LEASE
+) -> tuple[h.Result, list[str], float]:
+    """Hold the API server stopped until the run said it had no answer for ``silence`` seconds; continue
+    it; the run's result, its unproven writes and how long after the API server continued the run ended."""
     try:
-        run.wait_silent(PAST_THE_LEASE)
+        run.wait_silent(silence)
     finally:
         api.cont()
     result = run.finish(report)
@@ -147,11 +174,14 @@ def test_api_server_stopped_mid_watch_past_the_lease(client, sandbox, proxy, tmp
     assert result.code == 0, result.stdout[-3000:] + result.stderr[-1500:]
     assert result.report["status"] == "succeeded", result.report
     assert unproven == [], unproven
+    resumed = resumed_watches(list(proxy.records), api)
+    assert resumed >= 3, resumed  # the kinds, their revisions, the pods
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (SLOW,))
     ledger_entry.case("API server stopped mid-watch", faults={"SIGSTOP kube-apiserver": 1},
-                      states=verdict.checks + 2,
+                      states=verdict.checks + 2 + resumed,
                       detail=f"stopped {api.continued_at - api.stopped_at:.0f}s (lease {LEASE}s) while watching; "
-                             f"'no answer' said, exit 0 {ended:.0f}s after SIGCONT, every later write proven")
+                             f"'no answer' said, exit 0 {ended:.0f}s after SIGCONT, every later write proven, "
+                             f"{resumed} watches resumed from their last resourceVersion")
 
 
 def test_api_server_stopped_mid_revert(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
@@ -171,7 +201,7 @@ def test_api_server_stopped_mid_revert(client, sandbox, proxy, tmp_path, namespa
     proxy.after_mutation_matching(first_revert_write, api.stop)
     try:
         run = start(kubeconfig, namespace, report, *h.image_args(h.NEW, crash_second=CRASH))
-        result, unproven, ended = outage_case(proxy, api, run, report)
+        result, unproven, ended = outage_case(proxy, api, run, report, PAST_A_REQUEST)
     finally:
         api.cont()
     assert api.stopped_at, "the API server was never stopped: no revert write seen"
@@ -202,7 +232,7 @@ def test_api_server_stopped_under_the_final_journal_write(client, sandbox, proxy
     proxy.before_mutation_matching(final_journal_write, api.stop)
     try:
         run = start(kubeconfig, namespace, report, *h.image_args(h.NEW))
-        result, unproven, ended = outage_case(proxy, api, run, report)
+        result, unproven, ended = outage_case(proxy, api, run, report, PAST_A_REQUEST)
     finally:
         api.cont()
     assert api.stopped_at, "the API server was never stopped: no final journal write seen"

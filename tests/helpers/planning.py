@@ -144,6 +144,7 @@ def _journal_json(spec: Obj, *, selector: str) -> Obj:
             "name": f.obj["metadata"]["name"],
             "verified": state.to_json(),
             "target_images": entry.get("targets", {}),
+            "phase": entry.get("phase", "pending"),
         }
     return {
         "namespace": NAMESPACE,

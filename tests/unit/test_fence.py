@@ -236,3 +236,34 @@ def test_our_groups_earlier_run_is_dead_without_asking_and_our_own_entry_is_rewr
     runs = read_register(_register({**earlier, **ours}))
     assert overlapping(runs, mine=MINE) == {}
     assert contest(runs, mine=MINE, live={}) == Contest(kept={}, held=None)
+
+
+class HeldStore(Store):
+    """The next update is held through an API outage: it lands, but only ``held`` seconds later."""
+
+    def __init__(self, clock: Clock, held: float) -> None:
+        super().__init__()
+        self.clock, self.held = clock, held
+
+    def replace(self, res: Resource, body: dict[str, Any], *, namespace: str | None = None) -> dict[str, Any]:
+        saved = super().replace(res, body, namespace=namespace)
+        self.clock.now += self.held
+        self.held = 0.0
+        return saved
+
+
+def test_a_renew_held_through_an_outage_past_the_lease_is_renewed_again_and_proves_the_group() -> None:
+    """Issue 24 point 6: the renew the proof sends waits out a 60 s outage (lease 30 s); it lands, but with
+    the renewTime it was sent with, which proves nothing by then. A fresh renew follows at once and the
+    group is still ours (nobody took it over): the write goes ahead instead of the run stopping."""
+    clock = Clock()
+    store = HeldStore(clock, held=0.0)
+    gl = lock(store, clock)
+    gl.acquire()
+    gl._stop.set()
+    clock.now += 30  # the last renew is too old to prove anything: the next write needs a renew
+    store.held = 60.0
+    rv = store.rv
+    gl.prove()
+    assert not gl.lost and gl.safe_for > 0
+    assert store.rv == rv + 2  # the held renew, then a fresh one

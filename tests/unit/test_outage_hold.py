@@ -160,10 +160,12 @@ def test_a_holding_run_says_while_nothing_answers_and_when_it_answers_again(monk
         with spoke:
             return spoke.wait_for(lambda: any(line.startswith(start) for line in said), timeout=5)
 
-    pulse.hold(stop=threading.Event(), say=say)
+    recovered = threading.Event()
+    pulse.hold(stop=threading.Event(), say=say, on_recovery=recovered.set)
     waiting = pulse.sent()
     assert heard("no answer from the API server for "), said
-    assert said[0].endswith("s, retrying")
+    assert said[0].endswith("s, retrying") and not recovered.is_set()
     pulse.answered(waiting)
     assert heard("the API server answers again after "), said
+    assert recovered.wait(5)  # the client then re-establishes its watches (Client.cut_watches)
     pulse.release()

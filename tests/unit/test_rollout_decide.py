@@ -30,6 +30,7 @@ def decide(case: dict):
         tag=args.get("tag"),
         on_paused=args.get("on_paused", "take-over"),
         allow_never_completed=args.get("allow_never_completed", False),
+        allow_failing=args.get("allow_failing", False),
     )
     return decide_rollout(read, request)
 
@@ -58,6 +59,9 @@ def test_rollout_case(case: dict) -> None:
             assert wp.notes == want["notes"], key
         if "needs_change" in want:
             assert wp.needs_change is want["needs_change"], key
+        for flag in ("finish", "observe", "accepted"):  # how a member the run does not change is judged
+            if flag in want:
+                assert getattr(wp, flag) == want[flag], (key, flag)
         if "baseline_revision" in want:
             assert wp.baseline.revision == want["baseline_revision"], key
 

@@ -59,8 +59,10 @@ def test_workload_phases_map_to_the_old_outcome_words() -> None:
     phases = OLD_PHASES + NEW_PHASES
     assert sorted(p.value for p in WorkloadPhase) == sorted(phases)
     assert {p.value: p.outcome.value for p in WorkloadPhase} == {p: old_outcome(p) for p in phases}
-    # planned: a dry run's workload that the run would change (no phase: a dry run keeps no journal)
-    assert {o.value for o in WorkloadOutcome} == {old_outcome(p) for p in phases} | {"planned"}
+    # planned: a dry run's workload that the run would change (no phase: a dry run keeps no journal);
+    # not verified (0 replicas): a complete rollout to no pod (no phase of its own: judged when reported)
+    extra = {"planned", "not verified (0 replicas)"}
+    assert {o.value for o in WorkloadOutcome} == {old_outcome(p) for p in phases} | extra
     assert {p.value for p in WorkloadPhase if not p.touched} == {"pending", "unchanged"}
 
 

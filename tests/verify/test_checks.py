@@ -23,7 +23,6 @@ from rollguard.plan.checks import RUN_LABEL
 from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
-    IMAGE,
     JOURNAL,
     NEW,
     NEWER,
@@ -223,7 +222,7 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
     group goes back to the old images, not to the killed run's unverified ones."""
     group(client, namespace)
     checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
-                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1")})  # runs, never ends
+                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")})  # runs 10 minutes
     first = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
                             "--verify", str(checks), "--lease-duration", "5s")
     record = journal_reaches(client, namespace, "verifying")
@@ -249,7 +248,7 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
 def test_sigterm_while_verifying_reverts(sandbox, namespace, client, tmp_path: Path):
     group(client, namespace)
     checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
-                         **{"smoke-job.yaml": job_manifest(f"{IMAGE}:v1")})
+                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")})  # runs 10 minutes
     run = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
                           "--verify", str(checks), "--report", str(tmp_path / "r.json"))
     journal_reaches(client, namespace, "verifying")
