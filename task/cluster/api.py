@@ -41,6 +41,10 @@ class Api(Protocol):
 
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj: ...
 
+    def openapi(self) -> Obj:
+        """The OpenAPI v2 document the API server publishes (``/openapi/v2``): every type's schema."""
+        ...
+
     def list(
         self,
         res: Resource,
@@ -105,6 +109,9 @@ class Forwarding:
 
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
         return self._inner.get(res, name, namespace=namespace)
+
+    def openapi(self) -> Obj:
+        return self._inner.openapi()
 
     def list(
         self,

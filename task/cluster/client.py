@@ -148,6 +148,11 @@ class Client:
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
         return self._call("GET", res.path(namespace=namespace, name=name), verb="get")
 
+    def openapi(self) -> Obj:
+        """The OpenAPI v2 document the API server publishes: every type's schema (what kubectl's
+        client-side validation checks manifests against), a few MB read once by a run with -f."""
+        return self._call("GET", "/openapi/v2", verb="get")
+
     def list(
         self,
         res: Resource,

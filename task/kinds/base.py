@@ -191,6 +191,9 @@ class Kind:
     revision_label: str | None = None  # a label its revision objects carry its name in, if any
     annotations: tuple[str, ...] = ()  # the workload's annotations its rules read
     revision_annotations: tuple[str, ...] = ()  # its revision objects' annotations its rules read
+    # The API type of each part of the object that a published schema may leave open (path -> OpenAPI
+    # definition): a manifest's fields are checked against it (rollguard.plan.schema).
+    schema_parts: dict[str, str] = {"metadata": "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -337,6 +340,18 @@ class Kind:
         if meant is None or have == meant:
             return None
         return f"replicas changed by someone else during the run ({meant} -> {have}): kept"
+
+    def serving(self, obj: Obj, revisions: list[Obj]) -> Progress:
+        """Whether it runs as many ready pods as it should (`desired_running`), counted on its revision
+        objects (RCs or ReplicaSets, both keep ``status.readyReplicas``): COMPLETE, else PROGRESSING with
+        how many are ready. `progress` says a rollout ended; a DC scaled up with no rollout is complete at
+        once by it, while its pods are still starting: this is what serving traffic means."""
+        want = self.desired_running(obj)
+        ready = sum(as_int((r.get("status") or {}).get("readyReplicas") or 0) for r in revisions)
+        name = self.ref(obj).key
+        if ready >= want:
+            return Progress(Phase.COMPLETE, f"{name}: {ready} of {want} pods ready", self.revision(obj))
+        return Progress(Phase.PROGRESSING, f"{name}: {ready} of {want} pods ready", self.revision(obj))
 
     def settled(self, obj: Obj) -> bool:
         """Its rollout ended and it is now merely short of available pods (unavailable, not progressing)."""

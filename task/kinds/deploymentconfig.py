@@ -160,6 +160,11 @@ class DeploymentConfigKind(Kind):
     )
     optional_api = True
     revision_label = DC_NAME_LABEL
+    # openshift/api apps/v1 types.go: DeploymentConfigSpec.Template is a *corev1.PodTemplateSpec
+    schema_parts = {
+        "metadata": "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "spec.template": "io.k8s.api.core.v1.PodTemplateSpec",
+    }
     # (the encoded config too; rollguard.cluster.reduce compacts it to the template and triggers)
     revision_annotations = (
         DC_VERSION_ANNOTATION,

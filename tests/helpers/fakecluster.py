@@ -158,6 +158,10 @@ class FakeCluster:
         )
         yield Page(items, data["metadata"]["resourceVersion"])
 
+    def openapi(self) -> Obj:
+        """No published schema: manifests are not checked against one."""
+        return {"definitions": {}}
+
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
         self.requests["get"] += 1
         self._reachable()

@@ -77,3 +77,65 @@ def test_status_reads_the_failed_check_back_from_the_journals_error() -> None:
     assert failed_check(error) == "error-ratio"
     assert failed_check("dc/dc2: pod dc2-2-x container app: CrashLoopBackOff") is None
     assert failed_check("") is None
+
+
+def test_the_checks_count_into_the_steps_budget() -> None:
+    """--step-timeout (the Task): the rollout, its revert, the longest check or bake window and the
+    overhead must end before the step's SIGKILL; a budget the checks overflow is refused."""
+    from rollguard.plan.inputs import STEP_OVERHEAD, check_step_budget
+
+    step = 2 * 600 + 120 + STEP_OVERHEAD
+    check_step_budget(timeout=600, step_timeout=step, verify=120)
+    with pytest.raises(RefusedError) as caught:
+        check_step_budget(timeout=600, step_timeout=step, verify=121)
+    assert "for the checks (--verify, --bake)" in str(caught.value)
+
+
+BAKE = yaml.safe_load((Path(__file__).parents[1] / "cases" / "checks" / "bake.yaml").read_text())
+
+
+def merged(base: Any, change: Any) -> Any:
+    if isinstance(base, dict) and isinstance(change, dict):
+        return {**base, **{k: merged(base.get(k), v) for k, v in change.items()}}
+    return change
+
+
+@pytest.mark.parametrize("case", BAKE["cases"], ids=[c["case"] for c in BAKE["cases"]])
+def test_bake_findings(case: dict[str, Any]) -> None:
+    from rollguard.kinds import KINDS
+    from rollguard.run.bake import Member, finding, start
+
+    base = BAKE["base"]
+    kind = KINDS["Deployment"]
+    member = Member(key="deployment/web", kind=kind, name="web", images={"app": "registry.local/shop/api:v2"})
+    start(member, base["deployment"], [base["replicaset"]], [base["pod"]])
+    assert member.restarts == {"p-1": 0} and member.ready == {"p-1"}
+    deployment = merged(base["deployment"], case["deployment"]) if "deployment" in case else base["deployment"]
+    pod = merged(base["pod"], case.get("pod") or {})
+    found = finding(member, deployment, [base["replicaset"]], [pod])
+    if case["expect"] is None:
+        assert found is None
+    else:
+        assert found is not None and found.startswith(case["expect"]), found
+
+
+@pytest.mark.parametrize(
+    ("data", "ok", "said"),
+    [
+        ({"resultType": "vector", "result": [{"metric": {}, "value": [1, "0.002"]}]}, True, "0.002 below 0.01"),
+        ({"resultType": "vector", "result": [{"metric": {"code": "500"}, "value": [1, "0.2"]}]}, False,
+         '{code="500"} 0.2 not below 0.01'),
+        ({"resultType": "scalar", "result": [1, "0"]}, True, "0 below 0.01"),
+        ({"resultType": "vector", "result": [{"metric": {}, "value": [1, "NaN"]}]}, False, "nan not below"),
+        ({"resultType": "vector", "result": []}, False, "empty result"),
+        ({"resultType": "matrix", "result": []}, False, "a matrix result, not a vector or scalar"),
+    ],
+)  # fmt: skip
+def test_prometheus_evaluation(data: dict[str, Any], ok: bool, said: str) -> None:
+    """One evaluation of `below: 0.01` (rollguard.run.checks.prometheus.judge): every sample must hold;
+    NaN (0/0: no requests at all) never holds; an empty result fails unless `empty: pass`."""
+    from rollguard.plan.checks import PrometheusCheck
+    from rollguard.run.checks.prometheus import judge
+
+    spec = PrometheusCheck(url="http://p:9090", query="x", op="below", threshold=0.01)
+    assert judge(spec, data) == (ok, judge(spec, data)[1]) and said in judge(spec, data)[1]

@@ -21,6 +21,7 @@ from rollguard.cluster.lock import read_lease
 from rollguard.core.resources import EVENTS, JOBS, LEASES, PODS
 from rollguard.plan.checks import RUN_LABEL
 from tests.helpers.cluster import (
+    CRASH,
     DC,
     DEPLOYMENT,
     JOURNAL,
@@ -86,15 +87,19 @@ def test_http_check_passes_and_the_report_says_so(sandbox, namespace, client, tm
     timeout: 60s
     http: {{url: "{url}/health", status: [200], body: healthy, successes: 3}}
 """)
+        more = tmp_path / "more"
+        more.mkdir()
+        second = checks_file(more, f"checks:\n  - {{name: ready, http: {{url: '{url}/ready'}}}}\n")  # --verify repeats
         result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                           "--verify", str(checks), report=tmp_path / "r.json")
+                           "--verify", str(checks), "--verify", str(second), report=tmp_path / "r.json")
     assert result.code == 0, result.stdout + result.stderr
     all_on(client, namespace, NEW)
     assert f"verify: http {url}/health 3/3 ok" in result.stdout
-    [check] = result.report["checks"]
+    check, ready = result.report["checks"]
     assert check["name"] == "health" and check["kind"] == "http" and check["outcome"] == "passed"
     assert check["evidence"].startswith("3/3 consecutive: 200 OK") and check["duration"] >= 0
-    assert result.report["status"] == "succeeded" and "checks: 1 passed" in result.stdout
+    assert (ready["name"], ready["outcome"]) == ("ready", "passed")
+    assert result.report["status"] == "succeeded" and "checks: 2 passed" in result.stdout
     record = journal(client, namespace)
     assert record is not None and record["run"]["state"] == "succeeded"
     assert record["workloads"]["dc/dc1"]["verified"]["images"] == {"app": NEW}
@@ -190,6 +195,8 @@ BAD = {
         {"smoke-job.yaml": "apiVersion: v1\nkind: Pod\nspec: {template: {}}\n"},
         "is a v1 Pod, not a batch/v1 Job",
     ),
+    "a check name in two files": ("checks: [{name: health, http: {url: 'http://x/'}}]", {},
+                                  "check name(s) health used in more than one file"),
     "a URL without scheme": ("checks: [{name: health, http: {url: 'api.shop.svc:8080/health'}}]", {},
                              "has no http:// or https:// scheme"),
     "a Job the API server refuses": (  # restartPolicy Always: Job validation's own words, by dry run
@@ -206,8 +213,9 @@ def test_bad_check_input_is_refused_with_nothing_changed(sandbox, namespace, cli
     before = resource_versions(client, namespace)
     text, files, words = BAD[case]
     checks = checks_file(tmp_path, text, **files)
+    twice = ["--verify", str(checks)] if case == "a check name in two files" else []
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                       "--verify", str(checks), report=tmp_path / "r.json")
+                       "--verify", str(checks), *twice, report=tmp_path / "r.json")
     assert result.code == 2, result.stdout + result.stderr
     assert words in result.report["error"] and "--verify" in result.report["error"]
     assert result.report["status"] == "refused"
@@ -260,3 +268,54 @@ def test_sigterm_while_verifying_reverts(sandbox, namespace, client, tmp_path: P
     assert [(c["name"], c["outcome"]) for c in report["checks"]] == [("smoke", "stopped")]
     all_on(client, namespace, OLD)
     assert client.list(JOBS, namespace=namespace)["items"] == []  # the stopped check's Job is deleted
+
+
+def test_https_with_a_given_ca_follows_redirects_and_the_system_store_refuses_it(sandbox, namespace, client, tmp_path: Path):
+    """TLS: the check trusts the CA it is given (here the sandbox's, which signed the server's
+    certificate for 127.0.0.1); the system's store does not know that CA, so the same URL fails there,
+    the certificate error said, and the group is reverted. The redirect followed is in the evidence."""
+    group(client, namespace)
+    pki = sandbox.dir / "pki"
+
+    def answer(path: str) -> tuple[int, bytes]:
+        return (302, b"/health") if path == "/old-health" else (200, b"UP")
+
+    with http_server(answer, tls=(pki / "kubelet.crt", pki / "kubelet.key")) as url:
+        trusted = checks_file(tmp_path, f"""checks:
+  - name: health
+    timeout: 30s
+    http: {{url: "{url}/old-health", body: UP, successes: 2, ca: "{pki / 'ca.crt'}"}}
+""")
+        ok = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
+                       "--verify", str(trusted), report=tmp_path / "ok.json")
+        assert ok.code == 0, ok.stdout + ok.stderr
+        evidence = ok.report["checks"][0]["evidence"]
+        assert evidence.startswith("2/2 consecutive: 200 OK (redirected: 302 -> ") and "/health" in evidence
+        system = checks_file(tmp_path, f"checks:\n  - {{name: health, timeout: 3s, http: {{url: '{url}/health'}}}}\n")
+        refused = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                            "--image", f"dc/dc1={NEWER}", "--image", f"dc/dc2={NEWER}", "--image", f"deploy/web={NEWER}",
+                            "--verify", str(system), report=tmp_path / "refused.json")
+    assert refused.code == 1, refused.stdout + refused.stderr
+    assert "CERTIFICATE_VERIFY_FAILED" in refused.report["error"], refused.report["error"]
+    all_on(client, namespace, NEW)
+
+
+def test_a_failed_rollout_runs_no_check(sandbox, namespace, client, tmp_path: Path):
+    """Checks verify a group that rolled out; a rollout that fails first is reverted without them."""
+    group(client, namespace)
+    asked: list[str] = []
+
+    def answer(path: str) -> tuple[int, bytes]:
+        asked.append(path)
+        return 200, b"ok"
+
+    with http_server(answer) as url:
+        checks = checks_file(tmp_path, f"checks:\n  - {{name: health, http: {{url: '{url}/health'}}}}\n")
+        result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                           "--image", f"dc/dc1={NEW}", "--image", f"dc/dc2={CRASH}", "--image", f"deploy/web={NEW}",
+                           "--verify", str(checks), report=tmp_path / "r.json")
+    assert result.code == 1, result.stdout + result.stderr
+    assert "dc/dc2" in result.report["error"] and "CrashLoopBackOff" in result.report["error"]
+    assert [(c["name"], c["outcome"]) for c in result.report["checks"]] == [("health", "not-run")]
+    assert asked == []
+    all_on(client, namespace, OLD)
