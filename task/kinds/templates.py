@@ -72,7 +72,7 @@ def same_template(a: Any, b: Any) -> bool:
     missing template (None) is the same only as another missing one."""
     if a is None or b is None:
         return a is None and b is None
-    return bool(canonical(a) == canonical(b))
+    return a == b or bool(canonical(a) == canonical(b))  # equal as sent: no typed read needed
 
 
 def _defaulted(template: Obj) -> Obj:

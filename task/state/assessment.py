@@ -30,7 +30,7 @@ from rollguard.core.selectors import matches, requirements
 from rollguard.core.structs import DC, DEPLOYMENT, Obj, Phase, Progress, RunState, WorkloadPhase, WorkloadRef
 from rollguard.kinds import KINDS, Kind, Owners, images_of, kind_of, pods_of_revision
 from rollguard.kinds.base import as_int
-from rollguard.kinds.templates import MOVING_TAGS, canonical, moving_tag, template_changes
+from rollguard.kinds.templates import MOVING_TAGS, canonical, moving_tag, same_template, template_changes
 from rollguard.kinds.triggers import moving
 from rollguard.state.model import (
     DEFAULT_FAIL_ON,
@@ -333,7 +333,7 @@ def _group_findings(
         return found  # a run is rolling the group out right now: its templates are meant to differ
     reference = drift_reference(key, labels, groups)
     live = obj.get("spec", {}).get("template", {})
-    if reference is not None and canonical(reference[0]) != canonical(live):
+    if reference is not None and not same_template(reference[0], live):
         changes = "; ".join(template_changes(reference[0], live))
         found.append(
             Finding(DRIFTED, f"pod template differs from what run {reference[1]} verified: {changes}")

@@ -87,15 +87,19 @@ def test_http_check_passes_and_the_report_says_so(sandbox, namespace, client, tm
     timeout: 60s
     http: {{url: "{url}/health", status: [200], body: healthy, successes: 3}}
 """)
+        more = tmp_path / "more"
+        more.mkdir()
+        second = checks_file(more, f"checks:\n  - {{name: ready, http: {{url: '{url}/ready'}}}}\n")  # --verify repeats
         result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                           "--verify", str(checks), report=tmp_path / "r.json")
+                           "--verify", str(checks), "--verify", str(second), report=tmp_path / "r.json")
     assert result.code == 0, result.stdout + result.stderr
     all_on(client, namespace, NEW)
     assert f"verify: http {url}/health 3/3 ok" in result.stdout
-    [check] = result.report["checks"]
+    check, ready = result.report["checks"]
     assert check["name"] == "health" and check["kind"] == "http" and check["outcome"] == "passed"
     assert check["evidence"].startswith("3/3 consecutive: 200 OK") and check["duration"] >= 0
-    assert result.report["status"] == "succeeded" and "checks: 1 passed" in result.stdout
+    assert (ready["name"], ready["outcome"]) == ("ready", "passed")
+    assert result.report["status"] == "succeeded" and "checks: 2 passed" in result.stdout
     record = journal(client, namespace)
     assert record is not None and record["run"]["state"] == "succeeded"
     assert record["workloads"]["dc/dc1"]["verified"]["images"] == {"app": NEW}
@@ -191,6 +195,8 @@ BAD = {
         {"smoke-job.yaml": "apiVersion: v1\nkind: Pod\nspec: {template: {}}\n"},
         "is a v1 Pod, not a batch/v1 Job",
     ),
+    "a check name in two files": ("checks: [{name: health, http: {url: 'http://x/'}}]", {},
+                                  "check name(s) health used in more than one file"),
     "a URL without scheme": ("checks: [{name: health, http: {url: 'api.shop.svc:8080/health'}}]", {},
                              "has no http:// or https:// scheme"),
     "a Job the API server refuses": (  # restartPolicy Always: Job validation's own words, by dry run
@@ -207,8 +213,9 @@ def test_bad_check_input_is_refused_with_nothing_changed(sandbox, namespace, cli
     before = resource_versions(client, namespace)
     text, files, words = BAD[case]
     checks = checks_file(tmp_path, text, **files)
+    twice = ["--verify", str(checks)] if case == "a check name in two files" else []
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                       "--verify", str(checks), report=tmp_path / "r.json")
+                       "--verify", str(checks), *twice, report=tmp_path / "r.json")
     assert result.code == 2, result.stdout + result.stderr
     assert words in result.report["error"] and "--verify" in result.report["error"]
     assert result.report["status"] == "refused"
