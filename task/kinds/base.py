@@ -341,6 +341,18 @@ class Kind:
             return None
         return f"replicas changed by someone else during the run ({meant} -> {have}): kept"
 
+    def serving(self, obj: Obj, revisions: list[Obj]) -> Progress:
+        """Whether it runs as many ready pods as it should (`desired_running`), counted on its revision
+        objects (RCs or ReplicaSets, both keep ``status.readyReplicas``): COMPLETE, else PROGRESSING with
+        how many are ready. `progress` says a rollout ended; a DC scaled up with no rollout is complete at
+        once by it, while its pods are still starting: this is what serving traffic means."""
+        want = self.desired_running(obj)
+        ready = sum(as_int((r.get("status") or {}).get("readyReplicas") or 0) for r in revisions)
+        name = self.ref(obj).key
+        if ready >= want:
+            return Progress(Phase.COMPLETE, f"{name}: {ready} of {want} pods ready", self.revision(obj))
+        return Progress(Phase.PROGRESSING, f"{name}: {ready} of {want} pods ready", self.revision(obj))
+
     def settled(self, obj: Obj) -> bool:
         """Its rollout ended and it is now merely short of available pods (unavailable, not progressing)."""
         return False
