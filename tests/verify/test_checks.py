@@ -115,11 +115,16 @@ def test_a_failing_http_check_reverts_the_whole_group(sandbox, namespace, client
     http: {{url: "{url}/health", successes: 2}}
 """)
         result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                           "--verify", str(checks), report=tmp_path / "r.json")
+                           "--verify", str(checks), "--results-dir", str(tmp_path / "results"),
+                           report=tmp_path / "r.json")
     assert result.code == 1, result.stdout + result.stderr
     all_on(client, namespace, OLD)
     report = result.report
     assert report["status"] == "reverted"
+    # Tekton results: status stays one word, the summary names the failed check
+    assert (tmp_path / "results" / "status").read_text() == "reverted"
+    summary = (tmp_path / "results" / "summary").read_text()
+    assert "\n" not in summary and summary.startswith("reverted: 3 reverted; checks: 1 failed; cause: check 'health'")
     assert report["error"].startswith("check 'health' (http) failed: timed out after 4s")
     assert "500 Internal Server Error" in report["error"] and "upstream connect error" in report["error"]
     assert {w["outcome"] for w in report["workloads"]} == {"reverted"}
