@@ -52,7 +52,7 @@ __all__ = [
 PROBE_TIMEOUT = 5.0  # seconds the probe of a silent API server waits for an answer
 
 _RETRIES = 5
-_POOL_SIZE = 32
+_POOL_SIZE = 64  # connections kept per host: a run's watches plus its writes (run.group_write.WRITERS) at once
 _MERGE_PATCH = "application/merge-patch+json"
 PAGE_SIZE = 500  # at most, client-go's pager default
 # Pages are sized to about this much JSON from the size of the items seen so far (500 DeploymentConfigs
