@@ -51,6 +51,7 @@ from tests.helpers.migration import (
     recreate_dc,
     rolling_dc,
     service,
+    wait_gone,
 )
 from tests.helpers.scenarios import image_stream, pause
 from tests.helpers.tui_live import BINDINGS, ROLES, grant
@@ -235,8 +236,8 @@ def test_bad_input_refused_with_nothing_changed(sandbox, namespace, client, tmp_
         "dc/hooked has a pre lifecycle hook" in hook.stderr and "--pre-hook-as-init-container" in hook.stderr
     )
     assert resource_versions(client, namespace) == before
-    # its RC is orphaned, not collected: a deletion later on would change the fingerprint under the test
-    client.delete(DEPLOYMENT_CONFIGS, "hooked", namespace=namespace, propagation="Orphan")
+    client.delete(DEPLOYMENT_CONFIGS, "hooked", namespace=namespace)
+    wait_gone(client, REPLICATION_CONTROLLERS, namespace, "hooked-1")  # collected: not under the next check
     client.create(DEPLOYMENTS, deployment_body("worker", OLD), namespace=namespace)  # not ours: a clash
     before = resource_versions(client, namespace)
     clash = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR)
@@ -244,6 +245,7 @@ def test_bad_input_refused_with_nothing_changed(sandbox, namespace, client, tmp_
     assert "deployment/worker exists already" in clash.stderr and "rollguard.io/migrated-from" in clash.stderr
     assert resource_versions(client, namespace) == before
     client.delete(DEPLOYMENTS, "worker", namespace=namespace)
+    wait_gone(client, DEPLOYMENTS, namespace, "worker")
     pause(client, namespace, "api")
     before = resource_versions(client, namespace)
     paused = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR)
