@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from rollguard.commands.common import NAMESPACE_RULE, Session, cluster_args, session
 from rollguard.core.errors import failed_check
+from rollguard.core.images import short_image
 
 if TYPE_CHECKING:
-    from rollguard.state.assessment import NamespaceState, WorkloadState
+    from rollguard.state.model import NamespaceState, WorkloadState
 
 
 def register(sub: Any) -> None:
@@ -80,13 +81,6 @@ def read(where: Session, args: argparse.Namespace) -> list[NamespaceState]:
             # drift-check of a wrong name would report "clean" forever. One GET, only when empty.
             check_namespace(client, state.namespace)
     return states
-
-
-def short_image(image: str) -> str:
-    """``registry/ns/name@sha256:0123456789ab`` for a table cell (full references are in -o json)."""
-    name, _, digest = image.partition("@")
-    name = name.rsplit("/", 1)[-1]
-    return f"{name}@{digest[:19]}" if digest else name
 
 
 def render(namespaces: Sequence[NamespaceState], *, only: Sequence[WorkloadState] | None = None) -> list[str]:

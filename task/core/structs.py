@@ -235,7 +235,7 @@ class Progress:
     message: str
     revision: int = 0
     # Why the rollout's pods (or its deployer pod) cannot be created now, as the platform records it
-    # (quota, LimitRange, admission): hopeless if it lasts (`rollguard.watch` REFUSAL_GRACE).
+    # (quota, LimitRange, admission): hopeless if it lasts (`rollguard.run.wait.REFUSAL_GRACE`).
     blocked: str = ""
     # The object whose FailedCreate events say why it is `blocked`, when nothing else records it
     # (a DC's deployer pod refused: only its Events name the quota), as (kind, name).
