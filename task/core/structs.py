@@ -180,6 +180,8 @@ class WorkloadOutcome(enum.StrEnum):
     DELETED = "deleted"  # deleted by someone else while the run was on it
     PLANNED = "planned"  # --dry-run: the run would change it (``images_after`` and ``notes`` say how)
     NOT_VERIFIED = "not verified (0 replicas)"  # rolled out to no pod: nothing ran its new template
+    KEPT = "kept at 0 replicas"  # rollguard migrate: a DC replaced by its Deployment, kept for the way back
+    REMOVED = "removed"  # rollguard migrate: a kept DC deleted (--finish), or its Deployment (--revert)
 
 
 class WorkloadPhase(enum.StrEnum):

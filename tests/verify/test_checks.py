@@ -327,3 +327,25 @@ def test_a_failed_rollout_runs_no_check(sandbox, namespace, client, tmp_path: Pa
     assert [(c["name"], c["outcome"]) for c in result.report["checks"]] == [("health", "not-run")]
     assert asked == []
     all_on(client, namespace, OLD)
+
+
+def test_a_run_killed_while_verifying_is_finished_by_a_revert(sandbox, namespace, client, tmp_path: Path):
+    """The repair's way: `rollguard revert -l` takes the group back to what the journal verified, the old
+    images (the killed run's checks never passed)."""
+    group(client, namespace)
+    checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
+                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")})  # runs 10 minutes
+    first = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
+                            "--verify", str(checks), "--lease-duration", "5s")
+    journal_reaches(client, namespace, "verifying")
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    lease = read_lease(client.get(LEASES, JOURNAL, namespace=namespace))
+    time.sleep(max(lease.expires_in, 0) + 0.5)  # a dead run's lease expires by the clock alone
+    status = rollguard(sandbox.kubeconfig, "status", "-n", namespace)
+    assert "verifying" in status.stdout and "half-rolled" in status.stdout, status.stdout
+    repaired = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "rev.json")
+    assert repaired.code == 0, repaired.stdout + repaired.stderr
+    all_on(client, namespace, OLD)
+    record = journal(client, namespace)
+    assert record is not None and record["run"]["state"] in ("repaired", "reverted"), record["run"]
