@@ -153,6 +153,8 @@ class WorkloadOutcome(enum.StrEnum):
     DELETED = "deleted"  # deleted by someone else while the run was on it
     PLANNED = "planned"  # --dry-run: the run would change it (``images_after`` and ``notes`` say how)
     NOT_VERIFIED = "not verified (0 replicas)"  # rolled out to no pod: nothing ran its new template
+    KEPT = "kept at 0 replicas"  # rollguard migrate: a DC replaced by its Deployment, kept for the way back
+    REMOVED = "removed"  # rollguard migrate: a kept DC deleted (--finish), or its Deployment (--revert)
 
 
 class WorkloadPhase(enum.StrEnum):
@@ -233,7 +235,7 @@ class Progress:
     message: str
     revision: int = 0
     # Why the rollout's pods (or its deployer pod) cannot be created now, as the platform records it
-    # (quota, LimitRange, admission): hopeless if it lasts (`rollguard.watch` REFUSAL_GRACE).
+    # (quota, LimitRange, admission): hopeless if it lasts (`rollguard.run.wait.REFUSAL_GRACE`).
     blocked: str = ""
     # The object whose FailedCreate events say why it is `blocked`, when nothing else records it
     # (a DC's deployer pod refused: only its Events name the quota), as (kind, name).

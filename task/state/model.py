@@ -1,6 +1,7 @@
 """The state model's data: findings, revisions, pods, rollout groups and workload states (no logic).
 
-`rollguard.state.assessment` computes them and re-exports every name here; import them from there.
+`rollguard.state.assessment` computes them. Import each name from here, where it is defined (assessment
+still lists them in its `__all__` for older callers).
 """
 
 from __future__ import annotations
