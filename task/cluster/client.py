@@ -12,8 +12,8 @@ holds one huge response. A continue token that expired (410 Expired: etcd compac
 list started at) is handled as client-go's ``tools/pager`` does: a full list at the requested
 resourceVersion replaces the pages read so far (`Page.restarted` tells a streaming consumer).
 
-The contract (`Api`, `Page`, `LogOptions`, `Forwarding`) lives in `rollguard.cluster.api`; it is re-exported
-here, where the code written against it imports it from.
+The contract (`Api`, `Page`, `LogOptions`, `Forwarding`) lives in `rollguard.cluster.api`: import it from
+there (the names are still re-exported here for older callers).
 """
 
 from __future__ import annotations

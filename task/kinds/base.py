@@ -2,7 +2,7 @@
 
 A `Kind` answers every question whose answer depends on the workload's kind: where its revisions and
 triggers live, how its revisions are numbered, when its rollout is complete (its readiness predicate,
-returning a reason), its deadline, what blocks a rollout, and how rollguard's changes are written into
+returning a reason), its deadline, when a rollout is hopeless (pods that cannot be created), and how rollguard's changes are written into
 it. Callers ask a `Kind` and never test which one they hold; each kind's module (`deploymentconfig`,
 `deployment`) holds its own quirks, `triggers` the image-trigger rules.
 """
@@ -182,7 +182,7 @@ class Kind:
     noun: str  # how messages name it, e.g. DC
     resource: Resource
     revisions: Resource
-    aliases: tuple[str, ...]
+    aliases: tuple[str, ...]  # the kind's row of `rollguard.core.structs.KIND_NAMES`
     # Keys the kind's controllers write into a revision's pod template (a diff of templates drops them)
     template_noise_labels: tuple[str, ...] = ()
     template_noise_annotations: tuple[str, ...] = ()

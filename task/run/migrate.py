@@ -33,8 +33,9 @@ from rollguard.cluster.api import Api
 from rollguard.cluster.cache import NamespaceCache
 from rollguard.cluster.journal import WorkloadEntry
 from rollguard.core.errors import ApiError, NotFound, RollguardError, RolloutFailed
+from rollguard.core.report import WorkloadResult
 from rollguard.core.resources import HORIZONTAL_POD_AUTOSCALERS
-from rollguard.core.structs import Obj, Phase, RunState, WorkloadPhase
+from rollguard.core.structs import Obj, Phase, RunState, WorkloadOutcome, WorkloadPhase
 from rollguard.kinds.conversion import is_source, scale_ref_text
 from rollguard.plan.migrate_decide import MigrateAction, MigratePlan, MigrateRequest, MigrationState
 from rollguard.plan.migrate_read import plan_migrate
@@ -219,6 +220,20 @@ class Migrate(GroupRun):
         for key in gone:
             self.journal.workloads.pop(key, None)
         super().record_success({k: t for k, t in templates.items() if k not in gone})
+
+    def result(self, wp: WorkloadPlan) -> WorkloadResult:
+        """The report's line; a DC the migration kept at 0, or a workload --finish or --revert removed,
+        is said so (not "not verified (0 replicas)")."""
+        out = super().result(wp)
+        state = MigrationState.of(self.journal)
+        source = is_source(wp.snapshot.ref.kind)
+        if state is MigrationState.KEPT and source:
+            out.outcome = WorkloadOutcome.KEPT
+        elif (state is MigrationState.FINISHED and source) or (
+            state is MigrationState.REVERTED and not source and self.migration.action is MigrateAction.REVERT
+        ):
+            out.outcome = WorkloadOutcome.REMOVED
+        return out
 
     # -- the way back -------------------------------------------------------------------------------------
 

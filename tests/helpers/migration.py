@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+import time
 from dataclasses import dataclass, field
 
 from rollguard.cluster.client import Client
@@ -140,3 +141,17 @@ def expire_lease(client: Client, namespace: str, name: str) -> None:
     past = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     lease["spec"]["renewTime"] = lease["spec"]["acquireTime"] = past
     client.replace(LEASES, lease, namespace=namespace)
+
+
+def wait_gone(client: Client, res: Resource, namespace: str, name: str, *, timeout: float = 60) -> None:
+    """Watch until object ``name`` is deleted (finalizers and all)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        listing = client.list(res, namespace=namespace)
+        if not any(o["metadata"]["name"] == name for o in listing.get("items", [])):
+            return
+        for event in client.watch(res, namespace=namespace, timeout_seconds=5,
+                                  resource_version=listing["metadata"]["resourceVersion"]):  # fmt: skip
+            if event["type"] == "DELETED" and event["object"]["metadata"]["name"] == name:
+                return
+    raise AssertionError(f"{res.kind} {name} still there after {timeout:.0f}s")

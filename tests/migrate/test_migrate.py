@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import signal
 
+import yaml
+
 from rollguard.cluster.journal import JournalStore
 from rollguard.core.errors import NotFound
 from rollguard.core.resources import (
@@ -32,6 +34,7 @@ from tests.helpers.cluster import (
     JOURNAL,
     OLD,
     SELECTOR,
+    dc_body,
     deployment_body,
     resource_versions,
     rolled_out,
@@ -48,8 +51,10 @@ from tests.helpers.migration import (
     recreate_dc,
     rolling_dc,
     service,
+    wait_gone,
 )
 from tests.helpers.scenarios import image_stream, pause
+from tests.helpers.tui_live import BINDINGS, ROLES, grant
 
 FLAKY = f"{IMAGE}:v1-flakypull"  # the first pull of each new pod fails (ErrImagePull), then it runs
 
@@ -118,6 +123,15 @@ def test_group_migrated_with_ready_endpoints_at_every_step(sandbox, namespace, c
     )
     hpa = client.get(HORIZONTAL_POD_AUTOSCALERS, "api", namespace=namespace)
     assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"}
+    outcomes = {f"{w['kind']}/{w['name']}": w["outcome"] for w in result.report["workloads"]}
+    assert outcomes == {"DeploymentConfig/api": "kept at 0 replicas", "DeploymentConfig/worker": "kept at 0 replicas",
+                        "Deployment/api": "rolled-out", "Deployment/worker": "rolled-out"}  # fmt: skip
+    # status shows the migrated group (the DCs at 0 are the way back), drift-check finds nothing wrong
+    status = rollguard(sandbox.kubeconfig, "status", "-n", namespace, "-l", SELECTOR)
+    assert "migrated to Deployments; dc/api, dc/worker kept at 0 replicas" in status.stdout, status.stdout
+    assert "--finish deletes them, --revert returns to them" in status.stdout
+    drift = rollguard(sandbox.kubeconfig, "drift-check", "-n", namespace)
+    assert drift.code == 0, drift.stdout + drift.stderr
     record = migration(client, namespace)
     assert (record["state"], record["command"]) == ("succeeded", "migrate")
     assert (record["replicas"], record["hpas"]["api"]["kind"]) == (
@@ -211,12 +225,27 @@ def test_revert_then_migrate_again_and_finish(sandbox, namespace, client, tmp_pa
 
 def test_bad_input_refused_with_nothing_changed(sandbox, namespace, client, tmp_path):
     shop(client, namespace).stop()
+    hooked = dc_body("hooked", OLD)  # a pre hook, which a Deployment has no equivalent for
+    hooked["spec"]["strategy"]["rollingParams"]["pre"] = {
+        "failurePolicy": "Abort", "execNewPod": {"containerName": "app", "command": ["migrate-db"]}}  # fmt: skip
+    create_dcs(client, namespace, [hooked])
+    before = resource_versions(client, namespace)
+    hook = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR)
+    assert hook.code == 2, hook.stdout + hook.stderr
+    assert (
+        "dc/hooked has a pre lifecycle hook" in hook.stderr and "--pre-hook-as-init-container" in hook.stderr
+    )
+    assert resource_versions(client, namespace) == before
+    client.delete(DEPLOYMENT_CONFIGS, "hooked", namespace=namespace)
+    wait_gone(client, REPLICATION_CONTROLLERS, namespace, "hooked-1")  # collected: not under the next check
     client.create(DEPLOYMENTS, deployment_body("worker", OLD), namespace=namespace)  # not ours: a clash
     before = resource_versions(client, namespace)
     clash = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR)
     assert clash.code == 2, clash.stdout + clash.stderr
     assert "deployment/worker exists already" in clash.stderr and "rollguard.io/migrated-from" in clash.stderr
+    assert resource_versions(client, namespace) == before
     client.delete(DEPLOYMENTS, "worker", namespace=namespace)
+    wait_gone(client, DEPLOYMENTS, namespace, "worker")
     pause(client, namespace, "api")
     before = resource_versions(client, namespace)
     paused = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR)
@@ -225,4 +254,55 @@ def test_bad_input_refused_with_nothing_changed(sandbox, namespace, client, tmp_
     assert resource_versions(client, namespace) == before
     finish = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR, "--finish")
     assert finish.code == 2 and "no finished migration" in finish.stderr, finish.stderr
+    assert resource_versions(client, namespace) == before
+
+
+def test_dry_run_and_yaml_output_change_nothing(sandbox, namespace, client, tmp_path):
+    shop(client, namespace).stop()
+    before = resource_versions(client, namespace)
+    dry = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR, "--dry-run",
+                    report=tmp_path / "r.json")  # fmt: skip
+    assert dry.code == 0, dry.stdout + dry.stderr
+    assert dry.report["status"] == "dry-run"
+    assert "dc/api: 2 replicas -> deployment/api; then scaled to 0, kept" in dry.stdout
+    assert "horizontalpodautoscaler api: DeploymentConfig/api -> Deployment/api" in dry.stdout
+    # each Deployment as the server would store it: with the API server's defaults filled in
+    stored = [d for d in yaml.safe_load_all(dry.stdout.split("(dry run)\n", 1)[1].rsplit("\ndry run:", 1)[0])]
+    assert stored[0]["spec"]["template"]["spec"]["containers"][0]["terminationMessagePolicy"] == "File"
+    out = tmp_path / "out"
+    out.mkdir()
+    written = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR, "-o", "yaml",
+                        "--output-dir", str(out))  # fmt: skip
+    assert written.code == 0, written.stdout + written.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["deployment-api.yaml", "deployment-worker.yaml"]
+    api = yaml.safe_load((out / "deployment-api.yaml").read_text())
+    assert (api["kind"], api["spec"]["replicas"], api["spec"]["selector"]) == (
+        "Deployment",
+        2,
+        {"matchLabels": {"name": "api"}},
+    )
+    to_stdout = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR, "-o", "yaml")
+    assert [d["metadata"]["name"] for d in yaml.safe_load_all(to_stdout.stdout)] == ["api", "worker"]
+    assert resource_versions(client, namespace) == before
+
+
+def test_missing_permissions_refused_with_nothing_changed(sandbox, namespace, client):
+    shop(client, namespace).stop()
+    grant(client, namespace, "alice", ["get", "list", "watch", "create", "update", "patch", "delete"])
+    before = resource_versions(client, namespace)
+    alice = sandbox.user_kubeconfig("alice")
+    no_hpas = rollguard(alice, "migrate", "-n", namespace, "-l", SELECTOR)
+    assert no_hpas.code == 2, no_hpas.stdout + no_hpas.stderr
+    assert "not allowed to list horizontalpodautoscalers.autoscaling" in no_hpas.stderr
+    client.create(ROLES, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "hpa"},
+                          "rules": [{"apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"],
+                                     "verbs": ["get", "list", "watch"]}]}, namespace=namespace)  # fmt: skip
+    client.create(BINDINGS, {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "hpa"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "hpa"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}],
+    }, namespace=namespace)  # fmt: skip
+    no_patch = rollguard(alice, "migrate", "-n", namespace, "-l", SELECTOR)
+    assert no_patch.code == 2, no_patch.stdout + no_patch.stderr
+    assert "not allowed to patch horizontalpodautoscalers.autoscaling" in no_patch.stderr, no_patch.stderr
     assert resource_versions(client, namespace) == before
