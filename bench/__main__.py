@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import cases, reads, table
+from bench import cases, reads, table, verify
 from bench.context import Ctx, say
 from bench.doc import big_section, render, splice
 from bench.metrics import by_verb, loadavg, machine, scrape
@@ -35,12 +35,35 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="smoke run: N in {1, 5}, 60 workloads to read")
     p.add_argument(
         "--only",
-        choices=("manifests",),
-        help="set up the group of 20 and run only this case (plus the limit it is compared with); write "
-        "--out elsewhere than docs/BENCHMARKS.md, whose figures come from one whole run",
+        type=only_cases,
+        help=f"comma-separated cases to run alone ({', '.join(ONLY)}; rollouts without the old stage, whose "
+        "runs take minutes), plus the limit they are compared with; write --out elsewhere than "
+        "docs/BENCHMARKS.md, whose figures come from one whole run",
+    )
+    p.add_argument(
+        "--sizes",
+        type=lambda text: tuple(int(n) for n in text.split(",")),
+        help=f"with --only: the group sizes N, comma-separated, of {', '.join(map(str, cases.SIZES))} "
+        "(default: all of them; 20 for manifests or verify alone)",
     )
     p.add_argument("--budget", type=float, default=BUDGET, help="seconds; optional repetitions stop past it")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.only and Path(args.out).resolve() == Path("docs/BENCHMARKS.md").resolve():
+        p.error("--only writes a partial document: give --out elsewhere than docs/BENCHMARKS.md")
+    if args.sizes and (not args.only or any(n not in cases.SIZES for n in args.sizes)):
+        p.error(f"--sizes goes with --only and takes N of {', '.join(map(str, cases.SIZES))}")
+    return args
+
+
+ONLY = ("rollouts", "failures", "repairs", "manifests", "verify", "startup", "reads")
+
+
+def only_cases(text: str) -> tuple[str, ...]:
+    chosen = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [c for c in chosen if c not in ONLY]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"unknown case(s) {unknown or text!r}; choose from {', '.join(ONLY)}")
+    return chosen
 
 
 def start_sandbox(
@@ -93,7 +116,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     command = " ".join([exe_name(), "-m", "bench", *(sys.argv[1:] if argv is None else argv)])
     meta = table.Meta(command=command, machine=machine(), load_start=loadavg())
-    sizes = (1, 5) if args.quick else (cases.MANIFEST_SIZE,) if args.only else cases.SIZES
+    if args.quick:
+        sizes: tuple[int, ...] = (1, 5)
+    elif args.only:
+        alone = set(args.only) <= {"manifests", "verify"}  # each on the group of 20 only
+        sizes = args.sizes or ((cases.MANIFEST_SIZE,) if alone else cases.SIZES)
+    else:
+        sizes = cases.SIZES
     scale = (30, 60) if args.quick else reads.SCALE
     started = time.monotonic()
     rollouts, read_results = cases.RolloutResults(), reads.ReadResults()
@@ -113,16 +142,29 @@ def main(argv: list[str] | None = None) -> int:
 
         guarded(meta, "idle traffic", idle)
         guarded(meta, "case 1: limit", lambda: cases.measure_limit(ctx, rollouts))
-        if args.only == "manifests":
+        def checked() -> None:
+            rollouts.verify = verify.verify_overhead(ctx, rollouts.current, sizes)
+
+        wanted = set(args.only or ONLY)
+        old_stage = not args.only  # its runs take minutes: only in the whole benchmark
+        if "rollouts" in wanted:
+            guarded(meta, "case 1: group rollouts",
+                    lambda: cases.group_rollouts(ctx, rollouts, sizes, old_stage=old_stage))  # fmt: skip
+        if "failures" in wanted:
+            guarded(meta, "case 2: failures", lambda: cases.failures(ctx, rollouts, sizes))
+            if not args.only:
+                guarded(meta, "case 2: --no-fail-fast", lambda: cases.no_fail_fast(ctx, rollouts, sizes))
+        if "repairs" in wanted:
+            guarded(meta, "repairs", lambda: cases.repairs(ctx, rollouts, sizes))
+        if "manifests" in wanted:
             guarded(meta, "manifest rollout", lambda: cases.manifest_rollouts(ctx, rollouts, sizes))
-            return finish(meta, args, rollouts, read_results, started, d)
-        guarded(meta, "case 1: group rollouts", lambda: cases.group_rollouts(ctx, rollouts, sizes))
-        guarded(meta, "case 2: failures", lambda: cases.failures(ctx, rollouts, sizes))
-        guarded(meta, "case 2: --no-fail-fast", lambda: cases.no_fail_fast(ctx, rollouts, sizes))
-        guarded(meta, "repairs", lambda: cases.repairs(ctx, rollouts, sizes))
-        guarded(meta, "manifest rollout", lambda: cases.manifest_rollouts(ctx, rollouts, sizes))
-        guarded(meta, "case 5: start-up", lambda: reads.startup(ctx, read_results, cases.namespace(sizes[1])))
-        guarded(meta, "case 4: scale of reads", lambda: reads.scale_reads(ctx, read_results, scale))
+        if "verify" in wanted:
+            guarded(meta, "--verify overhead", checked)
+        if "startup" in wanted:
+            small = cases.namespace(sizes[1] if len(sizes) > 1 else sizes[0])
+            guarded(meta, "case 5: start-up", lambda: reads.startup(ctx, read_results, small))
+        if "reads" in wanted:
+            guarded(meta, "case 4: scale of reads", lambda: reads.scale_reads(ctx, read_results, scale))
     finally:
         say("stopping the sandbox")
         stop_sandbox(d)

@@ -126,9 +126,9 @@ PATHS = {
 
 
 def build(sb: cluster.Sandbox, namespaces: range, kubeconfig: str) -> dict[str, Any]:
-    from rollguard.client import Client
-    from rollguard.errors import Conflict
-    from rollguard.resources import NAMESPACES
+    from rollguard.cluster.client import Client
+    from rollguard.core.errors import Conflict
+    from rollguard.core.resources import NAMESPACES
 
     client = Client.connect(kubeconfig=kubeconfig)
     for i in namespaces:

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from rollguard.journal import DATA_KEY, JOURNAL_LABEL, MANAGED_BY, SELECTOR_ANNOTATION, group_name
+from rollguard.cluster.journal import DATA_KEY, JOURNAL_LABEL, MANAGED_BY, SELECTOR_ANNOTATION, group_name
 from rollguard.kinds.deployment import RS_REVISION_ANNOTATION
 from rollguard.kinds.deploymentconfig import DC_VERSION_ANNOTATION, ENCODED_DC_ANNOTATION, PHASE_ANNOTATION
 

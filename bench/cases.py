@@ -11,11 +11,15 @@ from __future__ import annotations
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from bench.context import REPO, CliRun, Ctx
 from bench.drive import body, workload_names
 from bench.metrics import Stats
-from rollguard.structs import DC, DEPLOYMENT, SHORT_KIND
+from rollguard.core.structs import DC, DEPLOYMENT, KIND_NAMES
+
+if TYPE_CHECKING:
+    from bench.verify import VerifyResult
 
 SIZES = (1, 5, 20, 50)
 ALONE = "bench-alone"
@@ -45,7 +49,9 @@ class GroupResult:
     n: int
     rollguard: Stats = field(default_factory=Stats)
     engine: Stats = field(default_factory=Stats)
-    applied: Stats = field(default_factory=Stats)  # engine clock when the last change was written
+    # when the last change was written: from the run's first request until the last workload write was
+    # answered (bench.counted); the run clock's 0.1 s stamp of its "changed" line where that is missing
+    applied: Stats = field(default_factory=Stats)
     together: Stats = field(default_factory=Stats)  # the sandbox's floor: all N changed at once, bare
     baseline: Stats = field(default_factory=Stats)
     runs: list[CliRun] = field(default_factory=list)
@@ -100,6 +106,7 @@ class RolloutResults:
     no_fail_fast: FailResult | None = None
     repairs: RepairResult | None = None
     manifests: ManifestResult | None = None
+    verify: VerifyResult | None = None  # bench/verify.py
     setup_seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
     current: dict[str, str] = field(default_factory=dict)  # namespace -> the image its group runs now
@@ -130,7 +137,7 @@ def image_args(n: int, image: str, crash: tuple[int, str] | None = None) -> list
     args = []
     for i, (kind, name) in enumerate(workload_names(n)):
         ref = crash[1] if crash is not None and crash[0] == i else image
-        args += ["--image", f"{SHORT_KIND[kind]}/{name}={ref}"]
+        args += ["--image", f"{KIND_NAMES[kind].key}/{name}={ref}"]
     return args
 
 
@@ -148,13 +155,13 @@ def measure_limit(ctx: Ctx, res: RolloutResults) -> None:
     ctx.log(f"limit: DC {res.limit[DC].fmt()}, Deployment {res.limit[DEPLOYMENT].fmt()}")
 
 
-def group_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> None:
+def group_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...], *, old_stage: bool = True) -> None:
     """rollguard, the bare floor and the old stage on the same group, interleaved so that load drifts hit
-    all of them alike."""
+    all of them alike (``old_stage`` False: without the old stage, whose runs take minutes)."""
     for n in sizes:
         ns, g = namespace(n), GroupResult(n)
         res.groups[n] = g
-        for i in ctx.reps(max(ROLLGUARD_REPS[n], BASELINE_REPS[n]), 0.55):
+        for i in ctx.reps(max(ROLLGUARD_REPS[n], BASELINE_REPS[n] if old_stage else 0), 0.55):
             if i < ROLLGUARD_REPS[n]:
                 image = ctx.image()
                 run = ctx.rollguard(["rollout", "-n", ns, "-l", "app=bench", *image_args(n, image)])
@@ -162,8 +169,9 @@ def group_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> Non
                     g.rollguard.add(run.seconds)
                     if run.engine_seconds is not None:
                         g.engine.add(run.engine_seconds)
-                    if run.applied_seconds is not None:
-                        g.applied.add(run.applied_seconds)
+                    applied = run.last_write if run.last_write is not None else run.applied_seconds
+                    if applied is not None:
+                        g.applied.add(applied)
                     g.runs.append(run)
                     res.current[ns] = image
                 else:
@@ -176,7 +184,7 @@ def group_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> Non
                     res.current[ns] = image
                 else:
                     g.problems.append(f"all-at-once run failed: {data.get('error') or p.tail()}")
-            if i < BASELINE_REPS[n]:
+            if old_stage and i < BASELINE_REPS[n]:
                 image = ctx.image()
                 p, server = ctx.drive_counted(
                     "baseline", "-n", ns, "--workloads", str(n), "--image", image, timeout=60 + 20 * n

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.metrics import Proc, by_verb, python_module, run, scrape
+from bench.counted import last_write, renewals
+from bench.metrics import Proc, by_verb, bytecode_env, python_module, run, scrape
 from sandbox.cluster import Sandbox
 
 REPO = "registry.local/bench/app"
@@ -30,6 +31,8 @@ class CliRun:
     report: dict[str, Any]
     own: Counter[str]
     server: Counter[str]
+    last_write: float | None = None  # from its first request until its last workload write was answered
+    renewals: int = 0  # of its requests, the renews of its Lease (one per third of the lease: time, not size)
 
     @property
     def seconds(self) -> float:
@@ -107,7 +110,9 @@ class Ctx:
         if report:
             argv += ["--report", str(report_file)]
         before = scrape(self.sb)
-        proc = run(python_module("bench.counted", str(counts), *argv), timeout=timeout)
+        # from compiled bytecode, as an installed rollguard starts (see bytecode_env)
+        env = bytecode_env(self.tmp / "pycache")
+        proc = run(python_module("bench.counted", str(counts), *argv), timeout=timeout, env=env)
         time.sleep(SETTLE)
         after = scrape(self.sb)
         own: Counter[str] = Counter()
@@ -117,7 +122,7 @@ class Ctx:
             data = json.loads(report_file.read_text()) if report else {}
         except (OSError, ValueError):
             pass
-        return CliRun(proc, data, own, by_verb(before, after))
+        return CliRun(proc, data, own, by_verb(before, after), last_write(str(counts)), renewals(str(counts)))
 
 
 def say(line: str) -> None:

@@ -3,10 +3,11 @@ requests its clients sent, by verb, to OUT.json.
 
 The API server's counters cannot tell clients apart (the sandbox's controllers and kubelet react to a
 rollout with many requests of their own), so rollguard's own share is counted here, on the client side,
-from `rollguard.client.Client.requests`. The command runs exactly as `rollguard ARGS...` would.
+from `rollguard.cluster.client.Client.requests`. The command runs exactly as `rollguard ARGS...` would.
 
 OUT.json.times gets when (``time.monotonic``, the system's CLOCK_MONOTONIC, the same clock in the parent
-process) the first request was handed to the transport and how long the process then waited for
+process) the first request was handed to the transport, when the last write of a workload (a PUT or POST
+of a DeploymentConfig or Deployment, not a dry run) was answered, and how long the process then waited for
 response headers in all: a parent that reads its own clock before starting this process can tell the
 start-up (until the first request) from the server's answers and what follows (`split`).
 """
@@ -24,17 +25,17 @@ from typing import Any
 
 def main(argv: list[str]) -> int:
     out, args = argv[0], argv[1:]
-    from rollguard import client as transport
+    from rollguard.cluster import client
 
     clients: list[Any] = []
-    original = transport.Client.__init__
+    original = client.Client.__init__
     times: dict[str, float] = {"waited_s": 0.0}
     lock = threading.Lock()
 
     def init(self: Any, *a: Any, **kw: Any) -> None:
         original(self, *a, **kw)
         clients.append(self)
-        send = self._api.call_api  # the official transport's side of Client (see rollguard.client.Transport)
+        send = self._api.call_api  # the official transport's side of Client (see rollguard.cluster.client.Transport)
 
         def timed(*args: Any, **kwargs: Any) -> Any:
             t = time.monotonic()
@@ -42,12 +43,17 @@ def main(argv: list[str]) -> int:
             try:
                 return send(*args, **kwargs)
             finally:
+                answered = time.monotonic()
                 with lock:
-                    times["waited_s"] += time.monotonic() - t
+                    times["waited_s"] += answered - t
+                    if workload_write(args, kwargs):
+                        times["last_workload_write"] = max(times.get("last_workload_write", 0.0), answered)
+                    if lease_renewal(args):
+                        times["lease_renewals"] = times.get("lease_renewals", 0) + 1
 
         self._api.call_api = timed
 
-    transport.Client.__init__ = init  # type: ignore[method-assign]
+    client.Client.__init__ = init  # type: ignore[method-assign]
     from rollguard.cli import main as cli_main
 
     code = 70
@@ -64,6 +70,43 @@ def main(argv: list[str]) -> int:
         with open(out + ".times", "w") as f:
             json.dump({**times, "done": time.monotonic()}, f)
     return code
+
+
+def workload_write(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Is this request (``call_api``'s arguments) a write of a workload, not a server-side dry run?"""
+    path = args[0] if args else kwargs.get("path", "")  # Transport.call_api(path, method, ...)
+    method = args[1] if len(args) > 1 else kwargs.get("method", "")
+    if method not in ("PUT", "POST") or not any(f"/{r}" in str(path) for r in ("deploymentconfigs", "deployments")):
+        return False
+    return not any(key == "dryRun" for key, _value in kwargs.get("query_params") or [])
+
+
+def lease_renewal(args: tuple[Any, ...]) -> bool:
+    """Is this request a PUT of a Lease other than the claim register (the lock's renew, or its take-over)?"""
+    path = str(args[0]) if args else ""
+    method = args[1] if len(args) > 1 else ""
+    return method == "PUT" and "/leases/" in path and not path.endswith("/rollguard-claims")
+
+
+def renewals(out: str) -> int:
+    """How many of the run's requests renewed its Lease (they come with time, one per third of the lease)."""
+    try:
+        with open(out + ".times") as f:
+            return int(json.load(f).get("lease_renewals", 0))
+    except (OSError, ValueError):
+        return 0
+
+
+def last_write(out: str) -> float | None:
+    """Seconds from the run's first request until its last workload write was answered (None: none)."""
+    try:
+        with open(out + ".times") as f:
+            times = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if "first_request" not in times or "last_workload_write" not in times:
+        return None
+    return float(times["last_workload_write"] - times["first_request"])
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench import table
+from bench import table, verify
 from bench.cases import BASELINE_REPS as OLD_REPS
 from bench.cases import CRASH_REPS, LIMIT_REPS, REPAIR_REPS, ROLLGUARD_REPS, RolloutResults
 from bench.reads import IMPORT_REPS, READ_REPS, STARTUP_REPS, ReadResults
@@ -47,7 +47,8 @@ def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool)
         f"reads {READ_REPS}; "
         f"start-up {STARTUP_REPS}. Fewer when the time budget ran out (n says how many).",
         "- rollguard runs as a process, exactly as `rollguard ...` (through `python -m bench.counted`, which "
-        "adds a request counter); the other steps run in processes of their own (`python -m bench.drive`) so "
+        "adds a request counter and stamps when the last workload write was answered), from compiled bytecode "
+        "as `pip install` leaves it (`bench.metrics.bytecode_env`); the other steps run in processes of their own (`python -m bench.drive`) so "
         "that no watch of one step stays open into the next one's request counts.",
         "",
     ]
@@ -56,6 +57,7 @@ def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool)
     lines += table.section_failure(r)
     lines += table.section_repairs(r)
     lines += table.section_manifests(r)
+    lines += verify.section(r.verify)
     lines += table.section_api(r, rd, meta)
     lines += table.section_reads(rd)
     lines += table.section_startup(rd)
@@ -65,6 +67,7 @@ def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool)
     problems += [p for f in r.fails.values() for p in f.problems]
     problems += r.no_fail_fast.problems if r.no_fail_fast else []
     problems += r.repairs.problems if r.repairs else []
+    problems += r.verify.problems if r.verify else []
     problems += [f"{row.command} ({row.workloads}): {p}" for row in rd.rows for p in row.problems]
     lines += ["## Problems met during this run", ""]
     lines += [f"- {p}" for p in problems] or ["None."]
@@ -81,17 +84,17 @@ def lazy_imports(rd: ReadResults) -> list[str]:
     for label, found in rd.imports.items():
         seconds = rd.import_seconds.get(label, 0.0)
         k8s = sum(ms for mod, ms in found if mod.split(".")[0] == "kubernetes")
-        state = sum(ms for mod, ms in found if mod == "rollguard.state")
+        state = sum(ms for mod, ms in found if mod == "rollguard.state.assessment")
         if "--help" in label:
             out.append(
                 f"- `{label}`: "
                 + ("imports no `kubernetes` module (the subcommand handlers already import their dependencies "
                    "on use). " if not k8s else f"imports `kubernetes` ({k8s:.0f} ms): defer it to the handlers. ")
-                + (f"Importing `rollguard.state` takes {state:.0f} ms (median of {IMPORT_REPS} runs under "
+                + (f"Importing `rollguard.state.assessment` takes {state:.0f} ms (median of {IMPORT_REPS} runs under "
                    f"`-X importtime`, which itself slows imports down; the plain command takes "
                    f"{rd.startup[label].median:.2f} s). `drift-check`'s `register` needs it for the finding names "
                    "in its `--fail-on` help, so it cannot be deferred to a handler; moving those names out of "
-                   "`rollguard.state` would save those milliseconds on a help screen: imperceptible, not done."
+                   "`rollguard.state.assessment` would save those milliseconds on a help screen: imperceptible, not done."
                    if state else "")
             )  # fmt: skip
         else:
@@ -102,7 +105,7 @@ def lazy_imports(rd: ReadResults) -> list[str]:
                 "for configuration (the kubeconfig and in-cluster loaders) and transport (`rest.RESTClientObject` "
                 "on urllib3) but imports only those submodules, not the package's generated models, and not "
                 "`requests` (the transport's proxy check) or `oauthlib`/`requests_oauthlib` (the OIDC refresh) "
-                "until those paths run (`rollguard.k8s`); a command line naming a subcommand builds that "
+                "until those paths run (`rollguard.cluster.k8s`); a command line naming a subcommand builds that "
                 "subcommand's parser alone. What remains is mostly urllib3 with ssl and http.client (any HTTPS "
                 "client needs them) and PyYAML for the kubeconfig file."
             )

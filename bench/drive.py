@@ -25,14 +25,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from rollguard.client import Client
-from rollguard.errors import Conflict, NotFound
+from rollguard.cluster.cache import NamespaceCache
+from rollguard.cluster.client import Client
+from rollguard.core.errors import Conflict, NotFound
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, NAMESPACES, PODS, Resource
+from rollguard.core.structs import DC, DEPLOYMENT, Obj, Phase, WorkloadRef
 from rollguard.kinds import KINDS, images_of
-from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, NAMESPACES, PODS, Resource
-from rollguard.structs import DC, DEPLOYMENT, Obj, Phase, WorkloadRef
-from rollguard.watch import Watched, wait_for
-from rollguard.watcher import NamespaceCache
-from tests.support import dc_body, deployment_body
+from rollguard.run.wait import Watched, wait_for
+from tests.helpers.cluster import dc_body, deployment_body
 
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 LABEL = "app=bench"

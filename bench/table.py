@@ -12,7 +12,7 @@ from bench.cases import OFF_TIMEOUT, ROLLOUT_TIMEOUT, FailResult, RolloutResults
 from bench.context import CliRun
 from bench.drive import workload_names
 from bench.reads import SCALE_NAMESPACES, ReadResults
-from rollguard.structs import DC, DEPLOYMENT, SHORT_KIND
+from rollguard.core.structs import DC, DEPLOYMENT, KIND_NAMES
 
 SERVER_VERBS = ("GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "DELETE")
 OWN_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
@@ -64,8 +64,101 @@ def fit(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
 # -- sections ---------------------------------------------------------------------------------------------
 
 
+# Issue 29, the guard's own cost: (figure, goal, unit); "requests" goals are at most, time goals at most.
+COST_GOALS = {
+    "requests per added workload, successful rollout (Lease renewals apart)": 3.0,
+    "requests, fixed part, successful rollout (Lease renewals apart)": 25.0,
+    "requests per added workload, crash and revert (Lease renewals apart)": 5.0,
+    "last change written, N=20 (s from the run's first request)": 0.3,
+    "last change written, N=50 (s from the run's first request)": 0.6,
+    "whole run over the floor, N=20 (s, process wall time)": 0.3,
+    "`rollguard status -n NS` / `kubectl get deploy,rc,dc -n NS` (paired)": 2.0,
+    "`rollguard --help` (s, whole process)": 0.1,
+}
+
+
+def without_renewals(run: CliRun) -> Counter[str]:
+    """A run's own requests by verb, less its Lease renewals (PUTs that come with time, not with N)."""
+    return run.own - Counter({"update": run.renewals})
+
+
+def fits(groups: dict[int, list[CliRun]], *, renewals: bool = False) -> dict[str, tuple[float, float]]:
+    """Least-squares fixed part and per-added-workload slope of rollguard's own requests over N, in all
+    (``"total"``) and by verb, from the median counts of each N's runs; ``renewals`` False: less the
+    Lease renewals, which a run makes one per third of its lease however many workloads it holds (a
+    slow run at a large N on a busy machine makes more of them)."""
+    pick = (lambda x: x.own) if renewals else without_renewals
+    medians = {n: median_counts([pick(x) for x in runs]) for n, runs in sorted(groups.items()) if runs}
+    out = {"total": fit([(n, sum(c.values())) for n, c in medians.items()])}
+    for verb in OWN_VERBS:
+        out[verb] = fit([(n, c.get(verb, 0)) for n, c in medians.items()])
+    return out
+
+
+def cost_goals(r: RolloutResults, reads: ReadResults) -> list[list[str]]:
+    """Issue 29's figures against their goals: measured, goal, and met or by how much it is missed, why."""
+    rows: list[list[str]] = []
+
+    def row(name: str, value: float | None, shown: str, why: str = "") -> None:
+        goal = COST_GOALS[name]
+        if value is None or math.isnan(value):
+            rows.append([name, "not measured", f"<= {goal:g}", "-"])
+            return
+        verdict = "met" if value <= goal + 1e-9 else f"missed by {value - goal:.2g}" + (f": {why}" if why else "")
+        rows.append([name, shown, f"<= {goal:g}", verdict])
+
+    ok, with_renewals = fits({n: g.runs for n, g in r.groups.items()}), fits({n: g.runs for n, g in r.groups.items()}, renewals=True)
+    if len([g for g in r.groups.values() if g.runs]) >= 2:
+        (a, b), (a2, b2) = ok["total"], with_renewals["total"]
+        row("requests per added workload, successful rollout (Lease renewals apart)", b,
+            f"{b:.2f} ({b2:.2f} with them)", "pages of the lists (one more per page of objects)")  # fmt: skip
+        row("requests, fixed part, successful rollout (Lease renewals apart)", a, f"{a:.1f} ({a2:.1f} with them)")
+    crash = fits({n: f.runs for n, f in r.fails.items()})
+    if len([f for f in r.fails.values() if f.runs]) >= 2:
+        b = crash["total"][1]
+        row("requests per added workload, crash and revert (Lease renewals apart)", b, f"{b:.2f}",
+            "write conflicts with the controllers during the revert (a GET and a PUT again)")  # fmt: skip
+    for n, name in ((20, "last change written, N=20 (s from the run's first request)"),
+                    (50, "last change written, N=50 (s from the run's first request)")):  # fmt: skip
+        g = r.groups.get(n)
+        if g is not None and g.applied.n:
+            row(name, g.applied.median, f"{g.applied.median:.2f}", "preflight, lock, claims and journal ahead of the writes")
+    g = r.groups.get(20)
+    if g is not None and g.rollguard.n and g.together.n:
+        over = g.rollguard.median - g.together.median
+        outside = g.rollguard.median - g.engine.median if g.engine.n else float("nan")
+        row(
+            "whole run over the floor, N=20 (s, process wall time)",
+            over,
+            f"{over:+.2f} ({g.rollguard.median:.2f} against {g.together.median:.2f})",
+            f"{outside:.2f} s of it outside the run's clock (interpreter start-up, imports, the report)"
+            if not math.isnan(outside) else "",
+        )
+    if reads.paired and reads.kubectl.n and reads.paired in reads.startup:
+        mine = reads.startup[reads.paired].median
+        value = mine / reads.kubectl.median
+        first = reads.first_request.get(reads.paired)
+        row(
+            "`rollguard status -n NS` / `kubectl get deploy,rc,dc -n NS` (paired)",
+            value,
+            f"{value:.2f}x ({mine:.2f} s against {reads.kubectl.median:.2f} s; pairs' median "
+            f"{med(reads.pair_ratios):.2f}x)",
+            f"{first.median:.2f} s go to start-up before the first request (interpreter, imports, kubeconfig)"
+            if first is not None and first.n else "",
+        )
+    helped = reads.startup.get("rollguard --help")
+    if helped is not None and helped.n:
+        row("`rollguard --help` (s, whole process)", helped.median, f"{helped.median:.3f}")
+    return rows
+
+
 def headline(r: RolloutResults, reads: ReadResults) -> list[str]:
     out = ["## Headline", ""]
+    goals = cost_goals(r, reads)
+    if goals:
+        out += ["The guard's own cost against issue 29's goals (medians; requests counted in rollguard's "
+                "client, deterministic; times on this machine, see the note on noise above):", ""]  # fmt: skip
+        out += table(["figure", "measured", "goal", "verdict"], goals)
     g = r.groups.get(20)
     if g and g.rollguard.n:
         lim = r.limit_for(20)
@@ -82,10 +175,12 @@ def headline(r: RolloutResults, reads: ReadResults) -> list[str]:
                 f"run takes {ratio(g.engine.median, g.together.median)} that floor, and "
                 f"{g.rollguard.median - g.engine.median:.1f} s go to process start-up and the report."
             )
-        out.append(
-            line + f" The old stage's sequence: {g.baseline.median:.0f} s, "
-            f"{ratio(g.baseline.median, g.rollguard.median)} rollguard's time."
-        )
+        if g.baseline.n:
+            line += (
+                f" The old stage's sequence: {g.baseline.median:.0f} s, "
+                f"{ratio(g.baseline.median, g.rollguard.median)} rollguard's time."
+            )
+        out.append(line)
     f = r.fails.get(20)
     if f and f.wall.n:
         out.append(
@@ -178,8 +273,10 @@ def own_slopes(r: RolloutResults) -> dict[str, float]:
 def explain(slopes: dict[str, float]) -> str:
     """What the per-workload slopes mean in this engine (only what the numbers show)."""
     parts = []
-    if 1.5 <= slopes.get("update", 0) < 2.5:
-        parts.append("two PUTs: the workload's change and a journal update after it")
+    if 2.5 <= slopes.get("update", 0) < 3.5:
+        parts.append("three PUTs: the preflight's dry run, the workload's change and its revert")
+    elif 1.5 <= slopes.get("update", 0) < 2.5:
+        parts.append("two PUTs: the preflight's dry run and the workload's change")
     elif 0.5 <= slopes.get("update", 0) < 1.5:
         parts.append("one PUT: the workload's change")
     if 0.5 <= slopes.get("create", 0) < 1.5:
@@ -223,7 +320,7 @@ def _fail_row(f: FailResult) -> list[object]:
     crash = workload_names(f.n)[f.n // 2]
     ok = sum(f.verified)
     return [
-        f.n, f"{SHORT_KIND[crash[0]]}/{crash[1]}", f.wall.fmt(), f.engine.fmt(),
+        f.n, f"{KIND_NAMES[crash[0]].key}/{crash[1]}", f.wall.fmt(), f.engine.fmt(),
         f"{f.wall.median / ROLLOUT_TIMEOUT:.1%}" if f.wall.n else "n/a", f"{ok} of {len(f.verified)}",
     ]  # fmt: skip
 
@@ -338,7 +435,7 @@ def section_api(r: RolloutResults, reads: ReadResults, meta: Meta) -> list[str]:
         "with the sandbox's admin token) before and after each run: everything the server served meanwhile, "
         "so also the requests of the controllers and the kubelet carrying out the rollout (the counter has no "
         "client label). **By verb** columns: rollguard's own requests, counted in its client "
-        "(`rollguard.client.Client.requests`, through `python -m bench.counted`); for the old stage, the replay's "
+        "(`rollguard.cluster.client.Client.requests`, through `python -m bench.counted`); for the old stage, the replay's "
         "own client. Medians over the runs of cases 1, 2 (with the repairs) and 4.",
         "",
     ]
@@ -399,6 +496,7 @@ def section_api(r: RolloutResults, reads: ReadResults, meta: Meta) -> list[str]:
                else "per-workload cost grows with N: look into it.")
             + f" Per added workload, by verb: {per_verb}{explain(slopes)}."
         )  # fmt: skip
+        out += ["", *growth_by_verb(r)]
         watches = [
             median_counts([x.own for x in g.runs]).get("watch", 0)
             for _, g in sorted(r.groups.items())
@@ -425,6 +523,33 @@ def section_api(r: RolloutResults, reads: ReadResults, meta: Meta) -> list[str]:
             f"(its controllers may still be settling): {idle}."
         )
     return [*out, ""]
+
+
+def growth_by_verb(r: RolloutResults) -> list[str]:
+    """The least-squares fit of rollguard's own requests over N, by verb: the fixed part and what each
+    added workload costs, for successful rollouts and for the crash-and-revert path."""
+    paths = [("successful rollout", {n: g.runs for n, g in r.groups.items()}),
+             ("crash and revert", {n: f.runs for n, f in r.fails.items()})]  # fmt: skip
+    rows = []
+    for label, runs in paths:
+        if len([x for x in runs.values() if x]) < 2:
+            continue
+        found = fits(runs)
+        for verb in (*OWN_VERBS, "total"):
+            a, b = found[verb]
+            if verb == "total" or abs(a) >= 0.05 or abs(b) >= 0.005:
+                rows.append([label, f"**{verb}**" if verb == "total" else verb, f"{a:.1f}", f"{b:.2f}"])
+    if not rows:
+        return []
+    sizes = sorted(n for n, g in r.groups.items() if g.runs)
+    renewed = ", ".join(f"N={n}: {med([x.renewals for x in g.runs]):.0f}" for n, g in sorted(r.groups.items()) if g.runs)
+    return [
+        f"Growth fit by verb (least squares over N = {', '.join(map(str, sizes))}; requests = fixed part + "
+        "per added workload x N), less the Lease renewals, which come with the run's length, not its size (one "
+        f"PUT per third of the lease; median per successful run: {renewed}):",
+        "",
+        *table(["path", "verb", "fixed part", "per added workload"], rows),
+    ]
 
 
 def section_reads(reads: ReadResults) -> list[str]:

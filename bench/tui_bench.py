@@ -73,7 +73,7 @@ async def measure() -> dict[str, Any]:
     from rollguard.tui.app import RollguardApp
     from rollguard.tui.backend import Backend, Options
     from rollguard.tui.widgets.workload_table import WorkloadTable
-    from tests.tui.fixtures import NOW, cluster_of, many
+    from tests.helpers.tui_objects import NOW, cluster_of, many
 
     objects = many(WORKLOADS, NAMESPACES)
     cluster = cluster_of(objects, latency=LIST_LATENCY)

@@ -37,7 +37,7 @@ async def _until(pilot: Any, done: Any, what: str, timeout: float) -> None:
 
 
 async def measure(kubeconfig: str) -> dict[str, Any]:
-    from rollguard.client import Client
+    from rollguard.cluster.client import Client
     from rollguard.tui.app import RollguardApp
     from rollguard.tui.backend import Backend, Options
 
@@ -105,7 +105,7 @@ def _left() -> float:
 
 
 async def _steps(pilot: Any, app: Any, backend: Any, clients: list[Any], out: dict[str, Any]) -> None:
-    from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS
+    from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS
 
     await _until(
         pilot, lambda: "first_shown" in app.timings and bool(app.inventory and app.inventory.rows),

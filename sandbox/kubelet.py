@@ -248,7 +248,9 @@ class Kubelet:
 
     def _container(self, c: dict[str, Any]) -> Container:
         image = c.get("image", "")
-        behaviour = registry.behaviour(self.registry_dir, image)
+        behaviour = registry.behaviour(
+            self.registry_dir, image, [*(c.get("command") or []), *(c.get("args") or [])]
+        )
         image_id = ""
         if behaviour[0] != "pull-error":
             _repo, _tag, digest = registry.split_ref(image)

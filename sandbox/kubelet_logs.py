@@ -19,7 +19,8 @@ the `--kubelet-client-certificate`). So, as a kubelet's (pkg/kubelet/server/serv
 What a container prints is a pure function of its image (`sandbox.registry` behaviour) and of the
 instance's start and end, like its status (`sandbox.podstatus`): a start-up naming the image's version,
 then a health-check line every `LINE_EVERY` s while it runs; a `-slow<N>` image warms up for N s first;
-a `-crash` image prints a fatal error as it exits, so a crash loop's previous container tells why.
+a `-crash` image prints a fatal error as it exits, so a crash loop's previous container tells why;
+an `-exit<N>` image (a batch process) says it runs its tests, then PASS or FAIL as it exits.
 A pod whose process is emulated elsewhere (a deployer pod) prints what that process wrote (`PodRun.output`)
 in its first container, and nothing else.
 """
@@ -86,7 +87,13 @@ def lines(inst: Instance, until: float) -> list[tuple[float, str]]:
         (t0 + 0.01, f"INFO loading configuration from /etc/{app}/config.yaml"),
     ]
     end = inst.end if inst.end is not None else float("inf")  # what comes after, it did not print
-    if kind == "crash":
+    if kind == "exit":  # a batch process (a Job's test image): it tests, says how it went, and exits
+        out.append((t0 + 0.02, f"INFO {app} {version}: running 12 tests"))
+        if inst.end is not None:
+            code = inst.exit_code if inst.exit_code is not None else int(arg[0])
+            verdict = "PASS: 12 of 12 tests passed" if code == 0 else f"FAIL: 3 of 12 tests failed (exit {code})"
+            out.append((max(inst.end, t0 + 0.03), verdict))
+    elif kind == "crash":
         out.append((t0 + 0.02, "INFO connecting to the database at db:5432"))
         if inst.end is not None:
             out.append((
@@ -109,7 +116,8 @@ def lines(inst: Instance, until: float) -> list[tuple[float, str]]:
         if inst.end is not None:
             code = inst.exit_code if inst.exit_code is not None else 0
             last = max(inst.end, out[-1][0] + 0.001)
-            out.append((last, inst.message or f"INFO {app} {version} shutting down (exit {code})"))
+            said = f"FATAL {app} {version}: out of memory (heap limit reached)" if kind == "dies" and code else ""
+            out.append((last, inst.message or said or f"INFO {app} {version} shutting down (exit {code})"))
     return [(t, text) for t, text in out if t <= until]
 
 

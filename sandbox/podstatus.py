@@ -6,7 +6,18 @@
   crash       runs 1 s, exits 1, then CrashLoopBackOff for ever, restarts after 1, 2, 4, then every 8 s
               (the real kubelet's 10 s, 20 s, 40 s ... back-off, ten times faster); restartPolicy Never: Failed
   pull-error  Pending, ErrImagePull then (after 1 s) ImagePullBackOff; or InvalidImageName
-Init containers complete at once.
+  exit N      a batch process (a Job's test image): runs 1 s, then exits with code N; as the kubelet's
+              restart policy has it (pkg/kubelet/kuberuntime computePodActions, kubelet_pods.go
+              getPhase): restartPolicy Never, or OnFailure with code 0, leaves it terminated (pod phase
+              Succeeded when every container exited 0, Failed when one did not and the policy is Never);
+              otherwise it is restarted with the crash back-off above (Always restarts even a 0)
+  flaky-pull  Pending: ErrImagePull (a failed first pull), ImagePullBackOff from 1 s, then from 3 s as
+              `ready` (the kubelet's retry pulled it)
+  dies N      Running and ready, then after N s it exits 1 and is restarted as a crash (each restart
+              exits after 1 s, CrashLoopBackOff between): a release that breaks after its rollout
+Init containers complete at once. `exit N S` runs S s (1 s when not given) before it exits. In a pod
+that runs to completion (restartPolicy Never or OnFailure, no process emulated in it: hook pods, a Custom
+strategy's own deployer image) `ready` and `slow N` complete: exit 0 after 1 s, or N s.
 
 Two ends a pod can meet whatever its images do, as on a real node:
   exit        the process in a `restartPolicy: Never` pod exits with a code and a termination message
@@ -29,6 +40,7 @@ NODE_IP = "127.0.0.1"  # the node's InternalIP: where the API server reaches its
 CRASH_AFTER = 1.0  # seconds a crashing container runs before its first exit
 BACKOFFS = (1.0, 2.0, 4.0, 8.0)  # the kubelet's 10s, 20s, 40s, 80s... back-off, ten times faster
 PULL_BACKOFF_AFTER = 1.0
+FLAKY_PULL_FOR = 3.0  # a flaky pull: ErrImagePull, ImagePullBackOff from 1 s, pulled by the retry at 3 s
 
 
 def ts(epoch: float) -> str:
@@ -138,8 +150,20 @@ class PodRun:
             {"type": "ContainersReady", **ready},
             {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": start},
         ]
+        # getPhase: every container stopped, none failed, and a policy that does not restart them: done
+        ended = all("terminated" in s["state"] for s in statuses)
+        succeeded = ended and not failed and self.restart_policy != "Always"
+        if ended:
+            for cond in conditions[1:3]:
+                cond |= {"reason": "PodCompleted", "message": None}
         status: dict[str, Any] = {
-            "phase": "Failed" if failed else "Pending" if pending else "Running",
+            "phase": "Failed"
+            if failed
+            else "Succeeded"
+            if succeeded
+            else "Pending"
+            if pending
+            else "Running",
             "conditions": conditions,
             "hostIP": NODE_IP,
             "podIP": self.ip,
@@ -175,6 +199,26 @@ class PodRun:
                 "state": {"waiting": {"reason": reason, "message": msg}},
             }
             return st, nxt, None
+        if kind == "flaky-pull":
+            if e < FLAKY_PULL_FOR:
+                _repo, _tag, _digest = registry.split_ref(c.image)
+                host = _repo.split("/")[0]
+                reason, msg, nxt = (
+                    "ErrImagePull",
+                    (f"rpc error: code = Unknown desc = pinging container registry {host}: i/o timeout"),
+                    PULL_BACKOFF_AFTER,
+                )
+                if e >= PULL_BACKOFF_AFTER:
+                    reason, msg, nxt = (
+                        "ImagePullBackOff",
+                        f'Back-off pulling image "{c.image}"',
+                        FLAKY_PULL_FOR,
+                    )
+                waiting = {"waiting": {"reason": reason, "message": msg}}
+                return st | {"imageID": "", "ready": False, "started": False, "state": waiting}, nxt, None
+            kind, arg = "slow", [FLAKY_PULL_FOR]
+        if self.completes() and kind in ("ready", "slow"):
+            kind, arg = "exit", [0, float(arg[0]) if kind == "slow" else CRASH_AFTER]
         running = {"running": {"startedAt": ts(self.started)}}
         st |= {"containerID": self._cid(c, 0), "started": True, "lastState": {}}
         slow = float(arg[0]) if kind == "slow" else 0.0
@@ -182,25 +226,42 @@ class PodRun:
             return st | {"ready": True, "state": running}, None, slow
         if kind == "slow":
             return st | {"ready": False, "state": running}, slow, None
-        # crash
+        # crash, or a batch process's exit, or a process that dies after N s (a crash N - 1 s late)
+        code = int(arg[0]) if kind == "exit" else 1
+        late = float(arg[0]) - CRASH_AFTER if kind == "dies" else 0.0
+        if kind == "exit" and len(arg) > 1:  # a batch process that runs S s before it exits
+            late = max(float(arg[1]) - CRASH_AFTER, 0.0)
+        if late:
+            if e < late + CRASH_AFTER:
+                return st | {"ready": True, "state": running}, late + CRASH_AFTER, 0.0
+            e -= late
         if e < CRASH_AFTER:
-            return st | {"ready": False, "state": running}, CRASH_AFTER, None
-        if self.restart_policy == "Never":
-            end = ts(self.started + CRASH_AFTER)
-            done = {"exitCode": 1, "reason": "Error", "containerID": st["containerID"],
-                    "startedAt": ts(self.started), "finishedAt": end}  # fmt: skip
+            return (
+                st | {"ready": kind == "exit", "state": running},
+                CRASH_AFTER,
+                (0.0 if kind == "exit" else None),
+            )
+        if self.restart_policy == "Never" or (self.restart_policy == "OnFailure" and code == 0):
+            end = ts(self.started + late + CRASH_AFTER)
+            done = {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
+                    "containerID": st["containerID"], "startedAt": ts(self.started), "finishedAt": end}  # fmt: skip
             return st | {"ready": False, "started": False, "state": {"terminated": done}}, None, None
         restarts, last = crashes(e)
+        last += late
         backoff = BACKOFFS[min(restarts, len(BACKOFFS)) - 1]
         pod = f"{self.name}_{self.namespace}({self.uid})"
         cid = self._cid(c, restarts)
-        exited = {"exitCode": 1, "reason": "Error", "containerID": cid,
+        exited = {"exitCode": code, "reason": "Completed" if code == 0 else "Error", "containerID": cid,
                   "startedAt": ts(self.started + (0 if restarts == 1 else last)),
                   "finishedAt": ts(self.started + last)}  # fmt: skip
         msg = f"back-off {backoff * 10:.0f}s restarting failed container={c.name} pod={pod}"
         waiting = {"reason": "CrashLoopBackOff", "message": msg}
         st |= {"ready": False, "started": False, "restartCount": restarts, "containerID": cid}
         return st | {"state": {"waiting": waiting}, "lastState": {"terminated": exited}}, last + backoff, None
+
+    def completes(self) -> bool:
+        """Whether the pod runs to completion by its images' rules (no process emulated in it)."""
+        return self.restart_policy != "Always" and self.output is None and self.exit is None
 
     def _cid(self, c: Container, restarts: int) -> str:
         return "cri-o://" + hashlib.sha256(f"{self.uid}/{c.name}/{restarts}".encode()).hexdigest()

@@ -4,10 +4,21 @@ There is no real registry. A digest is minted deterministically from the tagged 
 and `pin` records which tag each minted digest came from (one small file per digest), so that an image
 pinned by digest keeps the behaviour of its tag: a promoted `v2-crash` still crashes.
 
-Behaviour rules, applied to the tagged reference (after resolving a digest):
+Behaviour rules, applied to the tagged reference (after resolving a digest), then to the container's
+command and args (a hook pod runs its application's image with the hook's command, so the command says
+what the hook does: `command: [migrate-slow120-exit0]`):
   - contains `-crash`    -> the container crashes (CrashLoopBackOff)
   - contains `-slow<N>`  -> ready N seconds after start
+  - contains `-exit<N>`  -> a batch process (a Job's test image, a hook): runs 1 s, or S s with
+                            `-slow<S>` too, then exits with code N
+  - contains `-flakypull` -> its first pull fails (ErrImagePull, then ImagePullBackOff), the kubelet's
+                            retry 3 s after start pulls it, then it is ready
+  - contains `-dies<N>`  -> ready at once, then the process dies after N seconds and crash-loops (a
+                            release that passes its rollout and breaks later: what --bake catches)
   - anything else        -> ready at once
+In a pod that runs to completion (restartPolicy Never or OnFailure, no process emulated in it: hook pods,
+a Custom strategy's own deployer image), a process that does not exit by these rules completes (exit 0)
+when it would be ready: after 1 s, or N s with `-slow<N>` (`sandbox.podstatus`).
 A malformed reference gives InvalidImageName; a digest this registry never minted gives ErrImagePull.
 """
 
@@ -26,9 +37,11 @@ _PATH_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
 _TAG = re.compile(r"[\w][\w.-]{0,127}")
 _DIGEST = re.compile(r"sha256:([0-9a-f]{64})")
 _SLOW = re.compile(r"-slow(\d+)")
+_EXIT = re.compile(r"-exit(\d+)")
+_DIES = re.compile(r"-dies(\d+)")
 _NAME_MAX = 255
 
-Behaviour = tuple[str] | tuple[str, int] | tuple[str, str]
+Behaviour = tuple[str] | tuple[str, int] | tuple[str, str] | tuple[str, int, int]
 
 
 def digest_of(ref: str) -> str:
@@ -93,19 +106,29 @@ def image_id(registry_dir: Path | str, ref: str) -> str | None:
     return f"{repo}@{digest or digest_of(tagged)}"
 
 
-def behaviour(registry_dir: Path | str, ref: str) -> Behaviour:
-    """What the kubelet does with an image: ("crash",), ("slow", N), ("ready",) or ("pull-error", reason)."""
+def behaviour(registry_dir: Path | str, ref: str, command: list[str] | None = None) -> Behaviour:
+    """What the kubelet does with an image (run with ``command``, its command and args): ("crash",),
+    ("slow", N), ("exit", N, after), ("dies", N), ("flaky-pull",), ("ready",) or ("pull-error", reason)."""
     try:
         tagged = resolve(registry_dir, ref)
     except ValueError:
         return ("pull-error", "InvalidImageName")
     if tagged is None:
         return ("pull-error", "ErrImagePull")
-    if "-crash" in tagged:
+    text = " ".join([tagged, *(command or [])])
+    if "-crash" in text:
         return ("crash",)
-    slow = _SLOW.search(tagged)
+    dies = _DIES.search(text)
+    if dies:
+        return ("dies", max(int(dies.group(1)), 2))
+    slow = _SLOW.search(text)
+    exits = _EXIT.search(text)
+    if exits:
+        return ("exit", int(exits.group(1)) % 256, int(slow.group(1)) if slow else 1)
     if slow:
         return ("slow", int(slow.group(1)))
+    if "-flakypull" in text:
+        return ("flaky-pull",)
     return ("ready",)
 
 

@@ -1,10 +1,16 @@
 """The `rollguard` command line: parsing and dispatch only; each subcommand lives in rollguard.commands.
 
-Exit codes: 0 all rolled out (drift-check: nothing found); 1 rollout failed and the group is back on
-its previous state, verified (drift-check: findings); 2 refused before any change (bad input, missing
-permission, lock held, unreachable cluster); 3 failed and could not restore (see the journal); 141
-(128 + SIGPIPE) when the reader of stdout went away early, as for any Unix tool (commands whose exit code
-carries a verdict print through `commands.common.printer`, which drops the output instead).
+Exit codes (the README's table; `rollguard --help` says the same):
+- 0: every workload rolled out and verified (`succeeded`), or a `--dry-run` whose preflight passed
+  (`dry-run`); drift-check: nothing selected by --fail-on found.
+- 1: the run failed and the group is back on its previous state, verified (`reverted`); drift-check:
+  findings.
+- 2: refused before any change (`refused`): bad input, missing permission, lock held, unreachable cluster.
+- 3: the group is not what the journal verified (`inconsistent`: a revert not verified, a workload left
+  on someone else's edit, a final journal write that failed), or the run lost its group's lock and stopped
+  writing (`superseded`); the journal says what is left.
+- 141 (128 + SIGPIPE): `status`'s reader went away early, as for any Unix tool (commands whose exit
+  code carries a verdict print through `commands.common.printer`, which drops the output instead).
 """
 
 from __future__ import annotations
@@ -17,13 +23,13 @@ from collections.abc import Sequence
 
 from rollguard import __version__
 from rollguard.commands.common import silence_stdout
-from rollguard.errors import EXIT_REFUSED, RefusedError
+from rollguard.core.errors import EXIT_REFUSED, RefusedError
 
 EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 # Subcommand modules under rollguard.commands, in help order. Each defines register(subparsers) and
 # registers the command named like the module, "_" written "-".
-SUBCOMMANDS = ["rollout", "status", "resume", "revert", "redeploy", "drift_check", "tui"]
+SUBCOMMANDS = ["rollout", "migrate", "status", "resume", "revert", "redeploy", "drift_check", "tui"]
 
 
 def command_module(arg: str | None) -> str | None:
@@ -36,13 +42,16 @@ def build_parser(*, only: str | None = None) -> argparse.ArgumentParser:
 
     A command line that starts with a subcommand's name is parsed by the parser of that subcommand
     alone, the same as the whole one would: the other subcommands' modules (and what their options'
-    help texts import, such as drift-check's finding names from rollguard.state) stay unimported.
+    help texts import, such as drift-check's finding names from rollguard.state.assessment) stay unimported.
     """
     parser = argparse.ArgumentParser(
         prog="rollguard",
         description="Guarded, all-or-nothing rollouts of DeploymentConfigs and Deployments.",
-        epilog="exit codes: 0 ok; 1 failed and reverted (drift-check: findings); 2 refused, nothing changed; "
-        "3 failed and not restored (see the journal); 141 status's reader closed the pipe early. "
+        epilog="exit codes: 0 succeeded (or dry-run: preflight passed; drift-check: nothing found); "
+        "1 failed, the group reverted and verified (drift-check: findings); 2 refused, nothing changed; "
+        "3 inconsistent (the group is not what the journal verified: a revert not verified, someone "
+        "else's edit left in place, a failed final journal write) or superseded (lost the group's lock); "
+        "141 status's reader closed the pipe early. "
         "namespace of every command: -n, else the kubeconfig context's, else (in a pod) the pod's, else "
         "'default'; KUBECONFIG lists are merged as kubectl merges them",
     )

@@ -6,7 +6,7 @@ stopped by PID at the end, even when tests fail; it sets KUBECONFIG for the sess
 Set ROLLGUARD_TEST_SANDBOX=DIR to use a sandbox you started with `python -m sandbox up --dir DIR`
 instead (it is left running; only `alice`/`bob` need `up` with those tokens).
 `k8s` (session): a kubernetes ApiClient for the sandbox's admin. `client`: rollguard's own Client for the
-sandbox's admin. `namespace`: a new namespace, deleted after. Constants and helpers: tests/support.py.
+sandbox's admin. `namespace`: a new namespace, deleted after. Constants and helpers: tests/helpers/cluster.py.
 Tests that use the sandbox are marked `cluster` automatically.
 """
 
@@ -25,7 +25,7 @@ from kubernetes import client as kube
 from kubernetes import config, watch
 from kubernetes.client.rest import ApiException
 
-from rollguard.client import Client
+from rollguard.cluster.client import Client
 from sandbox import cluster
 
 TEST_USERS = [("alice-token", "alice", "alice"), ("bob-token", "bob", "bob")]

@@ -16,8 +16,8 @@ from textual import on, work
 from textual.app import SystemCommand
 from textual.screen import Screen
 
-from rollguard.errors import EXIT_INCONSISTENT
-from rollguard.structs import Status
+from rollguard.core.errors import EXIT_INCONSISTENT
+from rollguard.core.structs import Status
 from rollguard.tui.backend import Backend
 from rollguard.tui.dataloop import DataLoop
 from rollguard.tui.errors import describe_error

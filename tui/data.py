@@ -13,13 +13,9 @@ from typing import Any
 
 import yaml
 
-from rollguard import state
-from rollguard.journal import JOURNAL_LABEL, Journal
-from rollguard.kinds import kind_of
-from rollguard.repair_plan import Change as RepairChange
-from rollguard.repair_plan import RepairPlan, permissions
-from rollguard.report import Outcome
-from rollguard.resources import (
+from rollguard.cluster.journal import JOURNAL_LABEL, Journal
+from rollguard.core.report import Outcome
+from rollguard.core.resources import (
     CONFIG_MAPS,
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
@@ -29,7 +25,11 @@ from rollguard.resources import (
     REPLICATION_CONTROLLERS,
     Resource,
 )
-from rollguard.structs import Obj, RunState
+from rollguard.core.structs import Obj, RunState
+from rollguard.kinds import kind_of
+from rollguard.plan.repair_read import Change as RepairChange
+from rollguard.plan.repair_read import RepairPlan, permissions
+from rollguard.state import assessment
 from rollguard.tui.revisions import revision_marks
 from rollguard.tui.views import (
     UNGROUPED,
@@ -68,7 +68,7 @@ def namespace_of(obj: Obj) -> str:
     return str(obj.get("metadata", {}).get("namespace", ""))
 
 
-def _finding(f: state.Finding) -> Finding:
+def _finding(f: assessment.Finding) -> Finding:
     return Finding(f.name, f.reason)
 
 
@@ -85,7 +85,7 @@ def run_view(entry: Mapping[str, Any]) -> RunView:
     )
 
 
-def group_view(group: state.Group) -> GroupView:
+def group_view(group: assessment.Group) -> GroupView:
     journal = group.journal
     history = tuple(run_view(h) for h in journal.history)
     if journal.final and history:
@@ -117,13 +117,13 @@ def _loose_group(labels: Mapping[str, str]) -> str:
     return f"app={labels['app']}" if labels.get("app") else UNGROUPED
 
 
-def row_of(ws: state.WorkloadState) -> WorkloadRow:
+def row_of(ws: assessment.WorkloadState) -> WorkloadRow:
     return WorkloadRow(
         namespace=ws.namespace,
         kind=ws.ref.kind,
         name=ws.ref.name,
         group=ws.selector or _loose_group(ws.labels),
-        findings=tuple(_finding(f) for f in ws.findings) or (Finding(state.HEALTHY, ws.message),),
+        findings=tuple(_finding(f) for f in ws.findings) or (Finding(assessment.HEALTHY, ws.message),),
         revision=ws.revision,
         ready=ws.ready,
         desired=ws.desired,
@@ -134,8 +134,8 @@ def row_of(ws: state.WorkloadState) -> WorkloadRow:
     )
 
 
-def assess(namespace: str, objects: Objects, *, selector: str, now: dt.datetime) -> state.NamespaceState:
-    return state.assess_namespace(
+def assess(namespace: str, objects: Objects, *, selector: str, now: dt.datetime) -> assessment.NamespaceState:
+    return assessment.assess_namespace(
         namespace,
         dcs=objects.get(DEPLOYMENT_CONFIGS, []),
         deployments=objects.get(DEPLOYMENTS, []),
@@ -154,7 +154,7 @@ def _is_journal(cm: Obj) -> bool:
 
 
 # What one namespace's state made: its rows and its groups' views (`inventory_of`'s ``reuse``).
-Part = tuple[state.NamespaceState, tuple[WorkloadRow, ...], dict[str, GroupView]]
+Part = tuple[assessment.NamespaceState, tuple[WorkloadRow, ...], dict[str, GroupView]]
 
 
 def build_inventory(
@@ -164,7 +164,7 @@ def build_inventory(
     now: dt.datetime,
     namespaces: Iterable[str] = (),
     reuse: dict[str, Part] | None = None,
-) -> tuple[Inventory, dict[str, state.NamespaceState]]:
+) -> tuple[Inventory, dict[str, assessment.NamespaceState]]:
     """Rows for every DC and Deployment in ``objects`` (any namespaces), grouped by rollout group."""
     split: dict[str, dict[Resource, list[Obj]]] = {}
     for res, items in objects.items():
@@ -174,7 +174,7 @@ def build_inventory(
     return inventory_of(states, namespaces=namespaces, reuse=reuse), states
 
 
-def namespace_part(ns_state: state.NamespaceState, previous: Part | None = None) -> Part:
+def namespace_part(ns_state: assessment.NamespaceState, previous: Part | None = None) -> Part:
     """The rows of one namespace's workloads and the views of the groups they are in; those equal to
     ``previous``'s are its very objects (a re-judgement changes a few rows: the rest stay shared)."""
     rows = tuple(row_of(ws) for ws in ns_state.workloads)
@@ -196,7 +196,7 @@ def namespace_part(ns_state: state.NamespaceState, previous: Part | None = None)
 
 
 def inventory_of(
-    states: Mapping[str, state.NamespaceState],
+    states: Mapping[str, assessment.NamespaceState],
     *,
     namespaces: Iterable[str] = (),
     reuse: dict[str, Part] | None = None,
@@ -224,7 +224,9 @@ def inventory_of(
     return Inventory(rows=tuple(rows), groups=groups, namespaces=tuple(all_ns))
 
 
-def find_state(states: Mapping[str, state.NamespaceState], row: WorkloadRow) -> state.WorkloadState | None:
+def find_state(
+    states: Mapping[str, assessment.NamespaceState], row: WorkloadRow
+) -> assessment.WorkloadState | None:
     ns_state = states.get(row.namespace)
     if ns_state is None:
         return None
@@ -240,7 +242,7 @@ def workload_object(objects: Objects, row: WorkloadRow) -> Obj | None:
 
 def build_detail(
     row: WorkloadRow,
-    ws: state.WorkloadState | None,
+    ws: assessment.WorkloadState | None,
     obj: Obj | None,
     events: Iterable[Obj],
     group: GroupView | None,
@@ -293,7 +295,7 @@ def build_detail(
     )
 
 
-def involved_names(ws: state.WorkloadState | None, row: WorkloadRow) -> set[str]:
+def involved_names(ws: assessment.WorkloadState | None, row: WorkloadRow) -> set[str]:
     """Objects whose events belong on a workload's detail screen: itself, its revisions and pods."""
     if ws is None:
         return {row.name}
@@ -334,7 +336,7 @@ def applicable(action: str, rows: Iterable[WorkloadRow], *, to_revision: int | N
         if to_revision is not None:
             # another revision, or the current one when un-rolled changes sit on top of it (paused)
             row = rows[0]
-            pending = any(f.code == state.STUCK for f in row.findings)
+            pending = any(f.code == assessment.STUCK for f in row.findings)
             return len(rows) == 1 and (to_revision != row.revision or pending)
         return any(not r.healthy or r.revision > 1 for r in rows)
     if action == "redeploy":

@@ -7,7 +7,7 @@ loader is the current one (`Superseded` otherwise), and everything it posts carr
 the app drops once a newer load began. So the loader left behind can neither stop the new one's watches
 (the 9-of-14 empty table of issue 30) nor show the old namespace's rows under the new name.
 
-Freshness: the header reads `backend.pulse` (`rollguard.tui.backend.pulse`) on a one-second tick, so a
+Freshness: the header reads `backend.pulse` (`rollguard.tui.backend.watchful`) on a one-second tick, so a
 hung server ("no answer from the API server for 8s") shows within a few seconds although the request
 that waits on it has not failed yet; the link's state (`Liveness`) says reconnecting or disconnected
 after failures. While a dialog is open the table is not refreshed: it says `paused`, not `live`.
@@ -25,7 +25,7 @@ from textual import on, work
 from textual.screen import Screen
 from textual.worker import Worker, get_current_worker
 
-from rollguard.errors import ServerError, TooManyRequests, Unreachable
+from rollguard.core.errors import ServerError, TooManyRequests, Unreachable
 from rollguard.tui.backend import Backend
 from rollguard.tui.backend.core import Superseded
 from rollguard.tui.errors import describe_error
@@ -363,7 +363,7 @@ class DataLoop(SinkingApp):
         """What the header says now: the link, the oldest unanswered request, a dialog's pause."""
         return Freshness(
             self.liveness,
-            waiting_since=self.backend.pulse.waiting_since(),
+            silent=self.backend.pulse.silent_for(),
             paused_since=self._paused_since,
         )
 
@@ -386,4 +386,6 @@ class DataLoop(SinkingApp):
 
     @property
     def refresh_paused(self) -> bool:
+        """Whether the table's refresh is held while a dialog is open: a seam for the tests
+        (tests/tui/test_app.py), which the app itself reads as ``_paused``."""
         return self._paused.is_set()

@@ -6,7 +6,7 @@ the app at run time.
 
 from __future__ import annotations
 
-from rollguard.errors import RollguardError
+from rollguard.core.errors import RollguardError
 
 
 def describe_error(exc: BaseException) -> str:

@@ -6,8 +6,8 @@ every few seconds while it follows the watches; a failed probe (or read) turns t
 The loader retries with a capped exponential backoff and, once the server answers, lists everything
 again (the watches restart from a fresh list) before it says `live`.
 
-A hung server fails nothing until a request times out, so `Freshness` also has the start of the oldest
-request still waiting (`rollguard.tui.backend.pulse`): past `HANG_AFTER` seconds the header says "no
+A hung server fails nothing until a request times out, so `Freshness` also has how long a request has
+waited without an answer (`rollguard.tui.backend.watchful`): past `HANG_AFTER` seconds the header says "no
 answer from the API server for 8s" whatever the link's state. While a dialog is open the table is not
 refreshed: `paused`, never `live`.
 """
@@ -63,17 +63,17 @@ def ago(seconds: float) -> str:
 
 @dataclass(frozen=True)
 class Freshness:
-    """What the header judges: the link, the oldest request still waiting, the pause of a dialog
-    (monotonic times)."""
+    """What the header judges: the link, how long a request has waited for an answer since the server
+    last gave one (`rollguard.cluster.pulse.Pulse.silent_for`), and since when a dialog holds the table
+    (monotonic)."""
 
     liveness: Liveness
-    waiting_since: float | None = None
+    silent: float = 0.0
     paused_since: float | None = None
 
     def hung_for(self, now: float) -> float:
-        """Seconds the oldest unanswered request has waited, when that is past `HANG_AFTER` (else 0)."""
-        waited = now - self.waiting_since if self.waiting_since is not None else 0.0
-        return waited if waited >= HANG_AFTER else 0.0
+        """The silence, once past `HANG_AFTER` seconds (else 0)."""
+        return self.silent if self.silent >= HANG_AFTER else 0.0
 
 
 def _stale(state: Liveness, now: float) -> str:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rollguard.journal import Journal
-from rollguard.structs import WorkloadPhase
+from rollguard.cluster.journal import Journal
+from rollguard.core.structs import WorkloadPhase
 
 VERIFIED_PHASES = (
     WorkloadPhase.COMPLETE,

@@ -116,7 +116,8 @@ class DeploymentConfigController:
         marked, bump = latestversion.pending(dc)
         if marked:  # a client's latestVersion + 1, which the API would have stored with its write
             return self._apply_requested_version(dc, bump)
-        defaulted = default_dc(dc)
+        # generation 1: never updated since its create, whose defaults it then also lacks
+        defaulted = default_dc(dc, create=int(dc["metadata"].get("generation") or 0) == 1)
         if defaulted.get("spec") != dc.get("spec"):  # the admission webhook was not there: default now
             return self._update(dc, defaulted)
         triggered = update_images(dc, self.images.tag_image)

@@ -203,6 +203,13 @@ class ImageStreamController:
             if (kind in ("DockerImage", "ImageStreamImage") or other_stream) and not stale:
                 out.append(tag)
                 continue
+            if kind == "DockerImage" and spec_tag.get("reference") and ref_name:
+                # strategy.go tagsChanged: a reference tag is not imported; its status item is the name
+                # alone, with no image (tagReferenceToTagEvent)
+                tag.pop("conditions", None)
+                add_tag_event(tag, {"created": now(), "dockerImageReference": ref_name, "image": "", "generation": tgen})
+                out.append(tag)
+                continue
             try:
                 if kind == "DockerImage":
                     ref, image = self._docker_image(ref_name)

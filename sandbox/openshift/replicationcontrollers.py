@@ -56,8 +56,7 @@ def make_deployment(dc: JSON) -> JSON:
         u.LATEST_VERSION: str(version),
         u.DESIRED_REPLICAS: str(int(spec.get("replicas") or 0)),
         u.DEPLOYMENT_REPLICAS: "0",
-        u.DEPLOYER_POD: u.deployer_pod_name(rc_name),
-    }
+    }  # no deployer-pod.name yet: the deployer controller sets it once it created (or found) the pod
     message = ((dc.get("status") or {}).get("details") or {}).get("message")
     if message:
         annotations[u.STATUS_REASON] = message

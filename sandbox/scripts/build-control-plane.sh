@@ -16,6 +16,14 @@ W=${1:-${ROLLGUARD_CACHE:-$HOME/.cache/rollguard}/k8s}
 if [ -x "$W/bin/kube-apiserver" ] && [ -x "$W/bin/kube-controller-manager" ] && [ -x "$W/bin/etcd" ]; then
   echo "control plane already built in $W/bin"; exit 0
 fi
+# One build at a time: a second `make` (another worktree, a parallel job) waits for the first and then
+# finds the binaries, instead of deleting the first one's source tree under it.
+mkdir -p "$W"
+exec 9>"$W/.build.lock"
+flock 9
+if [ -x "$W/bin/kube-apiserver" ] && [ -x "$W/bin/kube-controller-manager" ] && [ -x "$W/bin/etcd" ]; then
+  echo "control plane already built in $W/bin"; exit 0
+fi
 echo "building the control plane into $W/bin (about 4 minutes on 2 cores)..." >&2
 mkdir -p "$W"/{apt/lists/partial,apt/cache/archives/partial,apt/parts,debs,root,src,bin,gocache}
 cd "$W"

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from rollguard.client import Client
-    from rollguard.kubeconfig import Connection
-    from rollguard.report import Outcome
+    from rollguard.cluster.client import Client
+    from rollguard.cluster.kubeconfig import Connection
+    from rollguard.core.report import Outcome
 
 
 NAMESPACE_HELP = (
@@ -54,9 +54,9 @@ def lease_arg(parser: argparse.ArgumentParser) -> None:
 
 def lease_seconds(args: argparse.Namespace) -> int:
     """--lease-duration in seconds (RefusedError naming the range when out of it)."""
-    from rollguard.errors import RefusedError
-    from rollguard.inputs import parse_duration
-    from rollguard.lock import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
+    from rollguard.cluster.lock import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
+    from rollguard.core.errors import RefusedError
+    from rollguard.plan.inputs import parse_duration
 
     seconds = parse_duration(args.lease_duration, flag="--lease-duration")
     if not MIN_LEASE_SECONDS <= seconds <= MAX_LEASE_SECONDS:
@@ -70,7 +70,7 @@ def lease_seconds(args: argparse.Namespace) -> int:
 
 @dataclass
 class Session:
-    """A command's cluster and namespace, resolved once by kubectl's rules (`rollguard.kubeconfig`)."""
+    """A command's cluster and namespace, resolved once by kubectl's rules (`rollguard.cluster.kubeconfig`)."""
 
     connection: Connection
     namespace: str
@@ -80,7 +80,7 @@ class Session:
     @property
     def client(self) -> Client:
         if self._client is None:
-            from rollguard.client import Client
+            from rollguard.cluster.client import Client
 
             self._client = Client.from_connection(self.connection)
         return self._client
@@ -92,8 +92,8 @@ class Session:
 
 def session(args: argparse.Namespace) -> Session:
     """Resolve --kubeconfig/--context/-n (RefusedError naming the fix when unusable)."""
-    from rollguard.inputs import parse_namespace
-    from rollguard.kubeconfig import resolve
+    from rollguard.cluster.kubeconfig import resolve
+    from rollguard.plan.inputs import parse_namespace
 
     connection = resolve(kubeconfig=args.kubeconfig, context=args.context)
     given = getattr(args, "namespace", None)
@@ -103,15 +103,10 @@ def session(args: argparse.Namespace) -> Session:
     return Session(connection=connection, namespace=parse_namespace(namespace), namespace_from=source)
 
 
-def connect(args: argparse.Namespace) -> Client:
-    """A `rollguard.client.Client` for the command's --kubeconfig/--context (RefusedError when unusable)."""
-    return session(args).client
-
-
 def check_report_path(path: str | None, flag: str = "--report") -> None:
     """Refuse (exit 2, before any change) a report path that could not be written at the end.
 
-    The path is judged as `rollguard.report.write_json` will write it: a symlink by its target, a
+    The path is judged as `rollguard.core.report.write_json` will write it: a symlink by its target, a
     character device or FIFO (``/dev/stdout``) in place, anything else as a file replaced atomically,
     which needs a directory the run can create files in (probed, so a read-only or immutable directory
     is refused even for root, whom permission bits do not stop).
@@ -121,7 +116,7 @@ def check_report_path(path: str | None, flag: str = "--report") -> None:
     import stat
     from pathlib import Path
 
-    from rollguard.errors import RefusedError
+    from rollguard.core.errors import RefusedError
 
     given = Path(path).expanduser()
     target = Path(os.path.realpath(given))  # where a regular file is replaced: a symlink's target
@@ -156,7 +151,7 @@ def check_results_dir(path: str | None, flag: str = "--results-dir") -> None:
         return
     from pathlib import Path
 
-    from rollguard.errors import RefusedError
+    from rollguard.core.errors import RefusedError
 
     target = Path(path).expanduser()
     problem = _creatable(target)
@@ -201,8 +196,8 @@ def write_or_warn(write: Callable[[], None], what: str) -> None:
 def finish(outcome: Outcome, *, report: str | None, report_ok: bool, dry_run: bool) -> None:
     """The end every changing command shares: a refusal on stderr, else the summary line (a dry run
     has printed its own), then the report unless its path was refused in preflight."""
-    from rollguard.report import write_report
-    from rollguard.structs import Status
+    from rollguard.core.report import write_report
+    from rollguard.core.structs import Status
 
     if outcome.status is Status.REFUSED:
         print(f"rollguard: refused: {outcome.error}", file=sys.stderr)

@@ -20,14 +20,14 @@ from rollguard.commands.common import (
     write_or_warn,
 )
 from rollguard.commands.status import heading, read, render, scope, to_json
-from rollguard.errors import EXIT_OK, EXIT_REFUSED, EXIT_REVERTED, ApiError, RefusedError
+from rollguard.core.errors import EXIT_OK, EXIT_REFUSED, EXIT_REVERTED, ApiError, RefusedError
 
 EXIT_FINDINGS = EXIT_REVERTED  # 1: something selected by --fail-on was found
 EVENT_REASON = "RollguardDriftCheck"
 
 
 def register(sub: Any) -> None:
-    from rollguard.state import DEFAULT_FAIL_ON, FINDINGS
+    from rollguard.state.model import DEFAULT_FAIL_ON, FINDINGS
 
     p = sub.add_parser(
         "drift-check",
@@ -66,7 +66,8 @@ class DriftStatus(enum.StrEnum):
 
 
 def run(args: argparse.Namespace) -> int:
-    from rollguard.state import FINDINGS, parse_findings, selected
+    from rollguard.state.assessment import parse_findings, selected
+    from rollguard.state.model import FINDINGS
 
     started = dt.datetime.now(dt.UTC)
     report: dict[str, Any] = {"status": DriftStatus.ERROR, "checked_at": started.strftime("%Y-%m-%dT%H:%M:%SZ")}
@@ -127,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _emit(client: Any, failing: list[Any], fail_on: frozenset[str], errors: list[str]) -> int:
-    from rollguard.audit import emit
+    from rollguard.run.events import emit
 
     sent = 0
     for w in failing:
@@ -144,7 +145,7 @@ def _emit(client: Any, failing: list[Any], fail_on: frozenset[str], errors: list
 
 
 def _write(path: str | None, report: dict[str, Any]) -> None:
-    from rollguard.report import write_json
+    from rollguard.core.report import write_json
 
     if path:
         write_or_warn(lambda: write_json(report, path), "report")

@@ -18,7 +18,7 @@ from rollguard.commands.common import (
     printer,
     session,
 )
-from rollguard.errors import ApiError, RefusedError
+from rollguard.core.errors import ApiError, RefusedError
 
 
 def add(sub: Any, action: str, *, help: str, description: str) -> argparse.ArgumentParser:
@@ -50,11 +50,11 @@ def add(sub: Any, action: str, *, help: str, description: str) -> argparse.Argum
 
 
 def run(args: argparse.Namespace) -> int:
-    from rollguard.inputs import parse_duration
-    from rollguard.repair import Repair
-    from rollguard.repair_plan import plan_repair
-    from rollguard.report import Outcome
-    from rollguard.structs import Status
+    from rollguard.core.report import Outcome
+    from rollguard.core.structs import Status
+    from rollguard.plan.inputs import parse_duration
+    from rollguard.plan.repair_read import plan_repair
+    from rollguard.run.repair import Repair
 
     action = args.action
     report_ok = False  # a refused --report path is not written to either

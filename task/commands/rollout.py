@@ -20,11 +20,11 @@ from rollguard.commands.common import (
     session,
     write_or_warn,
 )
-from rollguard.errors import ApiError, RefusedError
+from rollguard.core.errors import ApiError, RefusedError
 
 if TYPE_CHECKING:  # imported when run: the CLI starts without the engine
-    from rollguard.engine import Rollout
-    from rollguard.report import Outcome
+    from rollguard.core.report import Outcome
+    from rollguard.run.rollout import Rollout
 
 
 def register(sub: Any) -> None:
@@ -34,7 +34,8 @@ def register(sub: Any) -> None:
         description="Roll out the group (every DeploymentConfig and Deployment matching -l) so that it ends "
         f"all-new or all-old. {NAMESPACE_RULE}. Refused before any change (exit 2): bad input, a --report "
         "or --results-dir that cannot be written, a workload that never completed a rollout (nothing to "
-        "revert to; --allow-never-completed accepts it), missing permissions, a held lock or a workload "
+        "revert to; --allow-never-completed accepts it), a member it does not change that is failing "
+        "(--allow-failing accepts it) or left on an unverified change by a killed run, missing permissions, a held lock or a workload "
         "claimed by a run of another group. Exit 0 rolled out, 1 failed and reverted, 2 refused, 3 not "
         "restored (status inconsistent) or the group lost to another run (status superseded).",
     )
@@ -100,11 +101,32 @@ def register(sub: Any) -> None:
         "to revert them to); refused by default",
     )
     p.add_argument(
+        "--allow-failing",
+        action="store_true",
+        help="roll out beside group members this run does not change whose last rollout failed (left as "
+        "they are, named in the report and the summary); refused by default",
+    )
+    p.add_argument(
         "--dry-run",
         action="store_true",
         help="run the whole preflight (every write as a server-side dry run) and print each workload's "
         "change as a diff of its template and labels; change nothing, exit 0 (report status dry-run, each "
         "workload planned or unchanged)",
+    )
+    p.add_argument(
+        "--verify",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="post-rollout checks (YAML: a list of http, job and prometheus checks, see the README; "
+        "repeatable): run once the group rolled out, before it is called succeeded; a failed check reverts "
+        "the group (exit 1)",
+    )
+    p.add_argument(
+        "--bake",
+        metavar="DURATION",
+        help="after the group is ready, keep watching it this long (e.g. 2m): a pod restart, a crash loop, "
+        "readiness lost or a workload degraded fails the run and reverts the group",
     )
     lease_arg(p)
     p.add_argument("--report", metavar="FILE", help="write a JSON report to FILE (refused when unwritable)")
@@ -120,12 +142,15 @@ def register(sub: Any) -> None:
 
 def preview(rollout: Rollout) -> Outcome:
     """``--dry-run``: the rollout's whole preflight, then its plan as diffs; no lock, no journal, no write."""
-    from rollguard.report import Outcome
-    from rollguard.rollout_preview import plan_diff, planned_results
-    from rollguard.structs import Status
+    from rollguard.core.report import Outcome
+    from rollguard.core.structs import Status
+    from rollguard.plan.preview import plan_diff, planned_results
+    from rollguard.run.verify import validated
 
     plan = rollout.prepare()
     printer("\n".join(plan_diff(plan)))
+    for check in rollout.request.checks:
+        printer(f"verify: {check.kind} {check.name}: valid; not run (--dry-run)")
     changed = sum(wp.needs_change for wp in plan.workloads)
     printer(f"dry run: {changed} of {len(plan.workloads)} workloads would change; nothing was changed")
     # status dry-run, never succeeded: nothing was rolled out; the workloads say what would change
@@ -135,22 +160,39 @@ def preview(rollout: Rollout) -> Outcome:
         namespace=plan.namespace,
         selector=plan.selector,
         workloads=planned_results(plan),
+        checks=validated(rollout.request.checks, bake=rollout.request.bake),
     )
 
 
+def read_checks(path: str) -> list[Any]:
+    """The checks of ``--verify FILE`` (Job manifests read relative to it); refused when unreadable."""
+    from pathlib import Path
+
+    from rollguard.plan.checks import parse_checks
+
+    file = Path(path)
+    try:
+        text = file.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RefusedError(
+            f"--verify {path!r} cannot be read: {getattr(exc, 'strerror', None) or exc}", fix="check the path"
+        ) from exc
+    return parse_checks(text, source=path, read=lambda name: (file.parent / name).read_text())
+
+
 def run(args: argparse.Namespace) -> int:
-    from rollguard.engine import Rollout
-    from rollguard.inputs import (
+    from rollguard.core.report import Outcome, default_results_dir, write_results
+    from rollguard.core.structs import Status
+    from rollguard.plan.inputs import (
         check_step_budget,
         parse_duration,
         parse_image_target,
         parse_namespace,
         parse_selector,
     )
-    from rollguard.manifests import parse, read_sources
-    from rollguard.report import Outcome, default_results_dir, write_results
-    from rollguard.rollout_decide import RolloutRequest
-    from rollguard.structs import Status
+    from rollguard.plan.manifests import parse, read_sources
+    from rollguard.plan.rollout_decide import RolloutRequest
+    from rollguard.run.rollout import Rollout
 
     outcome: Outcome
     report_ok = results_ok = False  # a refused --report or --results-dir is not written to either
@@ -169,9 +211,19 @@ def run(args: argparse.Namespace) -> int:
         targets = [parse_image_target(t) for t in args.image]
         timeout = parse_duration(args.timeout)
         lease = lease_seconds(args)
+        checks = [check for path in args.verify for check in read_checks(path)]
+        names = [c.name for c in checks]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise RefusedError(
+                f"--verify: check name(s) {', '.join(twice)} used in more than one file",
+                fix="give each check its own name",
+            )
+        bake = parse_duration(args.bake, flag="--bake") if args.bake else 0
         if args.step_timeout is not None:
             step_timeout = parse_duration(args.step_timeout, flag="--step-timeout")
-            check_step_budget(timeout=timeout, step_timeout=step_timeout)
+            verifying = max([bake, *(c.timeout for c in checks)])
+            check_step_budget(timeout=timeout, step_timeout=step_timeout, verify=verifying)
         promote_from = parse_namespace(args.promote_from) if args.promote_from else None
         if args.skip_other_kinds and not args.filename:
             raise RefusedError(
@@ -192,12 +244,17 @@ def run(args: argparse.Namespace) -> int:
             fail_fast=not args.no_fail_fast,
             crash_restarts=args.crash_restarts,
             allow_never_completed=args.allow_never_completed,
+            allow_failing=args.allow_failing,
             manifests=parse(sources, namespace=namespace) if sources is not None else None,
             skip_other_kinds=args.skip_other_kinds,
             lease_seconds=lease,
+            checks=checks,
+            bake=bake,
         )
         cancel = threading.Event()
-        rollout = Rollout(where.client, request, out=printer, cancel=cancel)
+        client = where.client
+        client.first_page = client.page_size  # its preflight needs whole lists before it decides: no small first page
+        rollout = Rollout(client, request, out=printer, cancel=cancel)
         if args.dry_run:
             outcome = preview(rollout)
         else:

@@ -8,9 +8,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rollguard.commands.common import NAMESPACE_RULE, Session, cluster_args, session
+from rollguard.core.errors import failed_check
+from rollguard.core.images import short_image
 
 if TYPE_CHECKING:
-    from rollguard.state import NamespaceState, WorkloadState
+    from rollguard.state.model import NamespaceState, WorkloadState
 
 
 def register(sub: Any) -> None:
@@ -43,7 +45,7 @@ def scope_args(p: argparse.ArgumentParser, *, many: bool = False) -> None:
 
 def scope(where: Session, args: argparse.Namespace) -> tuple[list[str], str]:
     """(namespaces, where they came from) the scope arguments select; ([], ...) for all namespaces."""
-    from rollguard.inputs import parse_namespace
+    from rollguard.plan.inputs import parse_namespace
 
     if args.all_namespaces:
         return [], "--all-namespaces"
@@ -64,8 +66,8 @@ def heading(command: str, where: Session, args: argparse.Namespace) -> str:
 
 def read(where: Session, args: argparse.Namespace) -> list[NamespaceState]:
     """The states the scope arguments select (RefusedError on bad input)."""
-    from rollguard.inputs import parse_selector
-    from rollguard.inventory import check_namespace, read_cluster, read_namespaces
+    from rollguard.plan.inputs import parse_selector
+    from rollguard.state.inventory import check_namespace, read_cluster, read_namespaces
 
     selector = parse_selector(args.selector) if args.selector is not None else None
     client = where.client
@@ -79,13 +81,6 @@ def read(where: Session, args: argparse.Namespace) -> list[NamespaceState]:
             # drift-check of a wrong name would report "clean" forever. One GET, only when empty.
             check_namespace(client, state.namespace)
     return states
-
-
-def short_image(image: str) -> str:
-    """``registry/ns/name@sha256:0123456789ab`` for a table cell (full references are in -o json)."""
-    name, _, digest = image.partition("@")
-    name = name.rsplit("/", 1)[-1]
-    return f"{name}@{digest[:19]}" if digest else name
 
 
 def render(namespaces: Sequence[NamespaceState], *, only: Sequence[WorkloadState] | None = None) -> list[str]:
@@ -105,6 +100,16 @@ def render(namespaces: Sequence[NamespaceState], *, only: Sequence[WorkloadState
                     f"{ns.namespace}: group {group.selector!r} (journal {group.name}: "
                     f"{group.state}{', run ' + group.run_id if group.run_id else ''}{lock})"
                 )
+                kept = migration_kept(group.journal.migration)
+                if kept:  # `rollguard migrate` ran: its DCs at 0 are the way back, not a broken group
+                    lines.append(
+                        f"  migrated to Deployments; {', '.join(f'dc/{n}' for n in kept)} kept at 0 replicas for "
+                        f"the way back: rollguard migrate -l {group.selector!r} --finish deletes them, --revert "
+                        "returns to them"
+                    )
+                if failed_check(group.error):  # its last run failed a post-rollout check (--verify)
+                    said = group.error if len(group.error) <= 200 else group.error[:197] + "..."
+                    lines.append(f"  last run failed a check: {said}")
             table = [("KIND", "NAME", "STATE", "REVISION", "READY", "IMAGES")]
             for w in rows:
                 images = ", ".join(f"{c}={short_image(i)}" for c, i in sorted(w.images.items()))
@@ -135,8 +140,10 @@ def to_json(namespaces: Sequence[NamespaceState]) -> list[Any]:
                     "actor": g.actor,
                     "updated": g.updated,
                     "error": g.error,
+                    "failed_check": failed_check(g.error),
                     "lock_holder": g.lock_holder,
                     "lock_live": g.lock_live,
+                    **({"migration": g.journal.migration.get("state")} if g.journal.migration else {}),
                 }
                 for g in ns.groups
             ],
@@ -146,10 +153,17 @@ def to_json(namespaces: Sequence[NamespaceState]) -> list[Any]:
     ]
 
 
+def migration_kept(migration: dict[str, Any]) -> list[str]:
+    """The DCs a finished `rollguard migrate` keeps at 0 (its journal's ``migration``), sorted; [] if none."""
+    if migration.get("state") != "kept":
+        return []
+    return sorted(str(n) for n in migration.get("replicas") or {})
+
+
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from rollguard.errors import EXIT_REFUSED, ApiError, RefusedError
+    from rollguard.core.errors import EXIT_REFUSED, ApiError, RefusedError
 
     try:
         where = session(args)

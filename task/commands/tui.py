@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rollguard.inputs import parse_namespace, parse_selector
+    from rollguard.plan.inputs import parse_namespace, parse_selector
 
     namespace = parse_namespace(args.namespace) if args.namespace else None
     selector = parse_selector(args.selector) if args.selector is not None else ""

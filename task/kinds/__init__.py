@@ -2,14 +2,19 @@
 
 `base` defines the `Kind` interface and what every kind shares (`Owners`, `images_of`, ...); one module
 per kind (`deploymentconfig`, `deployment`) holds that kind's annotations, revision numbering, readiness
-predicate (returning a reason), deadline, rollout blockers and how rollguard's changes are written into
-it; `triggers` parses image triggers and holds the rules that read them. Everything else (state model,
-preflight, repair planning, promotion, engine, TUI) asks a `Kind` and never tests which one it holds
-(tests/unit/test_kind_branching.py keeps it so). A third kind is one new module and a line in `KINDS`.
+predicate (returning a reason), deadline and how rollguard's changes are written into it; `dc_start`
+when a DC starts a rollout by itself; `dc_pods` a DC rollout's deployer and hook pods as evidence;
+`triggers` parses image triggers and holds the rules that read them; `templates` compares and diffs pod
+templates; `conversion` turns a DC into the Deployment that replaces it (`rollguard migrate`). It imports
+only `rollguard.core`. Everything else (state model, preflights, repair planning, promotion, the run,
+the TUI) asks a `Kind` and never tests which one it holds (tests/unit/test_kind_branching.py keeps it
+so). A third kind is one new module and a line in `KINDS`
+(docs/architecture.md, "Adding a kind").
 """
 
 from __future__ import annotations
 
+from rollguard.core.structs import DC, DEPLOYMENT, WorkloadRef
 from rollguard.kinds.base import (
     DC_NAME_LABEL,
     DEFAULT_DEADLINE,
@@ -22,7 +27,6 @@ from rollguard.kinds.base import (
 from rollguard.kinds.deployment import DeploymentKind, deployment_progress
 from rollguard.kinds.deploymentconfig import DeploymentConfigKind, dc_progress, encoded_config, rc_template
 from rollguard.kinds.triggers import ImageTrigger, Streams
-from rollguard.structs import DC, DEPLOYMENT, WorkloadRef
 
 __all__ = [
     "DC_NAME_LABEL",
@@ -49,7 +53,9 @@ __all__ = [
 KINDS: dict[str, Kind] = {DC: DeploymentConfigKind(), DEPLOYMENT: DeploymentKind()}
 # What any kind's controllers write into revision templates (tui.diff drops it before comparing)
 TEMPLATE_NOISE_LABELS = tuple(sorted({key for k in KINDS.values() for key in k.template_noise_labels}))
-TEMPLATE_NOISE_ANNOTATIONS = tuple(sorted({key for k in KINDS.values() for key in k.template_noise_annotations}))
+TEMPLATE_NOISE_ANNOTATIONS = tuple(
+    sorted({key for k in KINDS.values() for key in k.template_noise_annotations})
+)
 _BY_ALIAS = {alias: k for k in KINDS.values() for alias in k.aliases}
 
 

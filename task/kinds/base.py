@@ -2,7 +2,7 @@
 
 A `Kind` answers every question whose answer depends on the workload's kind: where its revisions and
 triggers live, how its revisions are numbered, when its rollout is complete (its readiness predicate,
-returning a reason), its deadline, what blocks a rollout, and how rollguard's changes are written into
+returning a reason), its deadline, when a rollout is hopeless (pods that cannot be created), and how rollguard's changes are written into
 it. Callers ask a `Kind` and never test which one they hold; each kind's module (`deploymentconfig`,
 `deployment`) holds its own quirks, `triggers` the image-trigger rules.
 """
@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from rollguard.core.resources import Resource
+from rollguard.core.structs import Obj, Phase, Progress, Snapshot, VerifiedState, WorkloadRef
 from rollguard.kinds import triggers
 from rollguard.kinds.triggers import ImageTrigger
-from rollguard.resources import Resource
-from rollguard.structs import Obj, Phase, Progress, Snapshot, VerifiedState, WorkloadRef
 
 DEFAULT_DEADLINE = 600
 DC_NAME_LABEL = "openshift.io/deployment-config.name"
@@ -182,7 +182,7 @@ class Kind:
     noun: str  # how messages name it, e.g. DC
     resource: Resource
     revisions: Resource
-    aliases: tuple[str, ...]
+    aliases: tuple[str, ...]  # the kind's row of `rollguard.core.structs.KIND_NAMES`
     # Keys the kind's controllers write into a revision's pod template (a diff of templates drops them)
     template_noise_labels: tuple[str, ...] = ()
     template_noise_annotations: tuple[str, ...] = ()
@@ -191,6 +191,9 @@ class Kind:
     revision_label: str | None = None  # a label its revision objects carry its name in, if any
     annotations: tuple[str, ...] = ()  # the workload's annotations its rules read
     revision_annotations: tuple[str, ...] = ()  # its revision objects' annotations its rules read
+    # The API type of each part of the object that a published schema may leave open (path -> OpenAPI
+    # definition): a manifest's fields are checked against it (rollguard.plan.schema).
+    schema_parts: dict[str, str] = {"metadata": "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -212,7 +215,7 @@ class Kind:
             template=template,
             triggers=self.triggers(obj),
             # the object's own (nothing changes a snapshot's labels): a copy per workload was ~2 MiB of
-            # what the TUI holds at 10,000 workloads, where the object's are shared (`rollguard.reduce`)
+            # what the TUI holds at 10,000 workloads, where the object's are shared (`rollguard.cluster.reduce`)
             labels=meta.get("labels") or {},
             raw=obj,
         )
@@ -265,7 +268,7 @@ class Kind:
 
     def slim_revision(self, rev: Obj, *, metadata: Obj) -> Obj:
         """A revision object cut to what the kind's rules read, with the slim ``metadata`` given
-        (`rollguard.reduce`: read-only views keep a fraction of what the API sends)."""
+        (`rollguard.cluster.reduce`: read-only views keep a fraction of what the API sends)."""
         raise NotImplementedError
 
     # -- completion --------------------------------------------------------------------------------
@@ -309,6 +312,46 @@ class Kind:
         if not spec.get("paused"):
             spec.pop("paused", None)
         return spec
+
+    def edit_spec(self, obj: Obj) -> Obj:
+        """Its spec as someone else's edit is judged: `comparable_spec` without ``replicas``.
+
+        An HPA, `oc scale` or `kubectl scale` writes only the replica count (the scale subresource): that
+        is the workload being scaled, not edited. A run writes its change over the new count and keeps it
+        (`scale_note` says so in the report); only an edit of anything else is "changed by someone else".
+        """
+        spec = self.comparable_spec(obj)
+        spec.pop("replicas", None)
+        return spec
+
+    def replicas(self, obj: Obj) -> int:
+        """Its desired replica count (``spec.replicas``; 1 when unset, the API's default)."""
+        value = (obj.get("spec") or {}).get("replicas")
+        return 1 if value is None else as_int(value)
+
+    def desired_running(self, obj: Obj) -> int:
+        """How many pods it should run once no rollout runs (what `unavailable` is judged against)."""
+        return self.replicas(obj)
+
+    def scale_note(self, *, meant: int | None, live: Obj) -> str | None:
+        """The report's note when someone else scaled the workload during the run (an HPA, `oc scale`):
+        ``meant`` is the count the run's own write left (its preflight's, or its manifest's)."""
+        have = self.replicas(live)
+        if meant is None or have == meant:
+            return None
+        return f"replicas changed by someone else during the run ({meant} -> {have}): kept"
+
+    def serving(self, obj: Obj, revisions: list[Obj]) -> Progress:
+        """Whether it runs as many ready pods as it should (`desired_running`), counted on its revision
+        objects (RCs or ReplicaSets, both keep ``status.readyReplicas``): COMPLETE, else PROGRESSING with
+        how many are ready. `progress` says a rollout ended; a DC scaled up with no rollout is complete at
+        once by it, while its pods are still starting: this is what serving traffic means."""
+        want = self.desired_running(obj)
+        ready = sum(as_int((r.get("status") or {}).get("readyReplicas") or 0) for r in revisions)
+        name = self.ref(obj).key
+        if ready >= want:
+            return Progress(Phase.COMPLETE, f"{name}: {ready} of {want} pods ready", self.revision(obj))
+        return Progress(Phase.PROGRESSING, f"{name}: {ready} of {want} pods ready", self.revision(obj))
 
     def settled(self, obj: Obj) -> bool:
         """Its rollout ended and it is now merely short of available pods (unavailable, not progressing)."""

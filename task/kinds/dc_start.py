@@ -21,8 +21,9 @@ new version and starts no other), so the rule below only keeps bumps to where th
 
 from __future__ import annotations
 
+from rollguard.core.structs import Obj
 from rollguard.kinds import triggers as trig
-from rollguard.structs import Obj
+from rollguard.kinds.templates import same_template
 
 
 def _images(template: Obj | None) -> list[str]:
@@ -48,7 +49,7 @@ def starts_by_itself(body: Obj, *, running: Obj | None, version: int) -> bool:
             return all(p.get("lastTriggeredImage") for p in image_params)
         return trig.dc_has_config_change(triggers)
     template = spec.get("template") or {}
-    if template == running:
+    if same_template(template, running):
         return True  # nothing differs from what its latest RC runs: no rollout is wanted
     if trig.dc_has_config_change(triggers):
         return True

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+from dataclasses import replace
 
+from rollguard.core.readiness import condition, get, observed, replica_failure
+from rollguard.core.resources import DEPLOYMENTS, REPLICA_SETS
+from rollguard.core.structs import DEPLOYMENT, KIND_NAMES, Obj, Phase, Progress, VerifiedState
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DEFAULT_DEADLINE, HASH_LABEL, Kind, as_int, parse_time, pick
+from rollguard.kinds.templates import same_template
 from rollguard.kinds.triggers import ImageTrigger
-from rollguard.readiness import condition, get, observed
-from rollguard.resources import DEPLOYMENTS, REPLICA_SETS
-from rollguard.structs import DEPLOYMENT, Obj, Phase, Progress, VerifiedState
 
 RS_REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 
@@ -64,7 +66,7 @@ class DeploymentKind(Kind):
     noun = "Deployment"
     resource = DEPLOYMENTS
     revisions = REPLICA_SETS
-    aliases = ("deploy", "deploys", "deployment", "deployments")
+    aliases = KIND_NAMES[DEPLOYMENT].aliases
     template_noise_labels = (HASH_LABEL,)
     annotations = (RS_REVISION_ANNOTATION, trig.TRIGGERS_ANNOTATION)
     revision_annotations = (RS_REVISION_ANNOTATION,)
@@ -134,9 +136,22 @@ class DeploymentKind(Kind):
     def progress(self, obj: Obj, revisions: list[Obj], *, since: str = "") -> Progress:
         return deployment_progress(obj, since=since)
 
+    def explain(self, obj: Obj, revisions: list[Obj], pods: list[Obj], progress: Progress) -> Progress:
+        """A Deployment whose new pods the API refuses (quota, LimitRange, admission): its
+        ``ReplicaFailure`` condition, copied from its ReplicaSet's by the deployment controller."""
+        if progress.phase is not Phase.PROGRESSING:
+            return progress
+        refused = replica_failure(obj)
+        if not refused:
+            new = self.new_revision(obj, revisions)
+            refused = replica_failure(new) if new is not None else ""
+        return replace(progress, blocked=f"its pods cannot be created: {refused}") if refused else progress
+
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         template = obj.get("spec", {}).get("template")
-        return next((r for r in revisions if self.revision_template(r) == template), None)
+        return next(
+            (r for r in revisions if same_template(self.revision_template(r), template)), None
+        )
 
     def deadline(self, obj: Obj) -> int:
         return int(obj.get("spec", {}).get("progressDeadlineSeconds") or DEFAULT_DEADLINE)

@@ -22,15 +22,17 @@ import copy
 import datetime as dt
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
-from rollguard.kinds import dc_start
+from rollguard.core.readiness import condition, get, observed, replica_failure
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
+from rollguard.core.structs import DC, KIND_NAMES, Obj, Phase, Progress, VerifiedState
+from rollguard.kinds import dc_pods, dc_start
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time, pick
+from rollguard.kinds.templates import same_template
 from rollguard.kinds.triggers import ImageTrigger
-from rollguard.readiness import condition, get, observed, pod_doom
-from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
-from rollguard.structs import DC, Obj, Phase, Progress, VerifiedState
 
 PHASE_ANNOTATION = "openshift.io/deployment.phase"
 CANCELLED_ANNOTATION = "openshift.io/deployment.cancelled"
@@ -39,7 +41,6 @@ ENCODED_DC_ANNOTATION = "openshift.io/encoded-deployment-config"
 DC_VERSION_ANNOTATION = "openshift.io/deployment-config.latest-version"
 DEPLOYER_STARTED_ANNOTATION = "openshift.io/deployer-pod.started-at"
 DEPLOYER_POD_ANNOTATION = "openshift.io/deployer-pod.name"
-DEPLOYER_POD_FOR_LABEL = "openshift.io/deployer-pod-for.name"  # on deployer and hook pods
 # the status-reasons that say how a rollout failed (library-go pkg/apps/appsutil/const.go); any other
 # status-reason is the rollout's cause
 FAILURE_REASONS = frozenset(
@@ -85,13 +86,13 @@ def dc_progress(dc: Obj, latest_rc: Obj | None) -> Progress:
     """Is the DC's current template rolled out by its latest RC? (reference section 2)"""
     name = get(dc, "metadata", "name", default="?")
     version = int(get(dc, "status", "latestVersion", default=0))
-    if not observed(dc):
+    if not observed(dc) and not _running_rollout(dc, latest_rc, version):
         return Progress(Phase.PENDING, "waiting for the controller to observe the change", version)
     if get(dc, "spec", "paused", default=False):
         return Progress(Phase.PAUSED, f'deployment config "{name}" is paused', version)
     if latest_rc is None or get(latest_rc, "metadata", "name") != f"{name}-{version}":
         return Progress(Phase.PENDING, "waiting for a new replication controller", version)
-    if rc_template(latest_rc) != get(dc, "spec", "template"):
+    if not same_template(rc_template(latest_rc), get(dc, "spec", "template")):
         return Progress(Phase.PENDING, "waiting for a rollout of the new template", version)
     rc_name = f"{name}-{version}"
     annotations = get(latest_rc, "metadata", "annotations", default={})
@@ -111,6 +112,24 @@ def dc_progress(dc: Obj, latest_rc: Obj | None) -> Progress:
     )
 
 
+def _running_rollout(dc: Obj, latest_rc: Obj | None, version: int) -> bool:
+    """Whether the DC's latest RC runs its current template and has yet to end.
+
+    openshift-controller-manager pkg/apps/deploymentconfig/deploymentconfig_controller.go (Handle): while
+    the latest RC is not terminated the controller calls ``updateStatus(config, ..., false)`` ("we don't
+    want to compete with the deployer"), leaving ``status.observedGeneration`` behind any spec write made
+    meanwhile (an HPA or `oc scale`, a trigger recording ``lastTriggeredImage``) until the rollout ends.
+    The RC then says where the rollout stands; waiting for the controller to observe would freeze the
+    judgement (and the no-progress clock) for the rest of the rollout.
+    """
+    if latest_rc is None or get(latest_rc, "metadata", "name") != f"{get(dc, 'metadata', 'name')}-{version}":
+        return False
+    phase = get(latest_rc, "metadata", "annotations", PHASE_ANNOTATION, default="New")
+    if phase not in ("New", "Pending", "Running"):
+        return False
+    return same_template(rc_template(latest_rc), get(dc, "spec", "template"))
+
+
 def _failure(dc: Obj, rc_name: str, annotations: dict[str, str]) -> str:
     """How the rollout of ``rc_name`` failed: the DC's Progressing condition, and a failure status-reason."""
     message = f'replication controller "{rc_name}" has failed progressing'
@@ -123,14 +142,7 @@ def _failure(dc: Obj, rc_name: str, annotations: dict[str, str]) -> str:
 
 def deployer_pod_trouble(pod: Obj) -> str:
     """What went wrong with a deployer pod, in a few words ("" when nothing did or it still runs)."""
-    status = pod.get("status") or {}
-    if status.get("reason") == "DeadlineExceeded":
-        return "killed at its activeDeadlineSeconds"
-    for c in status.get("containerStatuses") or []:
-        done = (c.get("state") or {}).get("terminated") or {}
-        if done and done.get("exitCode", 0) != 0:
-            return str(done.get("message") or f"exit code {done.get('exitCode')}").strip().splitlines()[-1]
-    return ""
+    return dc_pods.pod_trouble(pod)
 
 
 class DeploymentConfigKind(Kind):
@@ -138,7 +150,7 @@ class DeploymentConfigKind(Kind):
     noun = "DC"
     resource = DEPLOYMENT_CONFIGS
     revisions = REPLICATION_CONTROLLERS
-    aliases = ("dc", "dcs", "deploymentconfig", "deploymentconfigs")
+    aliases = KIND_NAMES[DC].aliases
     template_noise_labels = ("deployment", "deploymentconfig")
     template_noise_annotations = (
         "openshift.io/deployment-config.name",
@@ -147,7 +159,12 @@ class DeploymentConfigKind(Kind):
     )
     optional_api = True
     revision_label = DC_NAME_LABEL
-    # (the encoded config too; rollguard.reduce compacts it to the template and triggers)
+    # openshift/api apps/v1 types.go: DeploymentConfigSpec.Template is a *corev1.PodTemplateSpec
+    schema_parts = {
+        "metadata": "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "spec.template": "io.k8s.api.core.v1.PodTemplateSpec",
+    }
+    # (the encoded config too; rollguard.cluster.reduce compacts it to the template and triggers)
     revision_annotations = (
         DC_VERSION_ANNOTATION,
         PHASE_ANNOTATION,
@@ -252,33 +269,64 @@ class DeploymentConfigKind(Kind):
         return dc_progress(obj, self._latest(obj, revisions))
 
     def explain(self, obj: Obj, revisions: list[Obj], pods: list[Obj], progress: Progress) -> Progress:
-        """Adds what the latest RC's deployer pod says: how it failed, or that it cannot start."""
+        """Adds what the latest RC's deployer and hook pods say: how it failed, that it cannot start, a
+        hook running, or that its pods cannot be created (`dc_pods`)."""
         latest = self._latest(obj, revisions)
         if latest is None or progress.phase not in (Phase.FAILED, Phase.PROGRESSING):
             return progress
         notes = latest.get("metadata", {}).get("annotations") or {}
-        name = notes.get(DEPLOYER_POD_ANNOTATION) or f"{latest['metadata']['name']}-deploy"
+        rc_name = latest["metadata"]["name"]
+        name = notes.get(DEPLOYER_POD_ANNOTATION) or f"{rc_name}-deploy"
         pod = next((p for p in pods if p.get("metadata", {}).get("name") == name), None)
-        if pod is None or not owned_by(pod, latest):
-            return progress
+        if pod is not None and not owned_by(pod, latest):
+            pod = None
         if progress.phase is Phase.FAILED:
-            trouble = deployer_pod_trouble(pod)
-            if trouble and trouble not in progress.message:
-                return Progress(
-                    Phase.FAILED, f"{progress.message}; deployer pod {name}: {trouble}", progress.revision
+            message = progress.message
+            trouble = deployer_pod_trouble(pod) if pod is not None else ""
+            if trouble and trouble not in message:
+                message = f"{message}; deployer pod {name}: {trouble}"
+            for hook in dc_pods.failed_hooks(latest, pods):
+                message = f"{message}; {hook}"
+            return replace(progress, message=message)
+        phase = notes.get(PHASE_ANNOTATION, "New")
+        if pod is None:
+            if phase == "New" and notes.get(CANCELLED_ANNOTATION) != "true":
+                # the deployer controller retries a refused deployer pod until timeoutSeconds after the
+                # RC's creation; only a FailedCreate Event on the DC says why
+                return replace(
+                    progress,
+                    blocked=f'deployer pod "{name}" cannot be created, so replication controller '
+                    f'"{rc_name}" stays New',
+                    blocked_evidence=(self.kind, obj["metadata"]["name"]),
                 )
             return progress
-        if notes.get(PHASE_ANNOTATION, "New") in ("New", "Pending"):
+        if phase in ("New", "Pending"):
             # a deployer pod that cannot start blocks the rollout for its activeDeadlineSeconds (6 h by
             # default): nothing the platform's timeoutSeconds would end
-            doom = pod_doom(pod, crash_restarts=0)
-            if doom is not None:
-                return Progress(
-                    Phase.FAILED,
+            stuck = dc_pods.deployer_cannot_start(pod)
+            if stuck is not None:
+                doom, final = stuck
+                why = (
                     f'deployer pod "{name}" cannot start, so replication controller '
-                    f'"{latest["metadata"]["name"]}" cannot roll out: {doom.describe()}',
-                    progress.revision,
+                    f'"{rc_name}" cannot roll out: {doom.describe()}'
                 )
+                if final:
+                    return Progress(Phase.FAILED, why, progress.revision)
+                return replace(progress, blocked=why)  # a pull the kubelet retries: if it lasts
+        hook_pod = dc_pods.running_hook(latest, pods)
+        if hook_pod is not None:
+            hook_name = hook_pod["metadata"]["name"]
+            return replace(
+                progress,
+                message=f"{progress.message}; {dc_pods.hook_label(hook_pod)} hook pod {hook_name} "
+                f"{dc_pods.hook_state(hook_pod)}",
+                hook=hook_name,
+            )
+        refused = replica_failure(latest)
+        if refused:
+            return replace(
+                progress, blocked=f'replication controller "{rc_name}" cannot create its pods: {refused}'
+            )
         return progress
 
     def evidence_pending(self, obj: Obj, revisions: list[Obj], pods: list[Obj]) -> bool:
@@ -294,7 +342,9 @@ class DeploymentConfigKind(Kind):
 
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         latest = self._latest(obj, revisions)
-        if latest is not None and rc_template(latest) == obj.get("spec", {}).get("template"):
+        if latest is not None and same_template(
+            rc_template(latest), obj.get("spec", {}).get("template")
+        ):
             return latest
         return None
 
@@ -311,6 +361,12 @@ class DeploymentConfigKind(Kind):
         meta = (latest or {}).get("metadata", {})
         notes = meta.get("annotations") or {}
         return parse_time(notes.get(DEPLOYER_STARTED_ANNOTATION)) or parse_time(meta.get("creationTimestamp"))
+
+    def desired_running(self, obj: Obj) -> int:
+        """A ``spec.test`` DC runs its pods only while a rollout runs and ends at 0 (openshift-controller-
+        manager pkg/apps/deployer/deployer_controller.go handle and deploymentconfig_controller.go
+        reconcileDeployments scale a test DC's RCs to 0): 0 pods is what it should run."""
+        return 0 if (obj.get("spec") or {}).get("test") else super().desired_running(obj)
 
     def comparable_spec(self, obj: Obj) -> Obj:
         spec = super().comparable_spec(obj)

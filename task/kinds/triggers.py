@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
-from rollguard.structs import Obj
+from rollguard.core.structs import Obj
 
 IMAGE_STREAM_TAG = "ImageStreamTag"
 INTEGRATED_REGISTRY = "image-registry.openshift-image-registry.svc:5000"
@@ -38,10 +38,20 @@ class ImageTrigger:
     # apps/v1/types.go, so the API never stores `automatic: false` (oc writes `true` when it means it)
     automatic: bool
     last_image: str = ""  # the image the trigger last set (a DC's lastTriggeredImage)
+    # Whether OpenShift's trigger controller indexes it by image stream, so that a tag move fires it. An
+    # annotation entry is indexed only with `from.kind` exactly ImageStreamTag (nothing defaults it) and no
+    # `from.apiVersion` (openshift-controller-manager pkg/image/controller/trigger/cache.go
+    # triggerCacheIndexer); a DC trigger's kind is defaulted by the API.
+    indexed: bool = True
+    # Whether a write of the object itself has the controller resolve it and set its container's image:
+    # a DC trigger of an ImageStreamTag; every annotation entry not paused, whatever its kind or
+    # apiVersion (library-go pkg/image/trigger/annotations.go UpdateObjectFromImages checks neither).
+    resolved_on_write: bool = True
 
     @property
     def follows_tag(self) -> bool:
-        return self.from_kind == IMAGE_STREAM_TAG
+        """Whether a move of its tag rolls the workload out (the tag is followed)."""
+        return self.from_kind == IMAGE_STREAM_TAG and self.indexed
 
     @property
     def stream(self) -> str:
@@ -88,6 +98,8 @@ def parse_dc_triggers(triggers: Iterable[Obj] | None) -> list[ImageTrigger]:
                 namespace=str(source.get("namespace") or ""),
                 automatic=bool(params.get("automatic", False)),
                 last_image=str(params.get("lastTriggeredImage") or ""),
+                # deploymentconfigs.go: the DC trigger controller skips any other kind entirely
+                resolved_on_write=str(source.get("kind") or IMAGE_STREAM_TAG) == IMAGE_STREAM_TAG,
             )
         )
     return found
@@ -159,7 +171,8 @@ def dc_pin(triggers: Iterable[Obj], images: Mapping[str, str], *, trigger_tags: 
 # -- the image.openshift.io/triggers annotation (Deployments and other kinds) -------------------------------
 
 TRIGGERS_ANNOTATION = "image.openshift.io/triggers"
-_BASE_PATH = "spec.template.spec.containers["
+_BASE_PATH = "spec.template.spec."
+_LISTS = ("containers", "initContainers")
 
 
 def annotation_entries(obj: Obj) -> list[Obj] | None:
@@ -177,19 +190,36 @@ def annotation_entries(obj: Obj) -> list[Obj] | None:
 
 
 def annotation_container(entry: Obj, template: Obj) -> str | None:
-    """The container an entry's fieldPath names (``...containers[?(@.name=="app")].image`` or an index)."""
+    """The container an entry's fieldPath names, or None (not a container's image, or no such container).
+
+    ``spec.template.spec.containers[SELECTOR].image`` or ``...initContainers[SELECTOR].image``, as
+    library-go pkg/image/trigger/annotations.go (parseContainerReference, findContainerBySelector) reads
+    it: an index counts in the list the prefix names; a name (``?(@.name=="x")``) is looked up in the
+    init containers first, then the regular ones, whatever the prefix (referencemutator/pods.go
+    GetContainerByName), so ``containers[?(@.name=="migrate")]`` names an init container ``migrate``.
+    """
     path = str(entry.get("fieldPath") or "")
-    if not path.startswith(_BASE_PATH) or not path.endswith("].image"):
+    if not path.startswith(_BASE_PATH):
         return None
-    selector = path[len(_BASE_PATH) : -len("].image")]
+    rest = path[len(_BASE_PATH) :]
+    key = next((k for k in _LISTS if rest.startswith(k + "[")), None)
+    if key is None:
+        return None
+    rest = rest[len(key) + 1 :]
+    end = rest.find("]")
+    if end < 0 or rest[end + 1 :].removeprefix(".") != "image":
+        return None
+    selector, spec = rest[:end], template.get("spec") or {}
     if selector.isdigit():
-        containers = template.get("spec", {}).get("containers") or []
+        containers = spec.get(key) or []
         index = int(selector)
         return str(containers[index].get("name")) if index < len(containers) else None
     prefix, suffix = '?(@.name=="', '")'
-    if selector.startswith(prefix) and selector.endswith(suffix):
-        return selector[len(prefix) : -len(suffix)]
-    return None
+    if not (selector.startswith(prefix) and selector.endswith(suffix)):
+        return None
+    name = selector[len(prefix) : -len(suffix)]
+    every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    return name if any(c.get("name") == name for c in every) else None
 
 
 def parse_annotation_triggers(obj: Obj) -> list[ImageTrigger]:
@@ -200,13 +230,18 @@ def parse_annotation_triggers(obj: Obj) -> list[ImageTrigger]:
         if container is None:
             continue
         source = entry.get("from") or {}
+        kind = str(source.get("kind") or "")  # an annotation is a plain string: nothing defaults it
+        name = str(source.get("name") or "")
+        splits = ":" in name  # library-go imageutil SplitImageStreamTag's ok: else it never resolves
         found.append(
             ImageTrigger(
                 containers=(container,),
-                from_kind=str(source.get("kind") or IMAGE_STREAM_TAG),
-                name=str(source.get("name") or ""),
+                from_kind=kind,
+                name=name,
                 namespace=str(source.get("namespace") or ""),
                 automatic=entry.get("paused") is not True,
+                indexed=kind == IMAGE_STREAM_TAG and not source.get("apiVersion") and splits,
+                resolved_on_write=splits,
             )
         )
     return found
@@ -263,8 +298,8 @@ def stream_of(triggers: Iterable[ImageTrigger], *, container: str, image: str, n
 
 
 def watched_streams(triggers: Iterable[ImageTrigger], *, namespace: str) -> set[StreamKey]:
-    """The streams whose tags the automatic triggers follow (what `firing` must be given)."""
-    return {t.stream_key(namespace) for t in triggers if t.automatic and t.follows_tag}
+    """The streams whose tags the automatic triggers resolve on a write (what `firing` must be given)."""
+    return {t.stream_key(namespace) for t in triggers if t.automatic and t.resolved_on_write}
 
 
 @dataclass(frozen=True)
@@ -309,10 +344,13 @@ def tag_reference(stream: Obj | None, tag: str, *, image: str = "") -> str:
 def firing(
     triggers: Iterable[ImageTrigger], *, images: Mapping[str, str], streams: Streams, namespace: str
 ) -> dict[str, str]:
-    """Containers whose automatic trigger would at once overwrite their image in ``images`` -> that image."""
+    """Containers whose automatic trigger would at once overwrite their image in ``images`` -> that image.
+
+    A write of the workload has the controller resolve every trigger `resolved_on_write`, followed
+    (indexed) or not; the name is read as ``stream:tag`` whatever the entry's kind, as OpenShift does."""
     fire: dict[str, str] = {}
     for trigger in triggers:
-        if not trigger.automatic or not trigger.follows_tag:
+        if not trigger.automatic or not trigger.resolved_on_write:
             continue
         ref = streams.tag_reference(trigger.stream_key(namespace), trigger.tag)
         for container in trigger.containers:

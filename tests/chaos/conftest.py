@@ -26,6 +26,7 @@ AREAS = {
     "test_hostile_input": "5. hostile input",
     "test_integrity": "6. integrity: journal size, Ctrl-C, human edits, drift, report paths, deletion",
     "test_fencing": "7. fencing and overlapping groups",
+    "test_outage": "8. API server outage (kube-apiserver stopped with SIGSTOP, then continued)",
 }
 _STARTED = time.monotonic()
 HERE = Path(__file__).resolve().parent

@@ -9,7 +9,8 @@ On the way it can, per a seeded `FaultPlan`:
   work, the client never hears of it: the case that makes blind retries of writes unsafe);
 - cut watch streams after some events, optionally in the middle of a line;
 - run a hook right after the k-th mutating request was answered by the server and before the
-  answer is relayed (to SIGKILL or SIGTERM the client, or to play a human editing a workload).
+  answer is relayed (to SIGKILL or SIGTERM the client, or to play a human editing a workload), or
+  right before a matching mutating request is forwarded (to stop the API server under it).
 
 It counts requests by verb, classifies the mutating ones (SelfSubjectAccessReviews excepted: they
 persist nothing) and records the resourceVersion each watch resumes from. It stops by itself after
@@ -80,6 +81,7 @@ class Record:
     events: int = 0  # a watch's relayed events
     cut: bool = False
     at: float = field(default_factory=time.monotonic)  # when the proxy received it (monotonic)
+    answered: float = 0.0  # when the server's answer (its status line) came back (monotonic; 0: none)
 
 
 def classify(method: str, path: str, query: dict[str, str]) -> tuple[str, str, bool]:
@@ -136,6 +138,7 @@ class FaultProxy:
         self._mutations = 0
         self._hooks: dict[int, Callable[[Record], None]] = {}
         self._matchers: list[tuple[Callable[[Record], bool], Callable[[Record], None]]] = []
+        self._before: list[tuple[Callable[[Record, bytes], bool], Callable[[Record], None]]] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._timer: threading.Timer | None = None
@@ -186,6 +189,7 @@ class FaultProxy:
             self.faults.clear()
             self._hooks.clear()
             self._matchers.clear()
+            self._before.clear()
             self._eligible = self._mutations = 0
             if plan is not None:
                 self.plan = plan
@@ -206,6 +210,14 @@ class FaultProxy:
         where the client sends several writes at once)."""
         with self._lock:
             self._matchers.append((predicate, hook))
+
+    def before_mutation_matching(
+        self, predicate: Callable[[Record, bytes], bool], hook: Callable[[Record], None]
+    ) -> None:
+        """Call ``hook`` once, right before the first mutating request that ``predicate`` accepts (given
+        the record and the request's body) is forwarded to the server."""
+        with self._lock:
+            self._before.append((predicate, hook))
 
     def kubeconfig(self, source: str | Path, dest: str | Path) -> Path:
         """Write ``dest``: ``source``'s user (token) and namespace, with the proxy as the server."""
@@ -298,6 +310,19 @@ class FaultProxy:
                         return candidate
             return hook
 
+    def _mutation_forwarded(self, record: Record, body: bytes) -> Callable[[Record], None] | None:
+        with self._lock:
+            for index, (predicate, candidate) in enumerate(self._before):
+                try:
+                    matched = predicate(record, body)
+                except Exception as exc:  # a test's predicate failing must show, not break the request
+                    self.hook_errors.append(f"predicate before {record.method} {record.path}: {exc!r}")
+                    matched = False
+                if matched:
+                    del self._before[index]
+                    return candidate
+            return None
+
     def _count_cut(self) -> None:
         with self._lock:
             self.faults["watch_cut"] += 1
@@ -330,13 +355,20 @@ class _Handler(BaseHTTPRequestHandler):
         headers["Host"] = f"{proxy.upstream_host}:{proxy.upstream_port}"
         if body:
             headers["Content-Length"] = str(len(body))
+        if record.mutating:
+            before = proxy._mutation_forwarded(record, body)
+            if before is not None:
+                try:
+                    before(record)
+                except Exception as exc:  # a test's hook failing must show
+                    proxy.hook_errors.append(f"hook before {record.method} {record.path}: {exc!r}")
         conn = http.client.HTTPSConnection(
             proxy.upstream_host, proxy.upstream_port, context=proxy.ssl, timeout=330
         )
         try:
             conn.request(self.command, self.path, body=body or None, headers=headers)
             resp = conn.getresponse()
-            record.status = resp.status
+            record.status, record.answered = resp.status, time.monotonic()
             if record.verb == "watch" and resp.status == 200:
                 self._stream(record, resp)
                 return

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.client import Client
+from rollguard.cluster.client import Client
 from tests.chaos import harness as h
 from tests.chaos.proxy import FaultPlan, FaultProxy
-from tests.support import IMAGE, view
+from tests.helpers.cluster import IMAGE, view
 
 WORKLOAD_WRITES = frozenset({"deploymentconfigs", "deployments"})
 

@@ -11,12 +11,11 @@ import signal
 
 import pytest
 
-from rollguard.claims import claim_name, read_claim
-from rollguard.resources import DEPLOYMENT_CONFIGS, LEASES
-from rollguard.structs import WorkloadRef
+from rollguard.cluster.claims import REGISTER, claims_of
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, LEASES
 from tests.chaos import harness as h
-from tests.scenarios import pause, set_image
-from tests.support import DC, DEPLOYMENT, IMAGE, journal_reaches, view, wait_until
+from tests.helpers.cluster import DC, DEPLOYMENT, IMAGE, journal_reaches, view, wait_until
+from tests.helpers.scenarios import pause, set_image
 
 SLOW = f"{IMAGE}:v2-slow8"  # the winner outlives the losers' start-up
 
@@ -160,8 +159,8 @@ def test_sigkill_of_the_winner_lets_the_next_run_in(client, sandbox, proxy, tmp_
 
 @pytest.mark.chaos
 def test_two_repairs_of_one_workload_and_a_killed_one(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
-    """Repairs of named workloads in no group meet on their own Lease (task/repair.py repair_lease_name)
-    and on the workloads' claims (task/claims.py): a second `resume dc/dc2` while the first watches is
+    """Repairs of named workloads in no group meet on their own Lease (task/run/repair.py repair_lease_name)
+    and on the workloads' claims (task/cluster/claims.py): a second `resume dc/dc2` while the first watches is
     refused naming it and changes nothing; the first one SIGKILLed, the next is refused until the dead
     repair's Lease expired, then takes over its claim, finishes dc2 and leaves no Lease behind."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
@@ -169,11 +168,11 @@ def test_two_repairs_of_one_workload_and_a_killed_one(client, sandbox, proxy, tm
     pause(client, namespace, "dc2")
     set_image(client, namespace, DC, "dc2", SLOW)  # waits while paused; slow once resumed
     first = h.start(kubeconfig, "resume", "dc/dc2", "-n", namespace)
-    claim = wait_until(client, LEASES, namespace, claim_name(WorkloadRef(DC, "dc2")),
-                       lambda o: bool(o["spec"].get("holderIdentity")), what="the repair's claim")  # fmt: skip
+    register = wait_until(client, LEASES, namespace, REGISTER, lambda o: "dc/dc2" in claims_of(o),
+                          what="the repair's claim")  # fmt: skip
     wait_until(client, DEPLOYMENT_CONFIGS, namespace, "dc2", lambda o: not o["spec"].get("paused"),
                what="the first repair's write")  # fmt: skip
-    holder = read_claim(claim)
+    holder = claims_of(register)["dc/dc2"]
     before = len(proxy.mutating())
     second = h.finish(h.start(kubeconfig, "resume", "dc/dc2", "-n", namespace), timeout=60)
     assert second.code == 2, second.stdout[-1000:] + second.stderr[-1000:]
@@ -193,7 +192,7 @@ def test_two_repairs_of_one_workload_and_a_killed_one(client, sandbox, proxy, tm
         other = view(client, namespace, kind, name)
         assert other.images == {"app": h.OLD} and other.complete and not other.paused, other
     left = [n for n in (o["metadata"]["name"] for o in client.list(LEASES, namespace=namespace)["items"])
-            if n.startswith(("rollguard-claim-", "rollguard-repair-"))]  # fmt: skip
+            if n.startswith(("rollguard-claim", "rollguard-repair-"))]  # fmt: skip
     assert not left, left
     ledger_entry.case(
         "two repairs of one workload, one killed",

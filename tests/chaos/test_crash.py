@@ -26,10 +26,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rollguard.client import Client
-from rollguard.errors import NotFound
-from rollguard.lock import read_lease
-from rollguard.resources import DEPLOYMENTS, LEASES
+from rollguard.cluster.client import Client
+from rollguard.cluster.lock import read_lease
+from rollguard.core.errors import NotFound
+from rollguard.core.resources import DEPLOYMENTS, LEASES
 from tests.chaos import harness as h
 from tests.chaos.ledger import Entry
 from tests.chaos.proxy import FaultProxy, Record
@@ -179,7 +179,7 @@ def run_cases(
 @pytest.mark.chaos
 @pytest.mark.parametrize("follow_up", FOLLOW_UPS)
 def test_sigkill_after_every_mutating_call(client, sandbox, proxy, tmp_path, ledger_entry, steps, follow_up):
-    assert len(steps) >= 8, [s.label for s in steps]  # lease, journal, 3 writes with journal updates, end
+    assert len(steps) >= 8, [s.label for s in steps]  # lease, claims, journal, 3 writes, journal, events, end
     run_matrix(client, sandbox, proxy, tmp_path, ledger_entry, steps, follow_up)
 
 
@@ -187,10 +187,10 @@ def test_sigkill_after_first_workload_write(client, sandbox, proxy, tmp_path, le
     """The slice of `make test`: killed right after its first workload write (reference section 1's
     half-done group), then a new rollout whose second workload crashes: back to the last verified state.
 
-    No count run here: the mutating call after the lease, one claim per workload and the journal must
-    be that write, as `crash_case` checks against the label.
+    No count run here: the mutating call after the lease, the claim register (one write for the whole
+    group) and the journal must be that write, as `crash_case` checks against the label.
     """
-    first = Step(1 + len(h.GROUP) + 1 + 1, "PUT deployments/web")
+    first = Step(1 + 1 + 1 + 1, "PUT deployments/web")
     run_matrix(client, sandbox, proxy, tmp_path, ledger_entry, [first], "rollout-crash")
 
 
@@ -255,6 +255,78 @@ def test_sigkill_during_the_repair_after_every_mutating_call(client, sandbox, pr
     assert not failures, "\n\n".join(failures)
 
 
+# -- killed, then a run of another target (issue 31) --------------------------------------------------
+
+OTHER_FOLLOW_UPS = ("rollout-other", "rollout-other-crash")
+
+
+def other_target_case(client, sandbox, proxy, kubeconfig: Path, step: Step, follow_up: str, tmp: Path) -> tuple[str, int]:
+    """Killed after its k-th mutating call, then a run that targets another workload only:
+
+    - ``rollout-other`` (``deploy/web`` to v3): exit 0, web on v3, and each DC on what it ran right after
+      the kill: the killed run's change where it landed (finished: watched to completion by this run),
+      else its old image; never a success beside a member left unverified;
+    - ``rollout-other-crash`` (``dc/dc2`` to a crashing v3): exit 1 naming dc/dc2, the whole group back on
+      the last verified state, the killed run's unverified changes included (finished, then reverted).
+    """
+    from tests.helpers.cluster import view
+
+    proxy.reset()
+    with h.scratch_namespace(client, f"crash-o-{step.k}-{follow_up}") as ns:
+        h.make_group(client, ns)
+        killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEW))
+        proxy.after_mutation(step.k, h.killer(killed))
+        result = h.finish(killed)
+        assert result.code == -signal.SIGKILL, f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
+        seen = label(proxy.mutating()[step.k - 1])
+        after_kill = h.journal(client, ns)
+        left = {name: view(client, ns, kind, name).images["app"] for kind, name in h.GROUP}
+        h.expire_lease(client, ns)
+        report = tmp / f"o-{step.k}-{follow_up}.json"
+        if follow_up == "rollout-other":
+            args, want_code = ["--image", f"deploy/web={h.NEWER}"], 0
+        else:
+            args, want_code = ["--image", f"dc/dc2={h.NEWER_CRASH}"], 1
+        again = h.finish(h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *args, report=report), report)
+        assert again.code == want_code, (
+            f"k={step.k} {follow_up}: exit {again.code}, wanted {want_code}\n{again.stdout[-1500:]}{again.stderr[-800:]}"
+        )
+        state = after_kill["run"]["state"] if after_kill else "no journal"
+        if follow_up == "rollout-other-crash":
+            assert "dc/dc2" in again.report.get("error", ""), again.report.get("error")
+            verdict = h.assert_consistent(client, sandbox.kubeconfig, ns, (expected_side(after_kill),))
+            on = verdict.side.rsplit(":", 1)[-1]
+            checks = verdict.checks
+        else:
+            checks = 0
+            for kind, name in h.GROUP:
+                live = view(client, ns, kind, name)
+                want = h.NEWER if name == "web" else left[name]
+                assert live.images["app"] == want, f"k={step.k}: {name} runs {live.images}, wanted {want}"
+                assert live.complete and not live.paused, f"k={step.k}: {name} {live}"
+                checks += 1
+            record = h.journal(client, ns)
+            assert record is not None and record["run"]["state"] == "succeeded", record and record["run"]
+            assert not h.lease_live(client, ns), "a lock is still held"
+            drift = h.rollguard(sandbox.kubeconfig, "drift-check", "-n", ns, "-l", h.SELECTOR, timeout=60)
+            assert drift.code == 0, f"drift-check: {drift.code}\n{drift.stdout}\n{drift.stderr}"
+            checks += 3
+            on = ", ".join(f"{n} {left[n].rsplit(':', 1)[-1]}" for n in ("dc1", "dc2")) + ", web v3"
+        account = f"k={step.k} after {seen}: journal {state!r}; {follow_up} exit {again.code}; group on {on}"
+        return account, checks + 1
+
+
+@pytest.mark.chaos
+@pytest.mark.parametrize("follow_up", OTHER_FOLLOW_UPS)
+def test_sigkill_then_a_run_of_another_target(client, sandbox, proxy, tmp_path, ledger_entry, steps, follow_up):
+    kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
+    run_cases(
+        ledger_entry, steps, follow_up,
+        lambda step: other_target_case(client, sandbox, proxy, kubeconfig, step, follow_up, tmp_path),
+        prefix="other ",
+    )
+
+
 # -- runs with -f: whole manifests, one of them bringing a new workload -----------------------------
 
 MANIFEST_ENV = [{"name": "RELEASE", "value": "r2"}]
@@ -264,7 +336,7 @@ MANIFEST_FOLLOW_UPS = ("rollout-f", "rollout-f-crash")
 def release_manifests(path: Path, image: str, *, crash_second: str | None = None) -> Path:
     """The group's three workloads with ``image`` and a new env var, plus a Deployment ``extra`` the
     group does not have yet (the run creates it), as one multi-document file."""
-    from tests.support import dc_body, deployment_body
+    from tests.helpers.cluster import dc_body, deployment_body
 
     docs = [dc_body("dc1", image), dc_body("dc2", crash_second or image), deployment_body("web", image),
             deployment_body("extra", image)]  # fmt: skip
@@ -276,7 +348,7 @@ def release_manifests(path: Path, image: str, *, crash_second: str | None = None
 
 def extra_state(client: Client, ns: str) -> str:
     """``absent``, or the image the created Deployment ``extra`` runs (complete and with the env)."""
-    from tests.support import view
+    from tests.helpers.cluster import view
 
     try:
         obj = client.get(DEPLOYMENTS, "extra", namespace=ns)

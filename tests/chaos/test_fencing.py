@@ -21,14 +21,15 @@ import time
 
 import pytest
 
-from rollguard.claims import CLAIM_LABEL
-from rollguard.inputs import parse_selector
-from rollguard.journal import DATA_KEY, JOURNAL_LABEL, group_name
-from rollguard.lock import fence_margin, read_lease
-from rollguard.resources import CONFIG_MAPS, LEASES
+from rollguard.cluster.claims import REGISTER, claims_of
+from rollguard.cluster.journal import DATA_KEY, JOURNAL_LABEL, group_name
+from rollguard.cluster.lock import fence_margin, read_lease
+from rollguard.core.errors import NotFound
+from rollguard.core.resources import CONFIG_MAPS, LEASES
+from rollguard.plan.inputs import parse_selector
 from tests.chaos import harness as h
 from tests.chaos.proxy import FaultPlan, Record
-from tests.support import CRASH, DC, create_group, dc_body, journal_reaches, view
+from tests.helpers.cluster import CRASH, DC, create_group, dc_body, journal_reaches, view
 
 LEASE = 6  # A's --lease-duration (seconds): short, so that a frozen A loses it soon
 A_IMAGE = "registry.local/shop/api:v2-slow30"  # A is still watching when it wakes
@@ -212,8 +213,12 @@ def images(client, namespace: str) -> dict[str, str]:
 
 
 def claims_left(client, namespace: str) -> list[str]:
-    items = client.list(LEASES, namespace=namespace, selector=f"{CLAIM_LABEL}=true")["items"]
-    return [o["metadata"]["name"] for o in items]
+    """The workloads the namespace's claim register lists (live or not); [] when there is no register."""
+    try:
+        register = client.get(LEASES, REGISTER, namespace=namespace)
+    except NotFound:
+        return []
+    return sorted(claims_of(register))
 
 
 def test_overlapping_groups_at_once_one_is_refused(client, sandbox, tmp_path, namespace, ledger_entry):
@@ -274,12 +279,12 @@ def test_holders_claims_are_taken_over_once_its_lease_expired(client, sandbox, p
     def last_claim(record: Record) -> bool:
         if record.method == "POST" and record.resource == "leases" and record.status == 201:
             claims_seen.append(record.path)
-        return len(claims_seen) == 3  # the group Lease, then the claims on dc/a and dc/b
+        return len(claims_seen) == 2  # the group Lease, then the claim register (dc/a and dc/b)
 
     proxy.after_mutation_matching(last_claim, h.killer(x))
     assert h.finish(x).code == -signal.SIGKILL
     held = claims_left(client, namespace)
-    assert sorted(held) == ["rollguard-claim-dc-a", "rollguard-claim-dc-b"], held
+    assert held == ["dc/a", "dc/b"], held
     early = h.rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", BACKEND,
                         "--image", f"dc/a={Y_IMAGE}", "--image", f"dc/c={Y_IMAGE}")
     assert early.code == 2 and "dc/a is claimed by" in early.stderr, early.stdout + early.stderr
@@ -289,7 +294,7 @@ def test_holders_claims_are_taken_over_once_its_lease_expired(client, sandbox, p
     assert late.code == 0, late.stdout[-1500:] + late.stderr
     live = images(client, namespace)
     assert live == {"a": Y_IMAGE, "b": h.OLD, "c": Y_IMAGE}, live
-    assert claims_left(client, namespace) == ["rollguard-claim-dc-b"]  # X's, dead with its lease
+    assert claims_left(client, namespace) == []  # X's claims dropped with its dead lease, Y's released
     ledger_entry.case("dead holder's claims taken over", faults={"SIGKILL": 1, "concurrent run": 1}, states=6,
                       detail="refused while the killed run's lease was live; exit 0 once it expired")
 

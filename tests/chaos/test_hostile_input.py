@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.client import Client
+from rollguard.cluster.client import Client
 from tests.chaos import harness as h
-from tests.support import NEW, resource_versions
+from tests.helpers.cluster import NEW, resource_versions
 
 HUGE = "a" * 100_000
 META = "$(touch /tmp/rollguard-pwned);`id`|&>"

@@ -18,23 +18,23 @@ import threading
 
 import pytest
 
-from rollguard.journal import Journal, JournalStore
-from rollguard.resources import CONFIG_MAPS, DEPLOYMENTS
+from rollguard.cluster.journal import Journal, JournalStore
+from rollguard.core.resources import CONFIG_MAPS, DEPLOYMENTS
 from tests.chaos import harness as h
 from tests.chaos.proxy import FaultPlan
-from tests.scenarios import set_image
-from tests.support import (
+from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
     NEWER_CRASH,
     create_group,
     dc_body,
     deployment_body,
+    journal_reaches,
     resource_versions,
     rollguard,
     view,
-    wait_until,
 )
+from tests.helpers.scenarios import set_image
 
 SLOW = "registry.local/shop/api:v2-slow30"  # a watch long enough to act during it
 HOTFIX = "registry.local/shop/api:v1-hotfix"
@@ -42,16 +42,6 @@ HOTFIX = "registry.local/shop/api:v1-hotfix"
 
 def load_journal(client, namespace: str, selector: str = h.SELECTOR) -> Journal | None:
     return JournalStore(client, namespace=namespace, selector=selector).load()
-
-
-def journal_reaches(client, namespace: str, *states: str, timeout: float = 90) -> None:
-    def there(_cm: dict) -> bool:
-        journal = load_journal(client, namespace)
-        return journal is not None and journal.state in states
-
-    wait_until(
-        client, CONFIG_MAPS, namespace, h.JOURNAL, there, timeout=timeout, what=f"journal state in {states}"
-    )
 
 
 def big_deployment(name: str, image: str, env_bytes: int) -> dict:
@@ -381,9 +371,9 @@ def test_a_workload_deleted_during_the_watch_is_reported_and_the_rest_reverted(
 
 def test_a_journal_bigger_than_one_configmap_is_saved_in_parts_and_read_back(client, namespace, ledger_entry):
     """Six templates of 400 KB of random env (~1.3 MB of gzip): parts, two alternating sets at most."""
-    from rollguard.journal import WorkloadEntry
-    from rollguard.journal_codec import PART_OF_LABEL
-    from rollguard.structs import RunState, VerifiedState
+    from rollguard.cluster.journal import WorkloadEntry
+    from rollguard.cluster.journal_codec import PART_OF_LABEL
+    from rollguard.core.structs import RunState, VerifiedState
 
     store = JournalStore(client, namespace=namespace, selector=h.SELECTOR)
     journal = Journal(namespace=namespace, selector=h.SELECTOR, run_id="r1", state=RunState.WATCHING)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.chaos import harness as h
-from tests.support import IMAGE, journal_reaches
+from tests.helpers.cluster import IMAGE, journal_reaches
 
 SLOW_OLD = f"{IMAGE}:v1-slow20"  # a revert to it takes 20 s
 GRACE = 30  # Tekton's default terminationGracePeriodSeconds

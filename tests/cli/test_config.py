@@ -15,9 +15,10 @@ from pathlib import Path
 
 import yaml
 
-from rollguard import cli, kubeconfig
+from rollguard import cli
+from rollguard.cluster import kubeconfig
 from sandbox.cluster import ADMIN_TOKEN
-from tests.support import NEW, OLD, SELECTOR, create_group, dc_body, resource_versions, view
+from tests.helpers.cluster import NEW, OLD, SELECTOR, create_group, dc_body, resource_versions, view
 
 
 def run(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[str]:

@@ -7,11 +7,11 @@ import datetime as dt
 import subprocess
 import sys
 
-from rollguard.report import Outcome
-from rollguard.structs import Status
+from rollguard.core.report import Outcome
+from rollguard.core.structs import Status
 from sandbox.cluster import write_kubeconfig
-from tests.scenarios import events, pause
-from tests.support import NEW, OLD, SELECTOR, create_group, dc_body, rollguard, view
+from tests.helpers.cluster import NEW, OLD, SELECTOR, create_group, dc_body, rollguard, view
+from tests.helpers.scenarios import events, pause
 
 
 def cli(kubeconfig, *args: str) -> list[str]:
@@ -97,8 +97,8 @@ def test_a_success_line_never_carries_a_cause():
 
 
 def test_event_counted_up_is_pure():
-    from rollguard.audit import counted, event_body
-    from rollguard.structs import DC, WorkloadRef
+    from rollguard.core.structs import DC, WorkloadRef
+    from rollguard.run.events import counted, event_body
 
     at = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
     obj = {"metadata": {"namespace": "ns", "uid": "u1", "resourceVersion": "7"}}

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 
-from rollguard.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
-from tests.scenarios import failed_and_settled, set_image
-from tests.support import (
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
+from tests.helpers.cluster import (
     CRASH,
     NEW,
     OLD,
@@ -23,6 +22,7 @@ from tests.support import (
     view,
     wait_until,
 )
+from tests.helpers.scenarios import failed_and_settled, set_image
 
 
 def refused(result, *words: str) -> str:
@@ -69,9 +69,15 @@ def test_a_workload_that_never_completed_is_refused_unless_accepted(sandbox, nam
     assert "nothing verified to revert" in message
     assert resource_versions(client, namespace) == before
 
-    # not in the run (dc1 only): no reason to refuse
-    only_dc1 = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}")
+    # not in the run (dc1 only): refused too, since the verdict covers the whole group (issue 31) ...
+    only = ["rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}"]
+    refused(rollguard(sandbox.kubeconfig, *only), "dc/dc2 never completed a rollout and this run does not change it",
+            "--allow-never-completed")  # fmt: skip
+    assert resource_versions(client, namespace) == before
+    # ... unless accepted knowingly: then the summary names it
+    only_dc1 = rollguard(sandbox.kubeconfig, *only, "--allow-never-completed")
     assert only_dc1.code == 0, only_dc1.stdout + only_dc1.stderr
+    assert "dc/dc2 never completed a rollout, accepted" in only_dc1.stdout.strip().splitlines()[-1]
 
     report = tmp_path / "report.json"
     accepted = rollguard(sandbox.kubeconfig, *base, "--allow-never-completed", report=report)

@@ -11,9 +11,18 @@ from __future__ import annotations
 
 import json
 
-from rollguard.resources import DEPLOYMENT_CONFIGS
-from tests.scenarios import events, image_stream, latest_dc
-from tests.support import NEW, OLD, SELECTOR, create_group, dc_body, resource_versions, rollguard, view
+from rollguard.core.resources import DEPLOYMENT_CONFIGS
+from tests.helpers.cluster import (
+    NEW,
+    OLD,
+    SELECTOR,
+    create_group,
+    dc_body,
+    resource_versions,
+    rollguard,
+    view,
+)
+from tests.helpers.scenarios import events, image_stream, latest_dc
 
 MIGRATE_OLD, MIGRATE_NEW = "registry.local/shop/migrate:v1", "registry.local/shop/migrate:v2"
 

@@ -6,18 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.client import Client
-from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, LEASES
-from tests.scenarios import (
-    deadline_exceeded,
-    events,
-    killed_run,
-    pause,
-    reference_state,
-    set_image,
-    states,
-)
-from tests.support import (
+from rollguard.cluster.client import Client
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, LEASES
+from tests.helpers.cluster import (
     CRASH,
     DC,
     DEPLOYMENT,
@@ -33,6 +24,15 @@ from tests.support import (
     rolled_out,
     rollguard,
     view,
+)
+from tests.helpers.scenarios import (
+    deadline_exceeded,
+    events,
+    killed_run,
+    pause,
+    reference_state,
+    set_image,
+    states,
 )
 
 
@@ -202,7 +202,7 @@ def test_lock_held_and_missing_permission_are_refused(sandbox, namespace, client
     before = resource_versions(client, namespace)
     denied = rollguard(sandbox.user_kubeconfig("alice"), "resume", "dc/dc1", "-n", namespace)
     assert denied.code == 2 and "not allowed to" in denied.stderr, denied.stderr
-    from rollguard.lock import GroupLock
+    from rollguard.cluster.lock import GroupLock
 
     lock = GroupLock(client, namespace=namespace, name=JOURNAL, holder="pipeline-7 run y")
     lock.acquire()
@@ -237,10 +237,10 @@ def test_a_named_repair_of_a_member_of_a_running_rollout_is_refused_naming_its_h
     watching its workloads (journal written) likewise."""
     import signal
 
-    from rollguard.claims import Claims
-    from rollguard.lock import GroupLock
-    from rollguard.structs import WorkloadRef
-    from tests.support import IMAGE, journal_reaches, start_rollguard
+    from rollguard.cluster.claims import Claims
+    from rollguard.cluster.lock import GroupLock
+    from rollguard.core.structs import WorkloadRef
+    from tests.helpers.cluster import IMAGE, journal_reaches, start_rollguard
 
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
     set_image(client, namespace, DC, "dc1", NEW)
@@ -290,24 +290,23 @@ def test_a_rollout_started_during_a_named_repair_is_refused_naming_the_repair(
     repair, instead of writing over the workload the repair is rolling out."""
     import signal
 
-    from rollguard.claims import claim_name
-    from rollguard.structs import WorkloadRef
-    from tests.support import IMAGE, start_rollguard, wait_until
+    from rollguard.cluster.claims import REGISTER, claims_of
+    from tests.helpers.cluster import IMAGE, start_rollguard, wait_until
 
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
     pause(client, namespace, "dc2")
     set_image(client, namespace, DC, "dc2", f"{IMAGE}:v2-slow60")  # waits while paused; slow once resumed
     proc = start_rollguard(sandbox.kubeconfig, "resume", "dc/dc2", "-n", namespace)
     try:
-        claim = wait_until(client, LEASES, namespace, claim_name(WorkloadRef(DC, "dc2")),
-                           lambda o: bool(o["spec"].get("holderIdentity")), what="the repair's claim")  # fmt: skip
+        register = wait_until(client, LEASES, namespace, REGISTER, lambda o: "dc/dc2" in claims_of(o),
+                              what="the repair's claim")  # fmt: skip
         wait_until(client, DEPLOYMENT_CONFIGS, namespace, "dc2", lambda o: not o["spec"].get("paused"),
                    what="the repair's write")  # fmt: skip
         before = resource_versions(client, namespace)
         result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
                            "--image", f"dc/dc2={NEW}", report=tmp_path / "r.json")  # fmt: skip
         assert result.code == 2, result.stdout + result.stderr
-        holder = claim["spec"]["holderIdentity"]
+        holder = claims_of(register)["dc/dc2"].holder
         assert f"dc/dc2 is claimed by {holder} (a repair of named workloads" in result.stderr, result.stderr
         assert result.report["status"] == "refused"
         assert view(client, namespace, DC, "dc2").images == {"app": f"{IMAGE}:v2-slow60"}
@@ -320,4 +319,4 @@ def test_a_rollout_started_during_a_named_repair_is_refused_naming_the_repair(
         proc.wait(timeout=60)
     # the repair let go of its claim and of its own Lease
     assert not [n for n in (c["metadata"]["name"] for c in client.list(LEASES, namespace=namespace)["items"])
-                if n.startswith(("rollguard-claim-", "rollguard-repair-"))]  # fmt: skip
+                if n.startswith(("rollguard-claim", "rollguard-repair-"))]  # fmt: skip

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.client import Client
-from rollguard.resources import DEPLOYMENTS, IMAGE_STREAMS
-from tests.rollout.test_fidelity import annotated_web, trigger_entries
-from tests.support import DEPLOYMENT, SELECTOR, create_group, rollguard, view
+from rollguard.cluster.client import Client
+from rollguard.core.resources import DEPLOYMENTS, IMAGE_STREAMS
+from tests.helpers.cluster import DEPLOYMENT, SELECTOR, create_group, rollguard, view
+from tests.helpers.triggers import annotated_web, trigger_entries
 
 OLD = "registry.local/shop/api:v1"
 NEW = "registry.local/shop/api:v2"

@@ -7,10 +7,10 @@ import signal
 import time
 from pathlib import Path
 
-from rollguard.client import Client
-from rollguard.lock import read_lease
-from rollguard.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, LEASES, NAMESPACES
-from tests.support import (
+from rollguard.cluster.client import Client
+from rollguard.cluster.lock import read_lease
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, LEASES, NAMESPACES
+from tests.helpers.cluster import (
     CRASH,
     DC,
     DEPLOYMENT,

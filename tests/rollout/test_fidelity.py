@@ -8,19 +8,23 @@ the failure's cause, deployer pods, what the API normalises, and no-progress dea
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
-from rollguard.client import Client
-from rollguard.errors import Conflict, NotFound
-from rollguard.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, IMAGE_STREAMS, NAMESPACES, PODS
+from rollguard.cluster.client import Client
+from rollguard.core.errors import Conflict, NotFound
+from rollguard.core.resources import (
+    CONFIG_MAPS,
+    DEPLOYMENT_CONFIGS,
+    IMAGE_STREAMS,
+    NAMESPACES,
+    PODS,
+)
 from tests.chaos.proxy import FaultPlan, FaultProxy
-from tests.scenarios import image_stream, latest_dc, triggered_dc
-from tests.support import (
+from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
     SELECTOR,
@@ -31,6 +35,8 @@ from tests.support import (
     view,
     wait_until,
 )
+from tests.helpers.scenarios import image_stream, latest_dc, triggered_dc
+from tests.helpers.triggers import annotated_web, trigger_entries
 
 OLD = "registry.local/shop/api:v1"
 NEW = "registry.local/shop/api:v2"
@@ -253,18 +259,8 @@ def promote_source(client: Client, namespace: str) -> Iterator[str]:
         client.delete(NAMESPACES, cd)
 
 
-def annotated_web(stream_tag: str) -> dict:
-    """A Deployment as `oc set triggers deploy/web --from-image=api:latest -c app` leaves it."""
-    body = deployment_body("web", " ")
-    entry = {"from": {"kind": "ImageStreamTag", "name": stream_tag},
-             "fieldPath": 'spec.template.spec.containers[?(@.name=="app")].image'}  # fmt: skip
-    body["metadata"]["annotations"] = {"image.openshift.io/triggers": json.dumps([entry])}
-    return body
 
 
-def trigger_entries(client: Client, namespace: str) -> list[dict]:
-    dep = client.get(DEPLOYMENTS, "web", namespace=namespace)
-    return json.loads(dep["metadata"]["annotations"]["image.openshift.io/triggers"])
 
 
 def test_an_image_set_directly_pauses_a_deployments_image_trigger(sandbox, namespace, client, tmp_path: Path):

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import yaml
 
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, HORIZONTAL_POD_AUTOSCALERS, PODS
+from rollguard.core.structs import Obj
 from rollguard.kinds import KINDS
-from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, HORIZONTAL_POD_AUTOSCALERS, PODS
-from rollguard.structs import Obj
-from tests.scenarios import image_stream, latest_dc
-from tests.support import (
+from tests.helpers.cluster import (
     CRASH,
     DC,
     DEPLOYMENT,
@@ -36,6 +35,7 @@ from tests.support import (
     rollguard,
     view,
 )
+from tests.helpers.scenarios import image_stream, latest_dc
 
 ENV = [{"name": "FEATURE", "value": "on"}]
 LIMITS = {"limits": {"cpu": "200m", "memory": "64Mi"}}
@@ -260,7 +260,7 @@ def test_revert_after_a_killed_manifest_run_deletes_the_workload_it_created(sand
     import signal
 
     from tests.chaos.harness import expire_lease
-    from tests.support import IMAGE, journal_reaches, start_rollguard
+    from tests.helpers.cluster import IMAGE, journal_reaches, start_rollguard
 
     create_group(client, namespace, group())
     slow = f"{IMAGE}:v2-slow60"  # the run is still watching when it is killed

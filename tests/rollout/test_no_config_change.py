@@ -13,11 +13,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rollguard.client import Client
-from rollguard.resources import DEPLOYMENT_CONFIGS
-from rollguard.structs import Obj
-from tests.scenarios import edit, image_change_trigger, image_stream
-from tests.support import CRASH, DC, NEW, OLD, SELECTOR, dc_body, rolled_out, rollguard, view, wait_until
+from rollguard.cluster.client import Client
+from rollguard.core.resources import DEPLOYMENT_CONFIGS
+from rollguard.core.structs import Obj
+from tests.helpers.cluster import (
+    CRASH,
+    DC,
+    NEW,
+    OLD,
+    SELECTOR,
+    dc_body,
+    rolled_out,
+    rollguard,
+    view,
+    wait_until,
+)
+from tests.helpers.scenarios import edit, image_change_trigger, image_stream
 
 
 def _rollout_latest(client: Client, namespace: str, name: str) -> None:

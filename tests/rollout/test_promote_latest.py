@@ -18,11 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.client import Client
-from rollguard.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, NAMESPACES
+from rollguard.cluster.client import Client
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, NAMESPACES
 from tests.chaos.harness import expire_lease
-from tests.scenarios import image_stream, triggered_dc
-from tests.support import (
+from tests.helpers.cluster import (
     DC,
     SELECTOR,
     create_group,
@@ -32,6 +31,7 @@ from tests.support import (
     view,
     wait_until,
 )
+from tests.helpers.scenarios import image_stream, triggered_dc
 
 OLD = "registry.local/shop/api:v1"
 NEW = "registry.local/shop/api:v2"

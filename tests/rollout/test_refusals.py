@@ -6,9 +6,9 @@ import datetime as dt
 
 import pytest
 
-from rollguard.client import Client
-from rollguard.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, LEASES, NAMESPACES
-from tests.support import (
+from rollguard.cluster.client import Client
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, LEASES, NAMESPACES
+from tests.helpers.cluster import (
     IMAGE,
     NEW,
     OLD,
@@ -95,8 +95,8 @@ def test_promoted_tag_missing_is_refused(sandbox, group):
 
 def test_lock_held_by_another_run_is_refused(sandbox, group):
     client, namespace = group
-    from rollguard.inputs import parse_selector
-    from rollguard.journal import group_name
+    from rollguard.cluster.journal import group_name
+    from rollguard.plan.inputs import parse_selector
 
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     client.create(LEASES, {
@@ -115,7 +115,7 @@ def test_lock_held_by_another_run_is_refused(sandbox, group):
 def test_missing_permission_is_refused(sandbox, group):
     """A user who may read but not update deploymentconfigs: preflight names the verb and resource."""
     client, namespace = group
-    from rollguard.resources import Resource
+    from rollguard.core.resources import Resource
 
     roles = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
     bindings = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rollguard.resources import DEPLOYMENT_CONFIGS, EVENTS
-from tests.support import (
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, EVENTS
+from tests.helpers.cluster import (
     CRASH,
     DC,
     DEPLOYMENT,
@@ -86,11 +86,15 @@ def test_mixed_group_failure_reverts_deployment_and_paused_dc(sandbox, namespace
 
 
 def test_on_paused_refuse_changes_nothing(sandbox, namespace, client):
-    create_group(client, namespace, [dc_body("dc1", OLD)])
-    client.patch(DEPLOYMENT_CONFIGS, "dc1", {"spec": {"paused": True}}, namespace=namespace)
+    """Every paused workload is named (issue 31), with the one command that resumes them all."""
+    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
+    for name in ("dc1", "dc2"):
+        client.patch(DEPLOYMENT_CONFIGS, name, {"spec": {"paused": True}}, namespace=namespace)
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
                        "--image", f"dc/dc1={NEW}", "--on-paused", "refuse")
     assert result.code == 2
-    assert "dc/dc1 is paused" in result.stderr and "rollguard resume dc/dc1" in result.stderr
-    state = view(client, namespace, DC, "dc1")
-    assert state.paused and state.images == {"app": OLD}
+    assert "dc/dc1, dc/dc2 are paused" in result.stderr, result.stderr
+    assert f"rollguard resume -n {namespace} dc/dc1 dc/dc2" in result.stderr
+    for name in ("dc1", "dc2"):
+        state = view(client, namespace, DC, name)
+        assert state.paused and state.images == {"app": OLD}

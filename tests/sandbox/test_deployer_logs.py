@@ -17,10 +17,9 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from sandbox.openshift.kube import Kube
-from tests.sandbox.test_openshift import APP, DCS, RCS, create_dc, dc_body, kube, set_image, wait_for, wait_rc
+from tests.helpers.openshift_api import APP, DCS, RCS, create_dc, dc_body, set_image, wait_for, wait_rc
 
 pytestmark = pytest.mark.cluster
-__all__ = ["kube"]  # the module's fixture, used here
 
 
 def deployer_log(k8s: client.ApiClient, namespace: str, rc: str) -> list[str]:

@@ -3,45 +3,25 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 from kubernetes import client, watch
 
 from sandbox import registry
 from sandbox.cluster import Sandbox
+from tests.helpers.kubelet import APP, make_pod, wait_for, waiting_reason
 
 pytestmark = pytest.mark.cluster
-APP = "registry.local/team/app"
 
 
-def wait_for(list_fn: Callable[..., Any], *args: Any, name: str, until: Callable[[Any], bool],
-             timeout: int = 30) -> Any:  # fmt: skip
-    """Watch the object `name` until `until(obj)` holds; return it. Fails after `timeout` s."""
-    last = None
-    w = watch.Watch()
-    for event in w.stream(list_fn, *args, field_selector=f"metadata.name={name}", timeout_seconds=timeout):
-        last = event["object"]
-        if event["type"] != "DELETED" and until(last):
-            w.stop()
-            return last
-    pytest.fail(f"{name} did not get there in {timeout}s; last seen: {last and last.status}")
 
 
-def make_pod(core: client.CoreV1Api, ns: str, name: str, image: str) -> None:
-    core.create_namespaced_pod(
-        ns, {"metadata": {"name": name}, "spec": {"containers": [{"name": "app", "image": image}]}}
-    )
 
 
 def condition(pod: client.V1Pod, kind: str) -> str | None:
     return next((c.status for c in pod.status.conditions or [] if c.type == kind), None)
 
 
-def waiting_reason(pod: client.V1Pod) -> str | None:
-    statuses = pod.status.container_statuses or []
-    return statuses[0].state.waiting.reason if statuses and statuses[0].state.waiting else None
 
 
 def test_node_is_registered_and_ready(k8s: client.ApiClient) -> None:

@@ -17,10 +17,10 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from rollguard.client import Client, LogOptions
-from rollguard.errors import NoLog
+from rollguard.cluster.client import Client, LogOptions
+from rollguard.core.errors import NoLog
 from sandbox.cluster import Sandbox
-from tests.sandbox.test_kubelet import APP, make_pod, wait_for, waiting_reason
+from tests.helpers.kubelet import APP, make_pod, wait_for, waiting_reason
 
 pytestmark = pytest.mark.cluster
 

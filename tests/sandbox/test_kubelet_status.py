@@ -141,3 +141,83 @@ def test_watch_asks_for_a_relist_on_410_gone(tmp_path: Path) -> None:
     gone = {"type": "ERROR", "object": {"kind": "Status", "code": 410, "message": "too old resource version"}}
     assert kubelet_with(FakeResponse([gone]), tmp_path)._watch("1") == ""
     assert kubelet_with(client.ApiException(status=410), tmp_path)._watch("1") == ""
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "policy", "at", "phase", "exit_code"),
+    [
+        (("ready",), "Never", 0.5, "Running", None),
+        (("ready",), "Never", 1.0, "Succeeded", 0),
+        (("slow", 5), "Never", 4.0, "Running", None),
+        (("slow", 5), "Never", 5.0, "Succeeded", 0),
+        (("exit", 1, 3), "Never", 3.0, "Failed", 1),
+        (("exit", 0, 3), "OnFailure", 3.0, "Succeeded", 0),
+        (("ready",), "Always", 100.0, "Running", None),
+    ],
+)  # fmt: skip
+def test_a_pod_that_runs_to_completion_completes_by_its_images_rules(
+    behaviour: Any, policy: str, at: float, phase: str, exit_code: int | None
+) -> None:
+    """Hook pods (restartPolicy Never, OnFailure for the Retry policy) and a Custom strategy's deployer
+    pod run to completion: their process ends when its image (and command) says."""
+    status, _nxt = run_of(behaviour, restart_policy=policy).status(T0 + at)
+    assert status["phase"] == phase
+    terminated = container(status)["state"].get("terminated")
+    assert (terminated or {}).get("exitCode") == exit_code
+
+
+def test_a_failing_retry_hook_is_restarted_by_the_kubelet() -> None:
+    """restartPolicy OnFailure (a hook's Retry policy): a failed process is restarted, a crash loop."""
+    status, _nxt = run_of(("exit", 1, 1), restart_policy="OnFailure").status(T0 + 3)
+    assert status["phase"] == "Running"
+    assert container(status)["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+
+
+def test_a_flaky_pull_fails_once_then_runs() -> None:
+    first, _nxt = run_of(("flaky-pull",)).status(T0 + 0.5)
+    assert container(first)["state"]["waiting"]["reason"] == "ErrImagePull" and first["phase"] == "Pending"
+    backing_off, _ = run_of(("flaky-pull",)).status(T0 + 2)
+    assert container(backing_off)["state"]["waiting"]["reason"] == "ImagePullBackOff"
+    later, _ = run_of(("flaky-pull",)).status(T0 + 3)
+    assert later["phase"] == "Running" and container(later)["ready"]
+
+
+@pytest.mark.parametrize(
+    ("code", "policy", "phase", "state"),
+    [(0, "Never", "Succeeded", "terminated"), (3, "Never", "Failed", "terminated"),
+     (0, "OnFailure", "Succeeded", "terminated"), (3, "OnFailure", "Running", "waiting"),
+     (0, "Always", "Running", "waiting")],
+)  # fmt: skip
+def test_a_batch_process_ends_as_its_restart_policy_says(
+    code: int, policy: str, phase: str, state: str
+) -> None:
+    """`-exit<N>` (a Job's test image), after the kubelet's getPhase (k8s pkg/kubelet/kubelet_pods.go)
+    and restart decision (pkg/kubelet/kuberuntime/kuberuntime_manager.go computePodActions: Never keeps
+    every exit, OnFailure restarts a non-zero one, Always restarts even a 0)."""
+    run = run_of(("exit", code), policy)
+    running, _ = run.status(T0 + 0.5)
+    assert running["phase"] == "Running" and container(running)["ready"]
+    status, nxt = run.status(T0 + 1.5)
+    st = container(status)
+    assert status["phase"] == phase and state in st["state"]
+    if state == "terminated":
+        assert st["state"]["terminated"]["exitCode"] == code and nxt is None
+        assert st["state"]["terminated"]["reason"] == ("Completed" if code == 0 else "Error")
+        assert condition(status, "Ready")["reason"] == "PodCompleted"
+    else:
+        assert st["restartCount"] == 1 and st["lastState"]["terminated"]["exitCode"] == code
+
+
+def test_a_process_that_dies_later_is_ready_first_then_crash_loops() -> None:
+    """`-dies<N>`: a release that passes its rollout and breaks N s later (what --bake must catch)."""
+    run = run_of(("dies", 8))
+    status, nxt = run.status(T0 + 7.5)
+    assert (
+        status["phase"] == "Running" and container(status)["ready"] and container(status)["restartCount"] == 0
+    )
+    assert nxt == T0 + 8.0
+    status, _ = run.status(T0 + 8.5)
+    st = container(status)
+    assert not st["ready"] and st["restartCount"] == 1
+    assert st["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert st["lastState"]["terminated"]["finishedAt"] == podstatus.ts(T0 + 8.0)

@@ -10,7 +10,7 @@ import pytest
 
 from sandbox.openshift.kube import JSON, ApiError, Kube
 from sandbox.openshift.latestversion import REQUEST
-from tests.sandbox.test_openshift import (
+from tests.helpers.openshift_api import (
     APP,
     DCS,
     ISS,
@@ -30,9 +30,6 @@ from tests.sandbox.test_openshift import (
 pytestmark = pytest.mark.cluster
 
 
-@pytest.fixture(scope="module")
-def kube(sandbox) -> Kube:  # type: ignore[no-untyped-def]
-    return Kube(str(sandbox.kubeconfig))
 
 
 def _put(kube: Kube, ns: str, dc: JSON, version: int) -> JSON:

@@ -47,6 +47,9 @@ def test_resolve(tmp_path: Path) -> None:
         (f"{APP}:v2-crash", ("crash",)),
         (f"{APP}:v2-slow3", ("slow", 3)),
         (f"{APP}:v2-slow12-x", ("slow", 12)),
+        (f"{APP}:v2-exit1", ("exit", 1, 1)),
+        (f"{APP}:v2-exit0-slow30", ("exit", 0, 30)),
+        (f"{APP}:v2-flakypull", ("flaky-pull",)),
         (f"{APP}:V1", ("ready",)),  # tags may be upper case
         ("nginx", ("ready",)),
         (f"{APP}@sha256:{'0' * 64}", ("pull-error", "ErrImagePull")),
@@ -67,6 +70,18 @@ def test_behaviour_follows_a_pinned_digest_to_its_tag(tmp_path: Path) -> None:
     assert registry.behaviour(tmp_path, registry.pin(tmp_path, f"{APP}:v2-crash")) == ("crash",)
     assert registry.behaviour(tmp_path, registry.pin(tmp_path, f"{APP}:v2-slow5")) == ("slow", 5)
     assert registry.behaviour(tmp_path, registry.pin(tmp_path, f"{APP}:v3")) == ("ready",)
+
+
+def test_the_command_says_what_a_hook_does_with_its_applications_image(tmp_path: Path) -> None:
+    """A hook pod runs its container's image with the hook's command (oc pkg/cli/deployer/strategy/
+    support/lifecycle.go createHookPodManifest): the rules read the command too."""
+    assert registry.behaviour(tmp_path, f"{APP}:v1", ["/bin/migrate-slow120"]) == ("slow", 120)
+    assert registry.behaviour(tmp_path, f"{APP}:v1", ["sh", "-c", "migrate-exit1"]) == ("exit", 1, 1)
+    assert registry.behaviour(tmp_path, f"{APP}:v2-slow5", ["migrate"]) == ("slow", 5)
+    assert registry.behaviour(tmp_path, f"{APP}@sha256:{'0' * 64}", ["x-exit0"]) == (
+        "pull-error",
+        "ErrImagePull",
+    )
 
 
 def test_image_id_is_the_digest_of_the_pulled_tag(tmp_path: Path) -> None:

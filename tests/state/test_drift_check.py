@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rollguard.resources import NAMESPACES, Resource
+from rollguard.core.resources import NAMESPACES, Resource
 from sandbox.cluster import write_kubeconfig
-from tests.scenarios import events, pause
-from tests.support import (
+from tests.helpers.cluster import (
     OLD,
     create_group,
     dc_body,
@@ -22,6 +21,7 @@ from tests.support import (
     rollguard,
     wait_until,
 )
+from tests.helpers.scenarios import events, pause
 
 CRONJOB = Path(__file__).resolve().parents[2] / "tekton" / "drift-check-cronjob.yaml"
 SECRETS = Resource("", "v1", "secrets", "Secret")
@@ -125,7 +125,7 @@ def test_one_list_per_kind_and_namespace(sandbox, namespace, extra_namespace, cl
     assert everything.code == 0, everything.stdout + everything.stderr
     assert sorted(everything.report["namespaces"]) == sorted([namespace, extra_namespace])
     # the workloads, journals and leases cluster-wide by label, then, the two namespaces asked at once
-    # (rollguard.read_plan: fewer requests than one each), the RCs by DC name, the ReplicaSets and the
+    # (rollguard.state.list_plan: fewer requests than one each), the RCs by DC name, the ReplicaSets and the
     # pods by the workloads' selectors: in proportion to the match, not to the cluster or to the
     # matched namespaces (other tests' namespaces hold groups too)
     assert everything.report["api_requests"] == {"list": 4 + 3}

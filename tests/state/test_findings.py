@@ -4,20 +4,8 @@ from __future__ import annotations
 
 import json
 
-from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS
-from tests.scenarios import (
-    deadline_exceeded,
-    guarded_rollout,
-    image_stream,
-    killed_run,
-    latest_dc,
-    pause,
-    rc_phase,
-    reference_state,
-    set_image,
-    states,
-)
-from tests.support import (
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS
+from tests.helpers.cluster import (
     CRASH,
     DC,
     DEPLOYMENT,
@@ -30,6 +18,18 @@ from tests.support import (
     deployment_body,
     rollguard,
     wait_until,
+)
+from tests.helpers.scenarios import (
+    deadline_exceeded,
+    guarded_rollout,
+    image_stream,
+    killed_run,
+    latest_dc,
+    pause,
+    rc_phase,
+    reference_state,
+    set_image,
+    states,
 )
 
 

@@ -1,6 +1,6 @@
 """`-A -l SEL` on the live sandbox: the cluster-wide read plan gives exactly the per-namespace plan's lists.
 
-`rollguard.read_plan` asks the revisions and pods of a selector's workloads cluster-wide when that is
+`rollguard.state.list_plan` asks the revisions and pods of a selector's workloads cluster-wide when that is
 fewer requests than asking each matched namespace, and keeps an answer only in a matched namespace
 whose own workloads select it. Here the same workloads are read both ways: cluster-wide
 (``namespace_lists(None, selector)``, what `status -A -l` and `drift-check -A -l` read) and per
@@ -19,11 +19,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from rollguard import inventory
-from rollguard.client import Client
-from rollguard.resources import NAMESPACES, Resource
-from rollguard.state import assess_namespace
-from tests.support import OLD, create_group, dc_body, deployment_body, wait_until
+from rollguard.cluster.client import Client
+from rollguard.core.resources import NAMESPACES, Resource
+from rollguard.state import inventory
+from rollguard.state.assessment import assess_namespace
+from tests.helpers.cluster import OLD, create_group, dc_body, deployment_body, wait_until
 
 ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 

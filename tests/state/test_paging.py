@@ -14,13 +14,13 @@ import datetime as dt
 import json
 import urllib.request
 
-from rollguard import inventory
-from rollguard.client import Client
-from rollguard.inventory import LISTS
-from rollguard.resources import CONFIG_MAPS
-from rollguard.state import NamespaceState, assess_namespace
-from tests.scenarios import NEW, OLD, killed_run, set_image
-from tests.support import GROUP_LABELS, SELECTOR, create_group, dc_body, deployment_body, rolled_out
+from rollguard.cluster.client import Client
+from rollguard.core.resources import CONFIG_MAPS
+from rollguard.state import inventory
+from rollguard.state.assessment import NamespaceState, assess_namespace
+from rollguard.state.inventory import LISTS
+from tests.helpers.cluster import GROUP_LABELS, SELECTOR, create_group, dc_body, deployment_body, rolled_out
+from tests.helpers.scenarios import NEW, OLD, killed_run, set_image
 
 
 def whole_read(

@@ -22,6 +22,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+import rollguard
 from tests.tekton.manifests import (
     ROOT,
     TEKTON,
@@ -33,7 +34,12 @@ from tests.tekton.manifests import (
 )
 
 BUILD_ARGS = ("VERSION", "REVISION", "CREATED")
+# What a corporate cluster needs to reach PyPI, the UBI repositories and the Red Hat registry through its
+# own proxy and mirrors; tekton/build-image.yaml passes each one from a param of its own.
+MIRROR_ARGS = ("BASE_IMAGE", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "PIP_INDEX_URL", "PIP_TRUSTED_HOST", "UBI_MIRROR")
+PREDEFINED_ARGS = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")  # the engines' own: usable without an ARG
 LOCK = ROOT / "requirements.lock"
+BUILD_LOCK = ROOT / "requirements-build.lock"
 BUILD_PIPELINE = TEKTON / "build-image.yaml"
 ARG_USE = re.compile(r"\$\{?(\w+)\}?")
 
@@ -118,7 +124,7 @@ def test_every_label_is_filled_from_a_declared_build_arg() -> None:
     assert set(BUILD_ARGS) <= set(given), f"make image passes {sorted(given)}"
     assert given["REVISION"] != "unknown" and re.fullmatch(r"[0-9a-f]{40}", given["REVISION"])
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", given["CREATED"]), given["CREATED"]
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    version = rollguard.__version__  # the one place the version is written
     assert given["VERSION"] == version
     for key, value in labels(runtime).items():
         for name in ARG_USE.findall(value):
@@ -139,8 +145,16 @@ def test_the_in_cluster_build_passes_the_same_build_args() -> None:
     params = {p["name"]: p["value"] for p in build["params"]}
     assert params["DOCKERFILE"].endswith("Containerfile")
     passed = dict(a.split("=", 1) for a in params["BUILD_ARGS"])
-    assert set(passed) == set(BUILD_ARGS)
+    assert set(passed) == {*BUILD_ARGS, *MIRROR_ARGS}
     assert passed["REVISION"] == "$(tasks.fetch.results.COMMIT)"
+    declared = {p["name"]: p for p in pipeline["spec"]["params"]}
+    for name in MIRROR_ARGS:  # each from a param of its own: $(params.http-proxy) for HTTP_PROXY
+        assert passed[name] == f"$(params.{name.lower().replace('_', '-')})", name
+        assert name.lower().replace("_", "-") in declared, name
+    assert declared["base-image"]["default"] == global_args()["BASE_IMAGE"], "the same pinned base"
+    fetch = {p["name"]: p["value"] for p in tasks["fetch"]["params"]}
+    for name in PREDEFINED_ARGS:  # the clone goes through the same proxy
+        assert fetch[name] == f"$(params.{name.lower().replace('_', '-')})", name
     assert params["IMAGE"].startswith("image-registry.openshift-image-registry.svc:5000/$(context.pipelineRun.namespace)/rollguard:")
     for kind, rest in references(pipeline["spec"]["tasks"]):
         if kind == "tasks":
@@ -153,7 +167,8 @@ def test_the_in_cluster_build_passes_the_same_build_args() -> None:
 def test_the_licence_is_one_everywhere() -> None:
     licence = labels(stages()[-1])["org.opencontainers.image.licenses"]
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert licence == project["license"]["text"] == "Apache-2.0"
+    assert licence == project["license"] == "Apache-2.0", "the SPDX string form (PEP 639), not a table"
+    assert project["license-files"] == ["LICENSE"]
     text = (ROOT / "LICENSE").read_text()
     assert "Apache License" in text and "Version 2.0, January 2004" in text
     assert "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION" in text and len(text) > 10_000
@@ -236,3 +251,64 @@ def test_the_lock_check_catches_a_mismatch(broken: str, tmp_path: Path, monkeypa
     monkeypatch.setattr(sys.modules[__name__], "LOCK", fake)
     with pytest.raises(AssertionError):
         test_the_lock_matches_pyproject()
+
+
+# -- what the build reaches, and the build stage's own tools ------------------------------------------
+
+
+def test_the_git_source_is_required_and_invented_nowhere() -> None:
+    """No default Git URL or revision: a default would point every cluster at a host it may not reach."""
+    params = {p["name"]: p for p in load_one(BUILD_PIPELINE)["spec"]["params"]}
+    for name in ("git-url", "git-revision"):
+        assert "default" not in params[name], f"{name} must be required"
+    assert "github.com" not in BUILD_PIPELINE.read_text()
+
+
+def test_every_stage_takes_the_mirror_args() -> None:
+    """Each stage that runs pip or microdnf declares the mirror args without a default (unset unless given,
+    so pip and microdnf keep their own), and the UBI mirror rewrites the repo file microdnf reads."""
+    for stage in stages():
+        runs = " ".join(a for i, a in stage if i == "RUN")
+        declared = args_declared(stage)
+        if "pip " in runs:
+            for name in ("PIP_INDEX_URL", "PIP_TRUSTED_HOST"):
+                assert name in declared and declared[name] is None, f"{stage[0]}: ARG {name}"
+        if "microdnf" in runs:
+            assert "UBI_MIRROR" in declared and declared["UBI_MIRROR"] is None
+            assert "s|https://cdn-ubi.redhat.com/content/public/ubi|${UBI_MIRROR%/}|" in runs
+            assert "/etc/yum.repos.d/ubi.repo" in runs
+    runtime = stages()[-1]
+    assert not any(i == "ENV" and ("PIP_INDEX_URL" in a or "PROXY" in a) for i, a in runtime), "kept out of the image"
+    assert all(name in global_args() or name in PREDEFINED_ARGS or any(name in args_declared(s) for s in stages())
+               for name in MIRROR_ARGS)  # fmt: skip
+
+
+def test_the_build_stage_pins_its_tools_with_hashes() -> None:
+    """The wheel is built with setuptools from requirements-build.lock (hashes, wheels only) and without
+    build isolation, so pip downloads no unpinned build tool; the pin satisfies build-system.requires."""
+    build = stages()[0]
+    installs = [run_command(a) for i, a in build if i == "RUN" and "pip install" in a]
+    (install,) = installs
+    assert {"--require-hashes", "--no-deps", "--only-binary=:all:"} <= set(install)
+    assert install[install.index("-r") + 1] == "/tmp/requirements-build.lock"
+    assert any("source=requirements-build.lock" in a for i, a in build if i == "RUN")
+    (wheel,) = [run_command(a) for i, a in build if i == "RUN" and "pip wheel" in a]
+    assert {"--no-build-isolation", "--no-deps", "--no-index"} <= set(wheel)
+    entries = parse_lock(BUILD_LOCK.read_text())
+    assert "make lock" in BUILD_LOCK.read_text()
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    for requirement in map(Requirement, requires):
+        name = str(canonicalize_name(requirement.name))
+        assert name in entries, f"{name} is in build-system.requires but not in {BUILD_LOCK.name}: run make lock"
+        assert requirement.specifier.contains(entries[name][0]), f"{name}=={entries[name][0]} does not satisfy {requirement}"
+    for name, (version, hashes, _) in entries.items():
+        assert hashes, f"{name}=={version} has no hash"
+
+
+def test_setuptools_admitted_by_build_system_understands_the_licence() -> None:
+    """The SPDX `license` string and `license-files` need setuptools 77 (PEP 639); an older one admitted by
+    build-system.requires would reject them or warn."""
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    (setuptools,) = [Requirement(r) for r in requires if Requirement(r).name == "setuptools"]
+    assert not setuptools.specifier.contains("76.9"), f"{setuptools} admits a setuptools before 77"
+    assert not any(Requirement(r).name == "wheel" for r in requires), "setuptools builds wheels itself since 70.1"

@@ -14,7 +14,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+import rollguard
 from tests.tekton.manifests import (
     CONTAINERFILE,
     ROOT,
@@ -67,6 +67,7 @@ def test_containerfile_recipe() -> None:
     )
     assert build[0] == ("FROM", "${BASE_IMAGE} AS build") and runtime[0] == ("FROM", "${BASE_IMAGE}")
     assert len(pip_commands(build, "wheel")) == 1 and len(pip_commands(runtime, "install")) == 2
+    assert len(pip_commands(build, "install")) == 1
     users = [args for instruction, args in runtime if instruction == "USER"]
     assert users[-1] == "1001", "the image must end on a numeric non-root USER (runAsNonRoot checks it)"
     entry = [args for instruction, args in runtime if instruction == "ENTRYPOINT"]
@@ -82,7 +83,7 @@ def test_containerignore_keeps_the_context_to_the_sources() -> None:
     for kept in ("pyproject.toml", "requirements.lock", "LICENSE", "task/cli.py", "tui"):
         assert not ignored(kept, patterns), kept
     for dropped in (".git/HEAD", ".venv/bin/python", ".sandbox/default/kubeconfig", "tests/conftest.py",
-                    "sandbox/cluster.py", "tests/tui/fakecluster.py",
+                    "sandbox/cluster.py", "tests/helpers/fakecluster.py",
                     "task/__pycache__/cli.cpython-311.pyc", ".mypy_cache/x"):  # fmt: skip
         assert ignored(dropped, patterns), dropped
 
@@ -145,19 +146,20 @@ def wheelhouse() -> Path:
 
     The pip commands stay exactly the Containerfile's; only where pip finds packages changes (like a
     cache): PIP_NO_INDEX and PIP_FIND_LINKS point it here, so a run costs no download after the first.
-    The runtime wheels come from requirements.lock with its hashes, as the image build takes them.
+    The wheels come from requirements.lock and requirements-build.lock with their hashes, as the image
+    build takes them.
     """
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    build_requires = sorted(project["build-system"]["requires"])
     lock = (ROOT / "requirements.lock").read_text()
-    key = hashlib.sha256(json.dumps([sys.version, build_requires, lock]).encode()).hexdigest()[:16]
+    build_lock = (ROOT / "requirements-build.lock").read_text()
+    key = hashlib.sha256(json.dumps([sys.version, build_lock, lock]).encode()).hexdigest()[:16]
     cache = Path(os.environ.get("ROLLGUARD_CACHE") or Path.home() / ".cache" / "rollguard")
     house = cache / "wheelhouse" / key
     if not (house / ".complete").exists():
         cache.mkdir(parents=True, exist_ok=True)
         partial = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=cache))
         download = [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "-d", str(partial)]
-        for args in (["--require-hashes", "--no-deps", "-r", str(ROOT / "requirements.lock")], build_requires):
+        for name in ("requirements.lock", "requirements-build.lock"):
+            args = ["--require-hashes", "--no-deps", "-r", str(ROOT / name)]
             proc = subprocess.run([*download, *args], capture_output=True, text=True, env=pip_env(), timeout=300)
             assert proc.returncode == 0, proc.stderr[-3000:]
         (partial / ".complete").touch()
@@ -182,12 +184,17 @@ def installed() -> Iterator[Installed]:
     try:
         context, dist = root / "src", root / "dist"
         copy_context(context)
-        wheel_cmd = pip_commands(build, "wheel")[0]
-        wheel_cmd = [sys.executable, *wheel_cmd[1:]]
-        wheel_cmd = [str(dist) if a == "/tmp/dist" else str(context) if a == "/tmp/src" else a for a in wheel_cmd]
         house = wheelhouse()
-        proc = subprocess.run(wheel_cmd, capture_output=True, text=True, env=offline_env(house), timeout=120)
-        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        # The build stage: its own venv, the build lock installed into it, then the wheel without isolation.
+        build_venv = root / "build"
+        subprocess.run([sys.executable, "-m", "venv", str(build_venv)], check=True, timeout=120)
+        build_python = str(build_venv / "bin" / "python")
+        paths = {"/tmp/dist": str(dist), "/tmp/src": str(context),
+                 "/tmp/requirements-build.lock": str(context / "requirements-build.lock")}  # fmt: skip
+        for cmd in [*pip_commands(build, "install"), *pip_commands(build, "wheel")]:
+            cmd = [build_python, *(paths.get(a, a) for a in cmd[1:])]
+            proc = subprocess.run(cmd, capture_output=True, text=True, env=offline_env(house), timeout=120)
+            assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         wheels = glob.glob(str(dist / "rollguard-*.whl"))
         assert len(wheels) == 1, wheels
 
@@ -224,7 +231,7 @@ def installed() -> Iterator[Installed]:
 
 @pytest.mark.slow
 def test_rollguard_runs_from_the_clean_venv_alone(installed: Installed) -> None:
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    version = rollguard.__version__  # the one place the version is written
     help_ = installed.run("--help")
     assert help_.returncode == 0, help_.stderr
     assert "rollout" in help_.stdout

@@ -25,18 +25,19 @@ from typing import Any
 import pytest
 import yaml
 
-from rollguard.client import Client
-from rollguard.errors import ApiError, NotFound
-from rollguard.resources import (
+from rollguard.cluster.client import Client
+from rollguard.core.errors import ApiError, NotFound
+from rollguard.core.resources import (
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
     IMAGE_STREAMS,
+    JOBS,
     NAMESPACES,
     SELF_SUBJECT_ACCESS_REVIEWS,
     Resource,
 )
 from sandbox import cluster
-from tests.support import (
+from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
     IMAGE,
@@ -140,7 +141,7 @@ def test_rollout_role_is_exactly_what_the_preflight_checks() -> None:
     both kinds that promotes: nothing the tool does not ask for, nothing it asks for missing. (The
     sandbox does not emulate OpenShift's own check of `get imagestreams/layers` on a cross-namespace
     tag; the preflight asks for it, so the matrix below measures it all the same.)"""
-    from rollguard.preflight import rollout_permissions
+    from rollguard.plan.rollout_read import rollout_permissions
 
     needs = rollout_permissions("t", {DC, DEPLOYMENT}, promote_from="c")
     wanted = {(ns, res.group, res.plural, verb) for verb, res, ns in needs}
@@ -150,6 +151,22 @@ def test_rollout_role_is_exactly_what_the_preflight_checks() -> None:
         if g.role in ("rollguard-rollout", "rollguard-promote-source")
     }
     assert granted == wanted
+
+
+def test_verify_role_is_exactly_what_a_job_check_asks_beyond_the_rollout_role() -> None:
+    """rollguard-verify == task.plan.checks_read.check_needs for a job check, less what the rollout Role
+    grants already (listing pods); an http or prometheus check asks nothing of the API server."""
+    from rollguard.plan.checks import parse_checks
+    from rollguard.plan.checks_read import check_needs
+
+    job = "apiVersion: batch/v1\nkind: Job\nspec: {template: {spec: {containers: []}}}\n"
+    checks = parse_checks("checks: [{name: smoke, job: j.yaml}]", source="c.yaml", read=lambda _: job)
+    wanted = {(res.group, res.plural, verb) for verb, res, _ns in check_needs("t", checks)}
+    rollout = {(g.group, g.resource, g.verb) for g in grants() if g.role == "rollguard-rollout"}
+    verify = {(g.group, g.resource, g.verb) for g in grants() if g.role == "rollguard-verify"}
+    assert verify == wanted - rollout and not verify & rollout
+    http = parse_checks("checks: [{name: h, http: {url: 'http://x/'}}]", source="c.yaml", read=lambda _: "")
+    assert check_needs("t", http) == []
 
 
 # -- the sandbox set-up: namespaces, rbac.yaml, the ServiceAccount's token, one group -----------------
@@ -258,6 +275,29 @@ def test_failing_rollout_and_its_revert_as_the_service_account(setup: Setup, tmp
         assert after[name].images == before[name].images and after[name].complete and not after[name].paused
 
 
+def job_checks(where: Path) -> Path:
+    """A checks file with one job check (a test image that passes) for ``--verify``."""
+    (where / "smoke-job.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "smoke"},
+        "spec": {"backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never", "containers": [
+            {"name": "smoke", "image": "registry.local/shop/smoke:v1-exit0"}]}}},
+    }))  # fmt: skip
+    path = where / "checks.yaml"
+    path.write_text("checks:\n  - {name: smoke, timeout: 2m, job: smoke-job.yaml}\n")
+    return path
+
+
+def test_rollout_verified_by_a_job_check_as_the_service_account(setup: Setup, tmp_path: Path) -> None:
+    """The Job is created, watched, its pod's log read and the Job deleted with the ServiceAccount's rights."""
+    result = rollguard(setup.kubeconfig, *rollout_args(setup, "t2", f"{IMAGE}:v2"), "--verify",
+                       str(job_checks(tmp_path)), report=tmp_path / "r.json")  # fmt: skip
+    assert result.code == 0, result.stdout + result.stderr
+    [check] = result.report["checks"]
+    assert check["outcome"] == "passed" and "PASS: 12 of 12 tests passed" in check["evidence"], check
+    assert "could not delete" not in check["evidence"]
+    assert setup.admin.list(JOBS, namespace=setup.target)["items"] == []
+
+
 REPAIRS = [c for c in ("resume", "revert", "redeploy") if c in subparsers()]
 
 
@@ -357,6 +397,8 @@ def test_without_this_grant_the_preflight_refuses_and_changes_nothing(
             args = rollout_args(setup, "t2", f"{IMAGE}:v2")
             if grant.role == "rollguard-apply":  # -f with a workload of each kind to create
                 args += ["-f", str(new_workloads(setup.kubeconfig.parent))]
+            if grant.role == "rollguard-verify":  # --verify with a job check
+                args += ["--verify", str(job_checks(setup.kubeconfig.parent))]
             code, err = run_in_process(*args, "--kubeconfig", kubeconfig)
             assert code == 2, err
             assert f"not allowed to {grant.verb} {grant.label} in namespace '{namespace}'" in err, err

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.client import Client
-from rollguard.inputs import STEP_OVERHEAD, format_duration
-from tests.support import (
+from rollguard.cluster.client import Client
+from rollguard.plan.inputs import STEP_OVERHEAD, format_duration
+from tests.helpers.cluster import (
     DC,
     NEW,
     OLD,
@@ -100,14 +100,14 @@ def test_the_largest_timeout_that_fits_rolls_out(sandbox, namespace, group, tmp_
 
 @pytest.mark.parametrize(("seconds", "text"), [(90, "1m30s"), (1500, "25m"), (5400, "1h30m"), (3600, "1h"), (7, "7s")])
 def test_durations_print_as_timeout_takes_them(seconds: int, text: str) -> None:
-    from rollguard.inputs import parse_duration
+    from rollguard.plan.inputs import parse_duration
 
     assert format_duration(seconds) == text and parse_duration(text) == seconds
 
 
 def test_the_budget_boundary() -> None:
-    from rollguard.errors import RefusedError
-    from rollguard.inputs import check_step_budget
+    from rollguard.core.errors import RefusedError
+    from rollguard.plan.inputs import check_step_budget
 
     check_step_budget(timeout=600, step_timeout=2 * 600 + STEP_OVERHEAD)
     with pytest.raises(RefusedError, match="no --timeout fits"):
@@ -118,7 +118,7 @@ def test_the_budget_boundary() -> None:
 
 @pytest.mark.parametrize(("value", "words"), [("nonsense", "is not a duration"), ("0s", "out of range")])
 def test_a_bad_step_timeout_is_refused_without_change(sandbox, namespace, group, value: str, words: str) -> None:
-    from tests.support import rollguard
+    from tests.helpers.cluster import rollguard
 
     before = resource_versions(group, namespace)
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}",

@@ -5,15 +5,15 @@ from __future__ import annotations
 import copy
 import json
 
-from rollguard.errors import ServerError
+from rollguard.core.errors import ServerError
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.help import HelpScreen, _key, key_rows
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.tui.conftest import SIZE, footer_keys, make_app, settle, until
-from tests.tui.fakecluster import read_only
-from tests.tui.fixtures import cluster_of, demo_cluster, neighbours, reference_case
+from tests.helpers.fakecluster import read_only
+from tests.helpers.tui import SIZE, footer_keys, make_app, settle, until
+from tests.helpers.tui_objects import cluster_of, demo_cluster, neighbours, reference_case
 
 ACTION_KEYS = {"u", "U", "v", "V", "r", "R"}
 

@@ -8,12 +8,12 @@ that "while it runs" is a state the test controls (the live test is in test_live
 
 from __future__ import annotations
 
-from rollguard.structs import Status
+from rollguard.core.structs import Status
 from rollguard.tui.repairs import Repair, badge, elapsed, header_text
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.views import PlanView, ResultView, Target
-from tests.tui.conftest import SIZE, confirm, hold_repairs, make_app, settle
+from tests.helpers.tui import SIZE, confirm, hold_repairs, make_app, settle
 
 
 def test_elapsed_and_badge() -> None:

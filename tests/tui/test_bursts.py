@@ -19,12 +19,12 @@ from textual import events
 from textual.keys import _character_to_key
 from textual.worker import WorkerCancelled
 
-from rollguard.structs import Status
+from rollguard.core.structs import Status
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.views import ResultView
-from tests.tui.conftest import SIZE, make_app, until
-from tests.tui.fakecluster import FakeCluster
+from tests.helpers.fakecluster import FakeCluster
+from tests.helpers.tui import SIZE, make_app, until
 
 PRINTABLE = string.ascii_letters + string.digits + string.punctuation + " "
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from rollguard.resources import DEPLOYMENT_CONFIGS
+from rollguard.core.resources import DEPLOYMENT_CONFIGS
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.diff import DiffScreen
-from tests.tui.conftest import make_app, settle
-from tests.tui.snapshot import SVGScreenshot
+from tests.helpers.snapshot import SVGScreenshot
+from tests.helpers.tui import make_app, settle
 
 
 def set_env(fake, value: str) -> None:

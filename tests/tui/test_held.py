@@ -1,4 +1,4 @@
-"""With -A the TUI holds a whole cluster in its live caches: reduced objects (`rollguard.reduce`), their
+"""With -A the TUI holds a whole cluster in its live caches: reduced objects (`rollguard.cluster.reduce`), their
 equal parts held once. What a screen shows of one object is read whole when the screen opens (the YAML,
 the template diffs), and a change another client makes still reaches its row, in whichever namespace."""
 
@@ -7,16 +7,22 @@ from __future__ import annotations
 import json
 import time
 
-from rollguard.reduce import reducer_for
-from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, PODS, REPLICA_SETS, REPLICATION_CONTROLLERS
+from rollguard.cluster.reduce import reducer_for
+from rollguard.core.resources import (
+    DEPLOYMENT_CONFIGS,
+    DEPLOYMENTS,
+    PODS,
+    REPLICA_SETS,
+    REPLICATION_CONTROLLERS,
+)
 from rollguard.tui.backend import Backend, Options
 from rollguard.tui.data import WATCHED
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.diff import DiffScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.tui.conftest import SIZE, make_app, until
-from tests.tui.fixtures import NOW, cluster_of, neighbours, reference_case
+from tests.helpers.tui import SIZE, make_app, until
+from tests.helpers.tui_objects import NOW, cluster_of, neighbours, reference_case
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 PLURALS = {"DeploymentConfig": DEPLOYMENT_CONFIGS, "Deployment": DEPLOYMENTS, "ReplicaSet": REPLICA_SETS,

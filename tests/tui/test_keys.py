@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import inspect
 
-from rollguard.resources import DEPLOYMENT_CONFIGS
-from rollguard.structs import Status
+from rollguard.core.resources import DEPLOYMENT_CONFIGS
+from rollguard.core.structs import Status
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
@@ -22,8 +22,8 @@ from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import ResultView
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.tui.conftest import SIZE, confirm, hold_repairs, make_app, settle
-from tests.tui.fixtures import cluster_of, neighbours, reference_case, rollout_from_another_shell
+from tests.helpers.tui import SIZE, confirm, hold_repairs, make_app, settle
+from tests.helpers.tui_objects import cluster_of, neighbours, reference_case, rollout_from_another_shell
 
 
 def table(app) -> WorkloadTable:

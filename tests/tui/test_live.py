@@ -8,41 +8,21 @@ import threading
 
 import yaml
 
-from rollguard.client import Client
-from rollguard.resources import DEPLOYMENT_CONFIGS, Resource
+from rollguard.cluster.client import Client
+from rollguard.core.resources import DEPLOYMENT_CONFIGS
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.scenarios import NEW, OLD, pause, reference_state, set_image, states
-from tests.support import DC, create_group, dc_body, deployment_body
-from tests.tui.conftest import SIZE, footer_keys, make_app, until
+from tests.helpers.cluster import DC, create_group, dc_body, deployment_body
+from tests.helpers.scenarios import NEW, OLD, pause, reference_state, set_image, states
+from tests.helpers.tui import SIZE, footer_keys, make_app, until
+from tests.helpers.tui_live import READ, findings, grant
 
 ACTION_KEYS = {"u", "U", "v", "V", "r", "R"}
-ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
-BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
-READ = ["get", "list", "watch"]
-RULES = [
-    ("apps.openshift.io", ["deploymentconfigs"]),
-    ("apps", ["deployments", "replicasets"]),
-    ("", ["replicationcontrollers", "pods", "events", "configmaps"]),
-    ("coordination.k8s.io", ["leases"]),
-]
 
 
-def grant(client: Client, namespace: str, user: str, verbs: list[str]) -> None:
-    """A Role with ``verbs`` on everything rollguard reads and writes, bound to ``user``."""
-    rules = [{"apiGroups": [g], "resources": r, "verbs": verbs} for g, r in RULES]
-    client.create(ROLES, {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                          "metadata": {"name": user}, "rules": rules}, namespace=namespace)  # fmt: skip
-    client.create(BINDINGS, {
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": user},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": user},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
-    }, namespace=namespace)  # fmt: skip
 
 
-def findings(app) -> dict[str, set[str]]:
-    return {r.name: {f.code for f in r.findings} for r in app.inventory.rows} if app.inventory else {}
 
 
 async def test_revert_the_reference_case_from_the_tui(sandbox, namespace, client):

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import threading
 
-from rollguard.resources import LEASES
+from rollguard.core.resources import LEASES
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
-from tests.scenarios import reference_state, states
-from tests.support import JOURNAL
-from tests.tui.conftest import SIZE, make_app, until
-from tests.tui.test_live import findings
+from tests.helpers.cluster import JOURNAL
+from tests.helpers.scenarios import reference_state, states
+from tests.helpers.tui import SIZE, make_app, until
+from tests.helpers.tui_live import findings
 
 
 async def test_a_revert_runs_in_the_background_on_the_live_sandbox(sandbox, namespace, client):

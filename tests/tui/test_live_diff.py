@@ -4,10 +4,10 @@ image, left by the failed rollout) against that revision's RC template (old imag
 
 from __future__ import annotations
 
-from rollguard.resources import DEPLOYMENT_CONFIGS
+from rollguard.core.resources import DEPLOYMENT_CONFIGS
 from rollguard.tui.screens.diff import DiffScreen
-from tests.scenarios import reference_state
-from tests.tui.conftest import SIZE, make_app, until
+from tests.helpers.scenarios import reference_state
+from tests.helpers.tui import SIZE, make_app, until
 
 
 async def test_diff_against_no_journal_and_against_revision_1(sandbox, namespace, client):

@@ -1,15 +1,15 @@
-"""`tui -A` on the live sandbox: its first read becomes the watches' first lists (rollguard.watcher's
+"""`tui -A` on the live sandbox: its first read becomes the watches' first lists (rollguard.cluster.cache's
 Keeping and NamespaceCache.seed), its caches hold reduced objects, yet a pause and an image change made by
 another client after the read reach their rows, and the YAML screen shows the live object whole."""
 
 from __future__ import annotations
 
-from rollguard.resources import DEPLOYMENTS
+from rollguard.core.resources import DEPLOYMENTS
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.scenarios import NEW, OLD, pause, set_image
-from tests.support import create_group, dc_body, deployment_body
-from tests.tui.conftest import SIZE, make_app, until
+from tests.helpers.cluster import create_group, dc_body, deployment_body
+from tests.helpers.scenarios import NEW, OLD, pause, set_image
+from tests.helpers.tui import SIZE, make_app, until
 
 NOTE = "example.com/owner-note"  # an annotation the state model does not read: the caches drop it
 

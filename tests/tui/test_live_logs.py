@@ -4,12 +4,12 @@ own heading, then that the current container waits in CrashLoopBackOff; `esc` en
 
 from __future__ import annotations
 
-from rollguard.resources import PODS, REPLICATION_CONTROLLERS
+from rollguard.core.resources import PODS, REPLICATION_CONTROLLERS
 from rollguard.tui.logs import Heading, Note
 from rollguard.tui.screens.logs import LogsScreen
-from tests.scenarios import set_image
-from tests.support import CRASH, OLD, create_group, dc_body, wait_until
-from tests.tui.conftest import SIZE, make_app, until
+from tests.helpers.cluster import CRASH, OLD, create_group, dc_body, wait_until
+from tests.helpers.scenarios import set_image
+from tests.helpers.tui import SIZE, make_app, until
 
 FATAL = "FATAL api v2-crash: cannot start: dial tcp 10.0.0.12:5432: connect: connection refused"
 

@@ -2,15 +2,15 @@
 
 A user who may update Deployments (and the journal ConfigMap, the Lease, events) but not
 DeploymentConfigs gets the repair keys on the Deployment's row, none on the DC's, and the DC's key says
-what is missing. The needs are rollguard.access.rollout_permissions' (what the repair preflight asks)."""
+what is missing. The needs are rollguard.cluster.access.rollout_permissions' (what the repair preflight asks)."""
 
 from __future__ import annotations
 
-from rollguard.client import Client
+from rollguard.cluster.client import Client
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.support import create_group, dc_body, deployment_body
-from tests.tui.conftest import SIZE, footer_keys, make_app, until
-from tests.tui.test_live import BINDINGS, OLD, READ, ROLES, grant
+from tests.helpers.cluster import OLD, create_group, dc_body, deployment_body
+from tests.helpers.tui import SIZE, footer_keys, make_app, until
+from tests.helpers.tui_live import BINDINGS, READ, ROLES, grant
 
 
 async def test_a_user_who_may_update_deployments_only(sandbox, namespace, client):

@@ -11,15 +11,15 @@ import copy
 import datetime as dt
 import json
 
-from rollguard.journal import DATA_KEY
-from rollguard.lock import LEASE_SECONDS
+from rollguard.cluster.journal import DATA_KEY
+from rollguard.cluster.lock import LEASE_SECONDS
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.backend import Backend, Options
 from rollguard.tui.liveness import Link
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.tui.conftest import SIZE, make_app, until
-from tests.tui.fakecluster import FakeCluster
-from tests.tui.fixtures import NOW, cluster_of, neighbours, reference_case
+from tests.helpers.fakecluster import FakeCluster
+from tests.helpers.tui import SIZE, make_app, until
+from tests.helpers.tui_objects import NOW, cluster_of, neighbours, reference_case
 
 
 def fast(app: RollguardApp) -> RollguardApp:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from rollguard.resources import PODS, REPLICATION_CONTROLLERS
+from rollguard.core.resources import PODS, REPLICATION_CONTROLLERS
 from rollguard.tui.logs import Heading, Note
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.logs import LogsScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
-from tests.tui.conftest import make_app, settle, until
-from tests.tui.snapshot import SVGScreenshot
+from tests.helpers.snapshot import SVGScreenshot
+from tests.helpers.tui import make_app, settle, until
 
 NS = "shop-dev"
 FATAL = "FATAL api v2-crash: cannot start: dial tcp 10.0.0.12:5432: connect: connection refused"

@@ -4,13 +4,13 @@ reads them off the detail screen of the fake cluster's reference case."""
 
 from __future__ import annotations
 
-from rollguard.journal import Journal, WorkloadEntry
-from rollguard.structs import VerifiedState, WorkloadPhase
+from rollguard.cluster.journal import Journal, WorkloadEntry
+from rollguard.core.structs import VerifiedState, WorkloadPhase
 from rollguard.tui.revisions import revision_marks, rollback_warning
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
-from tests.tui.conftest import SIZE, make_app, settle
-from tests.tui.fixtures import rollout_from_another_shell
+from tests.helpers.tui import SIZE, make_app, settle
+from tests.helpers.tui_objects import rollout_from_another_shell
 
 
 def _journal(*, verified: int, after: int, phase: WorkloadPhase) -> Journal:

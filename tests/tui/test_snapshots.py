@@ -16,9 +16,9 @@ from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.widgets.badges import SHORT
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.tui.conftest import SIZE, confirm, hold_repairs, make_app, settle
-from tests.tui.fixtures import cluster_of, neighbours, reference_case
-from tests.tui.snapshot import SVGScreenshot
+from tests.helpers.snapshot import SVGScreenshot
+from tests.helpers.tui import SIZE, confirm, hold_repairs, make_app, settle
+from tests.helpers.tui_objects import cluster_of, neighbours, reference_case
 
 
 @pytest.fixture

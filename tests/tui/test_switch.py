@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.tui.conftest import SIZE, make_app, until
-from tests.tui.fakecluster import FakeCluster
-from tests.tui.fixtures import cluster_of, neighbours, reference_case
+from tests.helpers.fakecluster import FakeCluster
+from tests.helpers.tui import SIZE, make_app, until
+from tests.helpers.tui_objects import cluster_of, neighbours, reference_case
 
 WORKLOAD_KINDS = ("DeploymentConfig", "Deployment")
 SWITCHES = 14

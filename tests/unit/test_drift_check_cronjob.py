@@ -2,7 +2,7 @@
 
 Every field is checked against the Kubernetes models of the official client (unknown or misspelt keys,
 wrong types, missing required fields), the command against the real CLI parser, and the RBAC against
-what `rollguard.inventory` actually lists.
+what `rollguard.state.inventory` actually lists.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from rollguard.cli import build_parser
-from rollguard.inventory import LISTS
+from rollguard.state.inventory import LISTS
 
 FILE = Path(__file__).resolve().parents[2] / "tekton" / "drift-check-cronjob.yaml"
 MODELS = {

@@ -7,16 +7,26 @@ a dict plays the API server's resourceVersion preconditions.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from typing import Any
 
 import pytest
 
-from rollguard.claims import ClaimView, claim_live, claim_name
-from rollguard.client import Client
-from rollguard.errors import Conflict, NotFound, ServerError, Superseded
-from rollguard.lock import GroupLock, fence_margin, renew_every
-from rollguard.resources import LEASES, Resource
-from rollguard.structs import DC, WorkloadRef
+from rollguard.cluster.claims import (
+    CLAIMS_ANNOTATION,
+    ClaimView,
+    Contest,
+    RunClaims,
+    claim_live,
+    claims_of,
+    contest,
+    overlapping,
+    read_register,
+)
+from rollguard.cluster.client import Client
+from rollguard.cluster.lock import GroupLock, fence_margin, renew_every
+from rollguard.core.errors import Conflict, NotFound, ServerError, Superseded
+from rollguard.core.resources import LEASES, Resource
 
 
 class Store:
@@ -188,7 +198,72 @@ def test_claim_lives_with_its_runs_group_lease() -> None:
     assert not claim_live(claim, expired)  # the run died
 
 
-def test_claim_names_fit_the_api() -> None:
-    assert claim_name(WorkloadRef(DC, "a")) == "rollguard-claim-dc-a"
-    long = claim_name(WorkloadRef(DC, "x" * 253))
-    assert len(long) <= 253 and long != claim_name(WorkloadRef(DC, "x" * 252))
+def _register(runs: dict[str, dict]) -> dict:
+    return {"metadata": {"annotations": {CLAIMS_ANNOTATION: json.dumps(runs)}}}
+
+
+MINE = RunClaims(holder="ci run B", group_lease="g-backend", selector="tier=backend", workloads=("dc/a", "dc/c"))
+SHOP = {"ci run A": {"lease": "g-shop", "selector": "app=shop", "workloads": ["dc/a", "dc/b"]}}
+
+
+def test_the_register_reads_per_workload_and_tolerates_what_it_cannot_read() -> None:
+    assert claims_of(_register(SHOP)) == {
+        "dc/a": ClaimView("ci run A", "g-shop", "app=shop"),
+        "dc/b": ClaimView("ci run A", "g-shop", "app=shop"),
+    }
+    assert claims_of(None) == {} and claims_of({"metadata": {"annotations": {CLAIMS_ANNOTATION: "{"}}}) == {}
+    assert read_register(_register({"x": {"workloads": "dc/a"}}))["x"].workloads == ()
+
+
+def test_a_live_overlapping_run_refuses_naming_the_first_shared_workload() -> None:
+    runs = read_register(_register(SHOP))
+    assert list(overlapping(runs, mine=MINE)) == ["ci run A"]
+    found = contest(runs, mine=MINE, live={"ci run A": True})
+    assert found.held == ("dc/a", ClaimView("ci run A", "g-shop", "app=shop"))
+
+
+def test_a_dead_overlapping_run_is_dropped_whole_and_others_are_kept() -> None:
+    other = {"ci run C": {"lease": "g-web", "selector": "app=web", "workloads": ["deployment/web"]}}
+    runs = read_register(_register({**SHOP, **other}))
+    assert list(overlapping(runs, mine=MINE)) == ["ci run A"]  # the web group shares nothing: not read
+    found = contest(runs, mine=MINE, live={"ci run A": False})
+    assert found.held is None and list(found.kept) == ["ci run C"]
+
+
+def test_our_groups_earlier_run_is_dead_without_asking_and_our_own_entry_is_rewritten() -> None:
+    earlier = {"ci run Z": {"lease": "g-backend", "selector": "tier=backend", "workloads": ["dc/a"]}}
+    ours = {"ci run B": {"lease": "g-backend", "selector": "tier=backend", "workloads": ["dc/a"]}}
+    runs = read_register(_register({**earlier, **ours}))
+    assert overlapping(runs, mine=MINE) == {}
+    assert contest(runs, mine=MINE, live={}) == Contest(kept={}, held=None)
+
+
+class HeldStore(Store):
+    """The next update is held through an API outage: it lands, but only ``held`` seconds later."""
+
+    def __init__(self, clock: Clock, held: float) -> None:
+        super().__init__()
+        self.clock, self.held = clock, held
+
+    def replace(self, res: Resource, body: dict[str, Any], *, namespace: str | None = None) -> dict[str, Any]:
+        saved = super().replace(res, body, namespace=namespace)
+        self.clock.now += self.held
+        self.held = 0.0
+        return saved
+
+
+def test_a_renew_held_through_an_outage_past_the_lease_is_renewed_again_and_proves_the_group() -> None:
+    """Issue 24 point 6: the renew the proof sends waits out a 60 s outage (lease 30 s); it lands, but with
+    the renewTime it was sent with, which proves nothing by then. A fresh renew follows at once and the
+    group is still ours (nobody took it over): the write goes ahead instead of the run stopping."""
+    clock = Clock()
+    store = HeldStore(clock, held=0.0)
+    gl = lock(store, clock)
+    gl.acquire()
+    gl._stop.set()
+    clock.now += 30  # the last renew is too old to prove anything: the next write needs a renew
+    store.held = 60.0
+    rv = store.rv
+    gl.prove()
+    assert not gl.lost and gl.safe_for > 0
+    assert store.rv == rv + 2  # the held renew, then a fresh one

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from rollguard.errors import RefusedError
-from rollguard.inputs import (
+from rollguard.core.errors import RefusedError
+from rollguard.core.structs import DC, DEPLOYMENT, WorkloadRef
+from rollguard.plan.inputs import (
     parse_duration,
     parse_image_ref,
     parse_image_target,
     parse_namespace,
     parse_selector,
 )
-from rollguard.structs import DC, DEPLOYMENT, WorkloadRef
 
 DIGEST = "sha256:" + "0123456789abcdef" * 4
 

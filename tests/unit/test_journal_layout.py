@@ -13,10 +13,10 @@ import datetime as dt
 import json
 import os
 
-from rollguard.journal import Journal, WorkloadEntry, parse_configmap, precise_now, stamp_order
-from rollguard.journal_codec import DATA_KEY, PACKED_KEY, PART_LIMIT, PLAIN_LIMIT, decode, encode
-from rollguard.state import drift_reference, group_for, read_groups
-from rollguard.structs import RunState, VerifiedState, WorkloadRef
+from rollguard.cluster.journal import Journal, WorkloadEntry, parse_configmap, precise_now, stamp_order
+from rollguard.cluster.journal_codec import DATA_KEY, PACKED_KEY, PART_LIMIT, PLAIN_LIMIT, decode, encode
+from rollguard.core.structs import RunState, VerifiedState, WorkloadRef
+from rollguard.state.assessment import drift_reference, group_for, read_groups
 
 CM_LIMIT = 1024 * 1024
 

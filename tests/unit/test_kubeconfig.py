@@ -7,8 +7,8 @@ import os
 import pytest
 import yaml
 
-from rollguard.errors import RefusedError
-from rollguard.kubeconfig import loading_paths, merge, read, resolve
+from rollguard.cluster.kubeconfig import loading_paths, merge, read, resolve
+from rollguard.core.errors import RefusedError
 
 
 def entry(kind: str, name: str, **body: str) -> dict:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from rollguard.journal import Journal, WorkloadEntry, group_name, parse_configmap
-from rollguard.lock import read_lease
-from rollguard.structs import VerifiedState
+from rollguard.cluster.journal import Journal, WorkloadEntry, group_name, parse_configmap
+from rollguard.cluster.lock import read_lease
+from rollguard.core.structs import VerifiedState
 
 NOW = dt.datetime(2026, 11, 29, 12, 0, 0, tzinfo=dt.UTC)
 

@@ -1,6 +1,6 @@
-"""The manifest merge rules (rollguard.merge) and the manifest reader (rollguard.manifests), pure.
+"""The manifest merge rules (rollguard.plan.merge) and the manifest reader (rollguard.plan.manifests), pure.
 
-Merge cases come from tests/unit/fixtures/manifests/merge.yaml: the live object, the manifest, the
+Merge cases come from tests/cases/manifests/merge.yaml: the live object, the manifest, the
 merged body (whole or by path), the fields it changes and what a revert would put back.
 """
 
@@ -12,14 +12,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rollguard import merge
-from rollguard.errors import RefusedError
+from rollguard.core.errors import RefusedError
+from rollguard.core.structs import DC, DEPLOYMENT, WorkloadRef
 from rollguard.kinds import KINDS
-from rollguard.manifest_decide import ManifestRead, hpa_targets, manifest_refusal
-from rollguard.manifests import Source, parse, read_sources
-from rollguard.structs import DC, DEPLOYMENT, WorkloadRef
+from rollguard.plan import merge
+from rollguard.plan.manifest_decide import ManifestRead, hpa_targets, manifest_refusal
+from rollguard.plan.manifests import Source, parse, read_sources
+from tests.helpers import CASES
 
-CASES = yaml.safe_load((Path(__file__).parent / "fixtures" / "manifests" / "merge.yaml").read_text())
+CASES = yaml.safe_load((CASES / "manifests" / "merge.yaml").read_text())
 
 
 def at(obj, path: str):
@@ -32,7 +33,9 @@ def at(obj, path: str):
 def test_merge_case(case: dict) -> None:
     kind = KINDS[case["kind"]]
     live_before = json.dumps(case["live"], sort_keys=True)
-    body = merge.merged(case["live"], case["manifest"], kind=kind, keep_replicas=case.get("keep_replicas", False))
+    body = merge.merged(
+        case["live"], case["manifest"], kind=kind, keep_replicas=case.get("keep_replicas", False), last=case.get("last")
+    )
     assert json.dumps(case["live"], sort_keys=True) == live_before  # the live object is not touched
     if "want" in case:
         assert body == case["want"]

@@ -3,8 +3,8 @@ staging/src/k8s.io/api/core/v1 PodLogOptions: container, follow, previous, tailL
 
 from collections.abc import Iterator
 
-from rollguard.client import LogOptions, pod_log_query
-from rollguard.transport import stream_lines
+from rollguard.cluster.client import LogOptions, pod_log_query
+from rollguard.cluster.transport import stream_lines
 
 
 def test_a_crash_loops_previous_container_followed() -> None:

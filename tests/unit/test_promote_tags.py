@@ -3,14 +3,9 @@ keeps of a target tag, how it is put back, and which changes the platform's trig
 
 from __future__ import annotations
 
-from rollguard.journal import Journal
-from rollguard.promote import (
-    previous_tag,
-    tag_restored,
-    wait_restored,
-    with_tag_restored,
-    without_promotion_effects,
-)
+from rollguard.cluster.journal import Journal
+from rollguard.plan.tags import previous_tag, tag_restored, with_tag_restored, without_promotion_effects
+from rollguard.run.promote import wait_restored
 
 OLD_REF = "registry.local/shop/api@sha256:old"
 NEW_REF = "registry.local/shop/api@sha256:new"

@@ -1,4 +1,4 @@
-"""The read plan of a selector's revisions and pods (`rollguard.read_plan`): pure decisions.
+"""The read plan of a selector's revisions and pods (`rollguard.state.list_plan`): pure decisions.
 
 The live equivalence of the two plans is in tests/state/test_narrowed_reads.py.
 """
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import itertools
 
-from rollguard.read_plan import NAMES_PER_QUERY, NARROW_MAX, keeps, needs, plan_list, queries
-from rollguard.selectors import matches
+from rollguard.core.selectors import matches
+from rollguard.state.list_plan import NAMES_PER_QUERY, NARROW_MAX, keeps, needs, plan_list, queries
 
 
 def dc(name: str, selector: dict[str, str] | None = None) -> tuple[str, dict]:

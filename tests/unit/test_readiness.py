@@ -1,16 +1,15 @@
-"""Readiness and fail-fast predicates, from YAML fixtures of real-shaped objects."""
+"""Readiness and fail-fast predicates, from YAML cases of real-shaped objects."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 import yaml
 
+from rollguard.core.readiness import pod_doom
 from rollguard.kinds import dc_progress, deployment_progress
-from rollguard.readiness import pod_doom
+from tests.helpers import CASES
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = CASES
 
 
 def load(sub: str) -> list[tuple[str, dict]]:

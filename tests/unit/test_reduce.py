@@ -1,6 +1,6 @@
-"""Field reduction (rollguard.reduce): assessing reduced objects gives exactly the states of full ones.
+"""Field reduction (rollguard.cluster.reduce): assessing reduced objects gives exactly the states of full ones.
 
-Run over every state fixture (tests/fixtures), the TUI's generated clusters (tests/tui/fixtures.py) and
+Run over every state fixture (tests/cases/state), the TUI's generated clusters (tests/helpers/tui_objects.py) and
 the readiness and pod fixtures, so a field the state model starts reading and the reducer drops fails
 here. Workload states are frozen dataclasses: equality covers findings, reasons, revisions and pods.
 """
@@ -15,16 +15,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rollguard import reduce
+from rollguard.cluster import reduce
+from rollguard.core.readiness import pod_doom
+from rollguard.core.resources import PODS, REPLICATION_CONTROLLERS
+from rollguard.core.structs import DC, DEPLOYMENT
 from rollguard.kinds import KINDS, dc_progress, deployment_progress
 from rollguard.kinds.deployment import RS_REVISION_ANNOTATION as RS_REVISION
 from rollguard.kinds.deploymentconfig import ENCODED_DC_ANNOTATION
-from rollguard.readiness import pod_doom
-from rollguard.resources import PODS, REPLICATION_CONTROLLERS
-from rollguard.state import assess_namespace
-from rollguard.structs import DC, DEPLOYMENT
-from tests.tui import fixtures as tui_fixtures
-from tests.unit.test_state import AFTER_RUN, FIXTURES, load
+from rollguard.state.assessment import assess_namespace
+from tests.helpers import CASES
+from tests.helpers import tui_objects as tui_fixtures
+from tests.helpers.state_cases import AFTER_RUN, FIXTURES, load
 
 RESOURCE = {
     "dcs": reduce.workload,
@@ -44,7 +45,7 @@ KIND_TO_ARG = {
     "ConfigMap": "configmaps",
     "Lease": "leases",
 }
-UNIT = Path(__file__).parent / "fixtures"
+UNIT = CASES
 
 
 def reduced(lists: dict[str, list[dict]], *, intern: bool = False) -> dict[str, list[dict]]:

@@ -1,6 +1,6 @@
-"""A repair's preflight decisions, pure: every refusal and trigger rule from YAML fixtures.
+"""A repair's preflight decisions, pure: every refusal and trigger rule from YAML cases.
 
-Each case of tests/unit/fixtures/planning/repair.yaml gives a repair's arguments (checked by
+Each case of tests/cases/planning/repair.yaml gives a repair's arguments (checked by
 `repair_request`) and a `RepairRead` (what `read_repair` would gather); `decide_repair` must refuse with
 the case's message or return its plan. tests/repair/ covers the whole path on the sandbox.
 """
@@ -11,9 +11,9 @@ import fnmatch
 
 import pytest
 
-from rollguard.errors import RefusedError
-from rollguard.repair_plan import decide_repair, read_refusal
-from tests.unit.planning import cases, repair_read
+from rollguard.core.errors import RefusedError
+from rollguard.plan.repair_read import decide_repair, read_refusal
+from tests.helpers.planning import cases, repair_read
 
 CASES = cases("repair.yaml")
 FIELDS = (
@@ -47,13 +47,13 @@ def test_repair_case(case: dict) -> None:
     if "manual_triggers" in case:
         assert {k: sorted(v) for k, v in plan.manual_triggers.items()} == case["manual_triggers"]
     for key, texts in (case.get("baseline_triggers") or {}).items():
-        wp = next(w for w in plan.workloads.workloads if w.key == key)
+        wp = next(w for w in plan.run_plan.workloads if w.key == key)
         assert list(wp.kind.trigger_texts(wp.kind.with_state(wp.snapshot.raw, wp.baseline))) == texts
     for name in ("whole_group", "selector", "stamp"):
         if name in case:
             assert getattr(plan, name) == case[name], name
     if "carried_forward" in case:
-        assert plan.workloads.carried_forward is case["carried_forward"]
+        assert plan.run_plan.carried_forward is case["carried_forward"]
 
 
 def test_every_read_refusal_has_a_case() -> None:
@@ -86,7 +86,7 @@ def test_the_plan_body_is_what_the_diff_shows() -> None:
     """The body written for a revert carries the target's images and the triggers made manual."""
     case = next(c for c in CASES if c["id"] == "revert-sets-a-trigger-whose-tag-moved-on-to-manual")
     plan = decide_repair(repair_read(case))
-    wp = plan.workloads.workloads[0]
+    wp = plan.run_plan.workloads[0]
     body = plan.body(wp.key, wp.snapshot.raw)
     assert wp.kind.trigger_texts(body) == plan.changes[0].triggers_after
     assert body["spec"]["template"]["spec"]["containers"][0]["image"].endswith("sha256:a1")

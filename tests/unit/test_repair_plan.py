@@ -1,14 +1,14 @@
-"""The pure parts of the repair preflight: revert targets from real-shaped fixtures, and the diff."""
+"""The pure parts of the repair preflight: revert targets from real-shaped cases, and the diff."""
 
 from __future__ import annotations
 
 import pytest
 
-from rollguard.errors import RefusedError
+from rollguard.core.errors import RefusedError
+from rollguard.core.structs import DC, DEPLOYMENT, WorkloadRef
 from rollguard.kinds import KINDS
-from rollguard.repair_plan import Change, revert_target
-from rollguard.structs import DC, DEPLOYMENT, WorkloadRef
-from tests.unit.test_state import load
+from rollguard.plan.repair_read import Change, revert_target
+from tests.helpers.state_cases import load
 
 
 def target(fixture: str, kind: str, name: str, **kwargs):

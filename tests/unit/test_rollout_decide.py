@@ -1,6 +1,6 @@
-"""A rollout's preflight decisions, pure: every refusal and trigger rule from YAML fixtures.
+"""A rollout's preflight decisions, pure: every refusal and trigger rule from YAML cases.
 
-Each case of tests/unit/fixtures/planning/rollout.yaml is a `RolloutRead` (what `read_rollout` would
+Each case of tests/cases/planning/rollout.yaml is a `RolloutRead` (what `read_rollout` would
 gather) and the command's arguments; `decide_rollout` must refuse with the case's message or return its
 plan. The sandbox tests (tests/rollout/test_refusals.py) cover the same refusals through the whole path.
 """
@@ -11,10 +11,10 @@ import fnmatch
 
 import pytest
 
-from rollguard.errors import RefusedError
-from rollguard.inputs import parse_image_target
-from rollguard.preflight import RolloutRequest, decide_rollout, read_refusal
-from tests.unit.planning import cases, rollout_read
+from rollguard.core.errors import RefusedError
+from rollguard.plan.inputs import parse_image_target
+from rollguard.plan.rollout_read import RolloutRequest, decide_rollout, read_refusal
+from tests.helpers.planning import cases, rollout_read
 
 CASES = cases("rollout.yaml")
 
@@ -30,6 +30,7 @@ def decide(case: dict):
         tag=args.get("tag"),
         on_paused=args.get("on_paused", "take-over"),
         allow_never_completed=args.get("allow_never_completed", False),
+        allow_failing=args.get("allow_failing", False),
     )
     return decide_rollout(read, request)
 
@@ -58,6 +59,9 @@ def test_rollout_case(case: dict) -> None:
             assert wp.notes == want["notes"], key
         if "needs_change" in want:
             assert wp.needs_change is want["needs_change"], key
+        for flag in ("finish", "observe", "accepted"):  # how a member the run does not change is judged
+            if flag in want:
+                assert getattr(wp, flag) == want[flag], (key, flag)
         if "baseline_revision" in want:
             assert wp.baseline.revision == want["baseline_revision"], key
 

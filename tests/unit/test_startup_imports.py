@@ -7,7 +7,7 @@ transport but not ``kubernetes.config.kube_config``, whose module-level imports 
 users; no connection imports ``requests``, ``oauthlib``, ``requests_oauthlib``, ``multiprocessing`` or
 ``importlib.metadata`` or ``certifi`` (the official transport's proxy check, kube_config's OIDC refresh,
 the Configuration's pool size, urllib3's HTTP/2 check, the CA bundle used when no CA is configured: see
-`rollguard.k8s`) until those paths run, and then they get the real libraries.
+`rollguard.cluster.k8s`) until those paths run, and then they get the real libraries.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def test_a_command_line_naming_a_subcommand_builds_that_subcommand_alone():
         args = parser.parse_args(["status", "-n", "shop", "-o", "json"])
         assert (args.command, args.namespace, args.output) == ("status", "shop", "json"), args
     """)
-    assert loaded(code, modules=(*OTHER_COMMANDS, "rollguard.state")) == set()
+    assert loaded(code, modules=(*OTHER_COMMANDS, "rollguard.state.assessment")) == set()
     # the whole parser still knows them all (`rollguard --help`, an unknown command's error)
     every = loaded("import rollguard.cli\nrollguard.cli.build_parser()\n", modules=OTHER_COMMANDS)
     assert every == set(OTHER_COMMANDS)
@@ -73,8 +73,8 @@ def test_a_serviceaccount_connection_does_not_import_the_kubeconfig_machinery(tm
     env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443",
            "KUBECONFIG": str(tmp_path / "absent")}  # fmt: skip
     got = loaded(textwrap.dedent(f"""
-        from rollguard.client import Client
-        from rollguard.kubeconfig import resolve
+        from rollguard.cluster.client import Client
+        from rollguard.cluster.kubeconfig import resolve
         connection = resolve(environ={env!r}, serviceaccount_dir={str(sa)!r})
         assert connection.in_cluster
         client = Client.from_connection(connection)
@@ -97,7 +97,7 @@ def kubeconfig_file(tmp_path, server: str = "https://example.invalid:6443") -> s
 
 def test_a_kubeconfig_connection_uses_the_official_loader(tmp_path):
     got = loaded(textwrap.dedent(f"""
-        from rollguard.client import Client
+        from rollguard.cluster.client import Client
         client = Client.connect(kubeconfig={kubeconfig_file(tmp_path)!r})
         cfg = client._api.configuration
         assert cfg.host == "https://example.invalid:6443" and cfg.api_key["authorization"] == "Bearer abc"
@@ -110,7 +110,7 @@ def test_a_connection_without_a_ca_still_gets_mozillas_bundle(tmp_path):
     """No certificate-authority in the kubeconfig: the official transport verifies against certifi's
     bundle, imported then; with one (the sandbox's, a pod's ca.crt) certifi is never imported."""
     code = textwrap.dedent(f"""
-        from rollguard.client import Client
+        from rollguard.cluster.client import Client
         pool = Client.connect(kubeconfig={kubeconfig_file(tmp_path)!r})._api.rest_client.pool_manager
         import certifi
         assert pool.connection_pool_kw["ca_certs"] == certifi.where(), pool.connection_pool_kw
@@ -122,8 +122,8 @@ def test_a_connection_without_a_ca_still_gets_mozillas_bundle(tmp_path):
         (sa / name).write_text(text)
     env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
     in_pod = textwrap.dedent(f"""
-        from rollguard.client import Client
-        from rollguard.kubeconfig import resolve
+        from rollguard.cluster.client import Client
+        from rollguard.cluster.kubeconfig import resolve
         Client.from_connection(resolve(environ={env!r}, serviceaccount_dir={str(sa)!r}))
     """)
     assert "certifi" not in loaded(in_pod, modules=("certifi",))
@@ -134,8 +134,8 @@ def test_a_connection_imports_neither_multiprocessing_nor_importlib_metadata(tmp
     version check (importlib.metadata.version) come out as they would, without those imports."""
     code = textwrap.dedent(f"""
         import os
-        from rollguard import k8s
-        from rollguard.client import Client
+        from rollguard.cluster import k8s
+        from rollguard.cluster.client import Client
         Client.connect(kubeconfig={kubeconfig_file(tmp_path)!r})
         assert k8s.module("client.configuration").Configuration().connection_pool_maxsize == os.cpu_count() * 5
     """)
@@ -153,7 +153,7 @@ def test_a_proxy_from_the_environment_still_gets_the_official_proxy_check(tmp_pa
     should_bypass_proxies: through the stand-in that imports the real one, and the pool is a proxy's."""
     code = textwrap.dedent(f"""
         import urllib3
-        from rollguard.client import Client
+        from rollguard.cluster.client import Client
         pool = Client.connect(kubeconfig={kubeconfig_file(tmp_path)!r})._api.rest_client.pool_manager
         print(type(pool).__name__, getattr(getattr(pool, "proxy", None), "host", None))
     """)
@@ -173,8 +173,8 @@ def test_the_oidc_refresh_names_resolve_to_the_real_libraries(tmp_path):
     anything importing those libraries afterwards gets the real modules, not the stand-ins."""
     code = textwrap.dedent(f"""
         import sys
-        from rollguard import k8s
-        from rollguard.client import Client
+        from rollguard.cluster import k8s
+        from rollguard.cluster.client import Client
         Client.connect(kubeconfig={kubeconfig_file(tmp_path)!r})
         kube_config = k8s.module("config.kube_config")
         assert "requests_oauthlib" not in sys.modules and "oauthlib" not in sys.modules

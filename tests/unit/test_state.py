@@ -1,17 +1,15 @@
-"""The state model, from real-shaped fixtures (tests/fixtures/*.yaml): findings and their reasons."""
+"""The state model, from real-shaped cases (tests/cases/state/*.yaml): findings and their reasons."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-from pathlib import Path
 
 import pytest
-import yaml
 
-from rollguard.errors import RefusedError
-from rollguard.inputs import parse_selector
-from rollguard.state import (
+from rollguard.core.errors import RefusedError
+from rollguard.plan.inputs import parse_selector
+from rollguard.state.assessment import (
     DEFAULT_FAIL_ON,
     FINDINGS,
     NamespaceState,
@@ -23,26 +21,7 @@ from rollguard.state import (
     selected,
     template_changes,
 )
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-AFTER_RUN = dt.datetime(2024, 5, 2, 9, 5, tzinfo=dt.UTC)  # five minutes after the fixtures' runs
-PLURAL = {
-    "DeploymentConfig": "dcs",
-    "Deployment": "deployments",
-    "ReplicationController": "rcs",
-    "ReplicaSet": "rss",
-    "Pod": "pods",
-    "ConfigMap": "configmaps",
-    "Lease": "leases",
-}
-
-
-def load(name: str) -> dict[str, list[dict]]:
-    lists: dict[str, list[dict]] = {p: [] for p in PLURAL.values()}
-    for doc in yaml.safe_load_all((FIXTURES / name).read_text()):
-        # a LIST answer carries no kind on its items: drop it, as inventory sees them
-        lists[PLURAL[doc.pop("kind")]].append(doc)
-    return lists
+from tests.helpers.state_cases import AFTER_RUN, load
 
 
 def states(name: str, *, now: dt.datetime = AFTER_RUN, selector: str | None = None) -> NamespaceState:

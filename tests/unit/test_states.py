@@ -12,15 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from rollguard.errors import EXIT_INCONSISTENT, EXIT_OK, EXIT_REFUSED, EXIT_REVERTED
-from rollguard.journal import DATA_KEY, Journal, WorkloadEntry, parse_configmap
-from rollguard.report import EXIT_BY_STATUS, Outcome, WorkloadResult, write_report, write_results
-from rollguard.structs import RunState, Status, VerifiedState, WorkloadOutcome, WorkloadPhase
+from rollguard.cluster.journal import DATA_KEY, Journal, WorkloadEntry, parse_configmap
+from rollguard.core.errors import EXIT_INCONSISTENT, EXIT_OK, EXIT_REFUSED, EXIT_REVERTED
+from rollguard.core.report import EXIT_BY_STATUS, Outcome, WorkloadResult, write_report, write_results
+from rollguard.core.structs import RunState, Status, VerifiedState, WorkloadOutcome, WorkloadPhase
 
 # The words as the versions before the enums spelled them (engine.py, repair.py, journal.py, report.py).
 OLD_RUN_STATES = ["new", "applying", "watching", "repairing", "reverting", "succeeded", "repaired",
                   "reverted", "inconsistent"]  # fmt: skip
 OLD_FINAL = {"new", "succeeded", "reverted", "repaired"}
+# Added since (issue 25): a rollout whose group rolled out and whose --verify checks (or --bake) run; not
+# final, so a run killed then is finished as one killed mid-watch (an older version reads it as
+# 'inconsistent', also not final: the same outcome, carried forward).
+NEW_RUN_STATES = ["verifying"]
 OLD_PHASES = ["pending", "unchanged", "applied", "complete", "resumed", "redeployed", "failed",
               "reverting", "reverted", "error"]  # fmt: skip
 # Added since (issue 14): someone else's edit or deletion during a run, as phase and outcome alike.
@@ -47,7 +51,7 @@ def test_status_words_and_exit_codes_are_the_documented_ones() -> None:
 
 
 def test_run_states_and_their_finality_are_the_old_words() -> None:
-    assert sorted(s.value for s in RunState) == sorted(OLD_RUN_STATES)
+    assert sorted(s.value for s in RunState) == sorted(OLD_RUN_STATES + NEW_RUN_STATES)
     assert {s.value for s in RunState if s.final} == OLD_FINAL
 
 
@@ -55,8 +59,11 @@ def test_workload_phases_map_to_the_old_outcome_words() -> None:
     phases = OLD_PHASES + NEW_PHASES
     assert sorted(p.value for p in WorkloadPhase) == sorted(phases)
     assert {p.value: p.outcome.value for p in WorkloadPhase} == {p: old_outcome(p) for p in phases}
-    # planned: a dry run's workload that the run would change (no phase: a dry run keeps no journal)
-    assert {o.value for o in WorkloadOutcome} == {old_outcome(p) for p in phases} | {"planned"}
+    # planned: a dry run's workload that the run would change (no phase: a dry run keeps no journal);
+    # not verified (0 replicas): a complete rollout to no pod (no phase of its own: judged when reported)
+    # kept at 0 replicas, removed: `rollguard migrate`'s DCs kept, and what --finish/--revert deleted
+    extra = {"planned", "not verified (0 replicas)", "kept at 0 replicas", "removed"}
+    assert {o.value for o in WorkloadOutcome} == {old_outcome(p) for p in phases} | extra
     assert {p.value for p in WorkloadPhase if not p.touched} == {"pending", "unchanged"}
 
 

@@ -2,7 +2,7 @@
 
 Each (verb, resource, namespace) is asked once per connection (a SelfSubjectAccessReview) and remembered,
 so that the footer can say what is missing without asking again (`why_not`). The plan is the repair's
-own read-only preflight (`rollguard.repair_plan`), and `execute` carries out that very plan, so that a
+own read-only preflight (`rollguard.plan.repair_read`), and `execute` carries out that very plan, so that a
 workload changed since the dialog opened is refused, not overwritten. Read-only mode refuses here, in
 one place, whatever the screens offer.
 """
@@ -13,12 +13,12 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 
-from rollguard.access import check_access
-from rollguard.errors import EXIT_REFUSED, RefusedError
-from rollguard.repair import Repair
-from rollguard.repair_plan import ACTIONS, plan_repair
-from rollguard.resources import Resource
-from rollguard.structs import Status
+from rollguard.cluster.access import check_access
+from rollguard.core.errors import EXIT_REFUSED, RefusedError
+from rollguard.core.resources import Resource
+from rollguard.core.structs import Status
+from rollguard.plan.repair_read import ACTIONS, plan_repair
+from rollguard.run.repair import Repair
 from rollguard.tui import data
 from rollguard.tui.backend.core import Core
 from rollguard.tui.views import Inventory, PlanView, ResultView, Target, command_line

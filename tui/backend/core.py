@@ -16,18 +16,20 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rollguard import state
-from rollguard.allocator import fix_mmap_threshold
-from rollguard.client import Api, Client
-from rollguard.errors import Forbidden, NotFound, RefusedError
-from rollguard.kubeconfig import contexts, resolve
-from rollguard.reduce import Interner
-from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, NAMESPACES, Resource
-from rollguard.structs import Obj
+from rollguard.cluster.api import Api
+from rollguard.cluster.cache import NamespaceCache
+from rollguard.cluster.client import Client
+from rollguard.cluster.kubeconfig import contexts, resolve
+from rollguard.cluster.pulse import Pulse
+from rollguard.cluster.reduce import Interner
+from rollguard.core.allocator import fix_mmap_threshold
+from rollguard.core.errors import Forbidden, NotFound, RefusedError
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, NAMESPACES, Resource
+from rollguard.core.structs import Obj
+from rollguard.state import assessment
 from rollguard.tui import data
-from rollguard.tui.backend.pulse import Pulse, Watchful
+from rollguard.tui.backend.watchful import Watchful
 from rollguard.tui.views import Inventory
-from rollguard.watcher import NamespaceCache
 
 # JSON per LIST page (`Client.page_bytes`; the commands' is 1 MiB): the read decodes a page of each of
 # seven lists side by side, ~10x its JSON as Python objects until reduced, on top of the whole cluster the
@@ -70,7 +72,7 @@ def kubeconfig_contexts(kubeconfig: str | None) -> tuple[list[str], str | None]:
 
 
 def default_namespace(kubeconfig: str | None, context: str | None) -> str:
-    """The namespace by kubectl's rule (`rollguard.kubeconfig`): the context's, the pod's, else default."""
+    """The namespace by kubectl's rule (`rollguard.cluster.kubeconfig`): the context's, the pod's, else default."""
     try:
         return resolve(kubeconfig=kubeconfig, context=context).namespace(None)[0]
     except RefusedError:  # connect() has already said what is wrong with the kubeconfig
@@ -90,11 +92,11 @@ class Core:
         self.options = options
         self._factory = factory
         # A read of the whole cluster decodes ~1 MiB pages in list threads: glibc must hand their buffers
-        # back instead of keeping them in the threads' heaps (`rollguard.allocator`, ~20 MiB at 10,000 workloads)
+        # back instead of keeping them in the threads' heaps (`rollguard.core.allocator`, ~20 MiB at 10,000 workloads)
         fix_mmap_threshold()
         self.client: Api | None = None  # the reader: short timeouts, every request noted in `pulse`
         self.writer: Api | None = None  # the same connection with the commands' timeouts, for repairs
-        self.pulse = Pulse()
+        self.pulse = Pulse()  # when the server last answered the reader, what waits (`Watchful`)
         # One loader at a time changes what is held (namespace, caches, states): the app's loader and
         # reload take it for each step, so a loader left behind by a switch never undoes the new one's.
         self.lock = threading.RLock()
@@ -115,7 +117,7 @@ class Core:
         self._seed: dict[Resource, tuple[list[Obj], str]] = {}  # the read's lists, for start_live
         self._problems: list[str] = []
         self.timings: dict[str, float] = {}
-        self._states: dict[str, state.NamespaceState] = {}
+        self._states: dict[str, assessment.NamespaceState] = {}
         self._parts: dict[str, data.Part] = {}  # the rows and group views each namespace's state made
         # A read for the live caches: what it listed so far, by resource, until the caches serve (`_full`)
         self._reading: dict[Resource, list[Obj]] | None = None
@@ -139,7 +141,7 @@ class Core:
         if isinstance(api, Client):
             api.page_bytes = PAGE_BYTES
             api = api.with_timeouts(timeout=REQUEST_TIMEOUT, retries=REQUEST_ATTEMPTS)
-        self.pulse.forget()
+        self.pulse = Pulse()  # a new connection: the old one's silences say nothing about it
         self.client = Watchful(api, self.pulse)
         self._access.clear()
         self.by_kind.clear()

@@ -7,9 +7,9 @@ only. Building the views is `rollguard.tui.data`'s and `rollguard.tui.diff`'s (p
 
 from __future__ import annotations
 
+from rollguard.core.resources import EVENTS
+from rollguard.core.structs import Obj
 from rollguard.kinds import kind_of
-from rollguard.resources import EVENTS
-from rollguard.structs import Obj
 from rollguard.tui import data
 from rollguard.tui.backend.live import Live
 from rollguard.tui.diff import TemplateDiff, template_diff

@@ -17,14 +17,15 @@ import queue
 import time
 from collections.abc import Callable
 
-from rollguard import inventory, state
-from rollguard.inventory import LISTS, WORKLOADS
-from rollguard.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, Resource
-from rollguard.structs import Obj
+from rollguard.cluster.cache import Keeping, NamespaceCache
+from rollguard.core.resources import Resource
+from rollguard.core.structs import Obj
+from rollguard.kinds import KINDS
+from rollguard.state import assessment, inventory
+from rollguard.state.inventory import LISTS, WORKLOADS
 from rollguard.tui import data
 from rollguard.tui.backend.core import WATCH_TIMEOUT, Core, Superseded
 from rollguard.tui.views import Inventory, WorkloadRow
-from rollguard.watcher import Keeping, NamespaceCache
 
 PARTIAL_EVERY = 0.5  # seconds to the first partial inventory of a long first read (then doubling)
 CLUSTER_LIST_TIMEOUT = 600.0  # seconds a cluster-wide cache may take for its first lists
@@ -40,7 +41,7 @@ class Live(Core):
         for_live: bool = False,
         stop: Callable[[], bool] | None = None,
     ) -> Inventory:
-        """One read (first screen and reloads), namespace by namespace as `rollguard.inventory` streams
+        """One read (first screen and reloads), namespace by namespace as `rollguard.state.inventory` streams
         it: paginated, reduced, narrowed by the selector.
 
         ``on_partial`` gets the inventory of the namespaces read so far after `PARTIAL_EVERY` seconds of a
@@ -48,13 +49,13 @@ class Live(Core):
         not wait for the last namespace and the table is rebuilt only a few times.
         ``stop``: asked between namespaces; True ends the read with `Superseded` (a newer load began).
         ``for_live``: `start_live` follows; with -A (no selector) the read's cluster-wide lists are kept
-        for the caches to watch on from (`rollguard.watcher.Keeping`): the cluster is not read twice.
+        for the caches to watch on from (`rollguard.cluster.cache.Keeping`): the cluster is not read twice.
         """
         scope = None if self.all_namespaces else [self.namespace or "default"]
         selector = self.options.selector or None
         self._problems = []
         objects: dict[Resource, list[Obj]] = {res: [] for res, _fixed, _filtered in LISTS.values()}
-        states: dict[str, state.NamespaceState] = {}
+        states: dict[str, assessment.NamespaceState] = {}
         now = self.now()
         last, every = time.perf_counter(), PARTIAL_EVERY
         keeping = Keeping(self.api, self._intern) if for_live and scope is None and not selector else None
@@ -71,7 +72,7 @@ class Live(Core):
                     items = lists[arg] = [self._intern.object(o) for o in items]
                 objects[LISTS[arg][0]].extend(items)
             start = time.perf_counter()
-            states[ns] = state.assess_namespace(ns, selector=selector, now=now, **lists)
+            states[ns] = assessment.assess_namespace(ns, selector=selector, now=now, **lists)
             if for_live:
                 states[ns] = _slim(states[ns], self._parts)
             assessing += time.perf_counter() - start
@@ -101,7 +102,7 @@ class Live(Core):
     def _done(
         self,
         objects: dict[Resource, list[Obj]],
-        states: dict[str, state.NamespaceState],
+        states: dict[str, assessment.NamespaceState],
         inventory: Inventory,
     ) -> Inventory:
         if self._problems:
@@ -109,7 +110,7 @@ class Live(Core):
         # Only the workloads are looked up again (detail); the read's revisions and pods are dropped here,
         # before the live caches list theirs, so the two copies are not held at once.
         if not self._incremental:
-            self._objects = {res: objects.get(res, []) for res in (DEPLOYMENT_CONFIGS, DEPLOYMENTS)}
+            self._objects = {k.resource: objects.get(k.resource, []) for k in KINDS.values()}
         if self._caches:  # the caches hold what revisions and pods are: `_full` judges them on demand
             for ns, ns_state in states.items():
                 states[ns] = _slim(ns_state, self._parts)
@@ -248,7 +249,7 @@ class Live(Core):
         caches = list(self._caches.values())
         return {res: [o for c in caches for o in c.objects_in(res, (namespace,))] for res in data.WATCHED}
 
-    def _full(self, row: WorkloadRow) -> state.WorkloadState | None:
+    def _full(self, row: WorkloadRow) -> assessment.WorkloadState | None:
         """The state of a row's workload with its revisions and pods (detail, logs, diffs).
 
         While the caches serve (and during the read that seeds them), the held states leave those out (50,000 revisions and 30,000 pods at
@@ -271,7 +272,7 @@ class Live(Core):
         return [obj for cache in list(self._caches.values()) for obj in cache.objects(res)]
 
 
-def _slim(ns_state: state.NamespaceState, parts: dict[str, data.Part]) -> state.NamespaceState:
+def _slim(ns_state: assessment.NamespaceState, parts: dict[str, data.Part]) -> assessment.NamespaceState:
     """``ns_state`` without its workloads (their rows are made: ``parts`` holds them, made now if they
     were not yet), the same object when it has none; its part then names the state kept, so that
     `data.inventory_of` reuses the rows. What is kept is what the screens read of a held state: its

@@ -13,11 +13,11 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from rollguard import state
-from rollguard.client import LogOptions
-from rollguard.errors import NoLog, NotFound
+from rollguard.cluster.api import LogOptions
+from rollguard.core.errors import NoLog, NotFound
+from rollguard.core.resources import PODS
 from rollguard.kinds import kind_of
-from rollguard.resources import PODS
+from rollguard.state import assessment
 from rollguard.tui import logs
 from rollguard.tui.backend.live import Live
 from rollguard.tui.views import WorkloadRow
@@ -27,7 +27,7 @@ class PodLogs(Live):
     """The pods of a row's revision and their logs (`_full` gives the revisions and pods)."""
 
     def log_pods(
-        self, row: WorkloadRow, *, revision: int | None = None, ws: state.WorkloadState | None = None
+        self, row: WorkloadRow, *, revision: int | None = None, ws: assessment.WorkloadState | None = None
     ) -> list[str]:
         """The pods `l` may show the logs of: those of revision ``revision``, else of the newest revision
         that has pods (from the last read, or ``ws``; `rollguard.tui.logs` GETs them to find the newest)."""
@@ -42,7 +42,7 @@ class PodLogs(Live):
         return []
 
     def deployer_pod(
-        self, row: WorkloadRow, *, revision: int | None = None, ws: state.WorkloadState | None = None
+        self, row: WorkloadRow, *, revision: int | None = None, ws: assessment.WorkloadState | None = None
     ) -> str | None:
         """The pod `l` shows when revision ``revision`` (else the newest) has no pods: the one the kind says
         tells how its rollout went (a DC's deployer pod), read from the live revision as `oc logs dc/NAME`

@@ -12,8 +12,8 @@ from textual.actions import parse as parse_action
 from textual.binding import Binding
 from textual.screen import ModalScreen
 
-from rollguard import state
-from rollguard.repair_plan import ACTIONS
+from rollguard.plan.repair_read import ACTIONS
+from rollguard.state import assessment
 from rollguard.tui import data
 from rollguard.tui.views import UNGROUPED, Target, WorkloadRow
 
@@ -168,7 +168,7 @@ def inapplicable(action: str, rows: tuple[WorkloadRow, ...], *, to_revision: int
     if action == "revert" and to_revision is not None:
         if len(rows) != 1:
             return "a revision is chosen for one workload only"
-        if not any(f.code == state.STUCK for f in rows[0].findings):
+        if not any(f.code == assessment.STUCK for f in rows[0].findings):
             return f"revision {to_revision} is the current one already"
     if action == "revert":
         return "nothing to revert: healthy, and no earlier revision"

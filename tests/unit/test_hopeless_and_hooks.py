@@ -1,0 +1,136 @@
+"""Pure rules of issue 24 points 2 and 5: hook pods as evidence, pods the API refuses, lasting conditions."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from rollguard.core.structs import DC, DEPLOYMENT, Phase, Progress, WorkloadRef
+from rollguard.kinds import KINDS
+from rollguard.run.refusals import newest_refusal
+from rollguard.run.wait import REFUSAL_GRACE, Watched, held
+from rollguard.state.assessment import assess
+from tests.helpers.dc_objects import FAILED_CONDITION, dc, deployer_pod, rc
+
+QUOTA = 'pods "api-2-x" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=2, limited: pods=2'
+
+
+def hook_pod(kind: str, status: dict) -> dict:
+    return {
+        "metadata": {
+            "name": f"api-2-hook-{kind}",
+            "labels": {
+                "openshift.io/deployer-pod-for.name": "api-2",
+                "openshift.io/deployer-pod.type": f"hook-{kind}",
+            },
+            "ownerReferences": [{"uid": "rc2", "kind": "ReplicationController", "name": "api-2"}],
+        },
+        "status": status,
+    }
+
+
+RUNNING_DEPLOYER = deployer_pod({"phase": "Running"})
+
+
+def test_a_running_hook_is_shown_and_holds_the_clock() -> None:
+    kind = KINDS[DC]
+    running = kind.progress(dc(), [rc("Running")])
+    hooked = kind.explain(
+        dc(), [rc("Running")], [RUNNING_DEPLOYER, hook_pod("pre", {"phase": "Running"})], running
+    )
+    assert hooked.phase is Phase.PROGRESSING and hooked.hook == "api-2-hook-pre"
+    assert hooked.message.endswith("; pre hook pod api-2-hook-pre running"), hooked.message
+    done = hook_pod("pre", {"phase": "Succeeded"})
+    assert kind.explain(dc(), [rc("Running")], [RUNNING_DEPLOYER, done], running) == running
+    item = Watched(WorkloadRef(DC, "api"), {}, deadline=1000.0, deadline_reason="", moved_at=1.0)
+    held(item, hooked, now=50.0)
+    assert item.moved_at == 50.0  # the no-progress clock restarts while a hook runs
+
+
+def test_a_failed_hook_is_named_with_its_pod() -> None:
+    kind = KINDS[DC]
+    failed = kind.progress(dc(conditions=[FAILED_CONDITION]), [rc("Failed")])
+    exited = deployer_pod(
+        {"phase": "Failed", "containerStatuses": [{"name": "deployment", "state": {"terminated": {
+            "exitCode": 1, "message": "error: pre hook failed: the pre hook failed: , aborting rollout of shop/api-2"}}}]}
+    )  # fmt: skip
+    hook = hook_pod(
+        "pre",
+        {
+            "phase": "Failed",
+            "containerStatuses": [{"name": "lifecycle", "state": {"terminated": {"exitCode": 1}}}],
+        },
+    )
+    explained = kind.explain(dc(conditions=[FAILED_CONDITION]), [rc("Failed")], [exited, hook], failed)
+    assert explained.message == (
+        'replication controller "api-2" has failed progressing; deployer pod api-2-deploy: error: pre hook '
+        "failed: the pre hook failed: , aborting rollout of shop/api-2; pre hook pod api-2-hook-pre: exit code 1"
+    )
+
+
+def test_pods_the_api_refuses_block_a_dc_and_a_deployment() -> None:
+    refused = {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate", "message": QUOTA}
+    latest = {**rc("Running"), "status": {"conditions": [refused]}}
+    kind = KINDS[DC]
+    running = kind.progress(dc(), [latest])
+    assert kind.explain(dc(), [latest], [RUNNING_DEPLOYER], running).blocked == (
+        f'replication controller "api-2" cannot create its pods: {QUOTA}'
+    )
+    new = kind.progress(dc(), [rc("New")])
+    no_deployer = kind.explain(dc(), [rc("New")], [], new)
+    assert no_deployer.blocked.startswith('deployer pod "api-2-deploy" cannot be created')
+    assert no_deployer.blocked_evidence == (DC, "api")
+    deploy = {
+        "metadata": {"name": "web", "generation": 2, "annotations": {}},
+        "spec": {"replicas": 1, "template": {}},
+        "status": {"observedGeneration": 2, "conditions": [refused]},
+    }
+    dkind = KINDS[DEPLOYMENT]
+    progress = dkind.explain(deploy, [], [], dkind.progress(deploy, []))
+    assert progress.blocked == f"its pods cannot be created: {QUOTA}"
+
+
+def test_a_lasting_block_fails_and_a_passing_one_does_not() -> None:
+    item = Watched(WorkloadRef(DC, "api"), {}, deadline=1000.0, deadline_reason="")
+    blocked = Progress(Phase.PROGRESSING, "api-2 running: 0 of 1 new replicas ready", blocked="pods refused")
+    assert held(item, blocked, now=10.0) is blocked and item.next_deadline() == 10.0 + REFUSAL_GRACE
+    cleared = Progress(Phase.PROGRESSING, "api-2 running: 0 of 1 new replicas ready")
+    held(item, cleared, now=20.0)
+    assert held(item, blocked, now=10.0 + REFUSAL_GRACE).phase is Phase.PROGRESSING  # the clock restarted
+    verdict = held(item, blocked, now=20.0 + 2 * REFUSAL_GRACE)
+    assert (
+        verdict.phase is Phase.FAILED
+        and verdict.message == f"dc/api: pods refused (for {REFUSAL_GRACE:.0f}s)"
+    )
+
+
+def test_the_newest_failed_create_event_of_the_object_names_the_refusal() -> None:
+    def event(name: str, at: str, message: str, reason: str = "FailedCreate") -> dict:
+        return {
+            "involvedObject": {"kind": DC, "name": name},
+            "reason": reason,
+            "lastTimestamp": at,
+            "message": message,
+        }
+
+    events = [
+        event("api", "2026-01-01T00:00:01Z", "old"),
+        event("api", "2026-01-01T00:00:03Z", "Error creating deployer pod: quota"),
+        event("other", "2026-01-01T00:00:09Z", "not ours"),
+        event("api", "2026-01-01T00:00:09Z", "started", reason="DeploymentCreated"),
+    ]
+    assert newest_refusal(events, kind=DC, name="api") == "Error creating deployer pod: quota"
+    assert newest_refusal(events, kind=DC, name="none") == ""
+
+
+def test_status_of_a_running_hook_is_progressing_past_the_deadline() -> None:
+    """A hook has no deadline but its pod's: `status` says progressing, naming it, not `stuck`."""
+    started = {"openshift.io/deployer-pod.started-at": "2026-01-01T00:00:00Z"}
+    now = dt.datetime(2026, 1, 1, 1, 0, tzinfo=dt.UTC)  # an hour later: far past timeoutSeconds (600)
+    pods = [RUNNING_DEPLOYER, hook_pod("mid", {"phase": "Running"})]
+    state = assess(DC, dc(), [rc("Running", **started)], pods=pods, now=now)
+    assert "progressing" in [f.name for f in state.findings] and "stuck" not in [
+        f.name for f in state.findings
+    ]
+    assert state.message.endswith("; mid hook pod api-2-hook-mid running")
+    stuck = assess(DC, dc(), [rc("Running", **started)], pods=[RUNNING_DEPLOYER], now=now)
+    assert "stuck" in [f.name for f in stuck.findings], stuck.findings
