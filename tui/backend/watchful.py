@@ -74,7 +74,9 @@ class Watchful(Forwarding):
         selector: str | None = None,
         reduce: Reducer | None = None,
     ) -> Obj:
-        return self._timed(lambda: self._inner.list(res, namespace=namespace, selector=selector, reduce=reduce))
+        return self._timed(
+            lambda: self._inner.list(res, namespace=namespace, selector=selector, reduce=reduce)
+        )
 
     def pages(
         self,

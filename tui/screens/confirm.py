@@ -16,6 +16,7 @@ from textual.widgets import Button, DataTable, Input, Label, RichLog, Static
 
 from rollguard.core.images import short_image
 from rollguard.tui.errors import describe_error
+from rollguard.tui.liveness import ago
 from rollguard.tui.messages import PlanLoaded
 from rollguard.tui.repairs import Repair, elapsed
 from rollguard.tui.screens.base import TITLES, Dialog
@@ -30,6 +31,7 @@ COLUMNS = ("Workload", "Image before", "Image after", "Paused", "Revision")
 # table fits the dialog and never scrolls sideways (the Revision column was cut at 80 columns)
 NARROW = 100
 NARROW_COLUMNS = ("Workload", "Before", "After", "Paused", "Rev")
+PLANNING = "Reading what would change (dry run)…"
 
 
 def _images(change: Change, *, narrow: bool = False) -> tuple[Text, Text]:
@@ -128,7 +130,7 @@ class ConfirmScreen(Dialog):
             yield Label(title, classes="dialog-title")
             if self.warning:
                 yield Static(Text(f"⚠ {self.warning}", style="bold yellow"), id="warning")
-            yield Static("Reading what would change (dry run)…", id="summary")
+            yield Static(PLANNING, id="summary")
             yield DataTable(id="changes", cursor_type="none", show_cursor=False)
             yield Static(id="command")
             with VerticalScroll(id="notes-box"):
@@ -159,6 +161,7 @@ class ConfirmScreen(Dialog):
         self.query_one("#cancel", Button).focus()
         if self.repair is None:
             self._plan()
+            self.set_interval(1.0, self._planning_tick)
             return
         # reopened from the background: the same plan, the progress so far, the result if it ended
         assert self.plan is not None
@@ -169,6 +172,16 @@ class ConfirmScreen(Dialog):
             log.write(line)
         if self.repair.result is not None:
             self.repair_finished(self.repair.result)
+
+    def _planning_tick(self) -> None:
+        """While the dry run waits on the API: say so, and that esc cancels (nothing was changed)."""
+        if self.state is not DialogState.PLANNING:
+            return
+        hung = self.app.freshness().hung_for(time.monotonic())
+        text = PLANNING
+        if hung:
+            text += f" No answer from the API server for {ago(hung)}; esc cancels (nothing was changed)."
+        self.query_one("#summary", Static).update(text)
 
     @work(thread=True, exit_on_error=False, group="plan")
     def _plan(self) -> None:
