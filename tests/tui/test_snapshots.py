@@ -131,5 +131,5 @@ async def test_disconnected_banner(fake, svg):
         )
         app.screen.update_status()
         await pilot.pause()
-        assert "disconnected · updated 42s ago" in str(app.screen.query_one("#status").render())
+        assert "disconnected · stale 42s" in str(app.screen.query_one("#status").render())
         assert app.export_screenshot() == svg
