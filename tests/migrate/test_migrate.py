@@ -306,3 +306,23 @@ def test_missing_permissions_refused_with_nothing_changed(sandbox, namespace, cl
     assert no_patch.code == 2, no_patch.stdout + no_patch.stderr
     assert "not allowed to patch horizontalpodautoscalers.autoscaling" in no_patch.stderr, no_patch.stderr
     assert resource_versions(client, namespace) == before
+
+
+def test_killed_migration_reverted_by_rollguard_revert(sandbox, namespace, client, tmp_path):
+    recorder = shop(client, namespace)
+    proc = start_rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR, "--lease-duration", "5s")
+    try:
+        wait_until(client, DEPLOYMENT_CONFIGS, namespace, "worker", lambda d: d["spec"]["replicas"] == 0, timeout=120)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+    expire_lease(client, namespace, JOURNAL)
+    result = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "r.json")
+    seen = recorder.stop()
+    assert result.code == 0, result.stdout + result.stderr
+    assert not recorder.without_ready(), seen
+    for name, replicas in (("api", 2), ("worker", 1)):
+        assert client.get(DEPLOYMENT_CONFIGS, name, namespace=namespace)["spec"]["replicas"] == replicas
+        wait_gone(client, DEPLOYMENTS, namespace, name)
+    assert client.get(HORIZONTAL_POD_AUTOSCALERS, "api", namespace=namespace)["spec"]["scaleTargetRef"]["kind"] == (
+        "DeploymentConfig")  # fmt: skip
