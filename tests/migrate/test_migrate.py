@@ -310,14 +310,20 @@ def test_missing_permissions_refused_with_nothing_changed(sandbox, namespace, cl
 
 def test_killed_migration_reverted_by_rollguard_revert(sandbox, namespace, client, tmp_path):
     recorder = shop(client, namespace)
-    proc = start_rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR, "--lease-duration", "5s")
+    proc = start_rollguard(
+        sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR, "--lease-duration", "5s"
+    )
     try:
-        wait_until(client, DEPLOYMENT_CONFIGS, namespace, "worker", lambda d: d["spec"]["replicas"] == 0, timeout=120)
+        wait_until(
+            client, DEPLOYMENT_CONFIGS, namespace, "worker", lambda d: d["spec"]["replicas"] == 0, timeout=120
+        )
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
     expire_lease(client, namespace, JOURNAL)
-    result = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "r.json")
+    result = rollguard(
+        sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "r.json"
+    )
     seen = recorder.stop()
     assert result.code == 0, result.stdout + result.stderr
     assert not recorder.without_ready(), seen
