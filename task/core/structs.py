@@ -17,7 +17,34 @@ Obj = dict[str, Any]
 DC = "DeploymentConfig"
 DEPLOYMENT = "Deployment"
 
-SHORT_KIND = {DC: "dc", DEPLOYMENT: "deployment"}
+
+
+@dataclass(frozen=True)
+class KindNames:
+    """How rollguard, the API and a user name one kind of workload.
+
+    ``key``: in a `WorkloadRef` (``dc/api``, ``deployment/api``) and so in journal keys, the report and
+    every message: a wire format that journals written by earlier versions hold, never changed.
+    ``short``: the API's short name (``oc get dc``, ``kubectl get deploy``), where a column is narrow
+    (the TUI's workloads table). ``aliases``: every spelling a user may type for the kind in a TARGET
+    (``rollguard.kinds.kind_of``: the short name and the resource's singular and plural, each with an
+    ``s``), ``key`` and ``short`` among them.
+    """
+
+    key: str
+    short: str
+    aliases: tuple[str, ...]
+
+
+# The one table of the kinds' names. It lives here, not in `rollguard.kinds` where every other kind
+# difference lives, because `WorkloadRef` (this layer, below kinds) names itself by it; the kinds' `aliases`
+# (`rollguard.kinds`) and the TUI's short names are read from it, never spelled again.
+KIND_NAMES: dict[str, KindNames] = {
+    DC: KindNames(key="dc", short="dc", aliases=("dc", "dcs", "deploymentconfig", "deploymentconfigs")),
+    DEPLOYMENT: KindNames(
+        key="deployment", short="deploy", aliases=("deploy", "deploys", "deployment", "deployments")
+    ),
+}
 
 
 @dataclass(frozen=True, order=True)
@@ -29,7 +56,7 @@ class WorkloadRef:
 
     @property
     def key(self) -> str:
-        return f"{SHORT_KIND[self.kind]}/{self.name}"
+        return f"{KIND_NAMES[self.kind].key}/{self.name}"
 
     def __str__(self) -> str:
         return self.key

@@ -182,7 +182,7 @@ class Kind:
     noun: str  # how messages name it, e.g. DC
     resource: Resource
     revisions: Resource
-    aliases: tuple[str, ...]
+    aliases: tuple[str, ...]  # the kind's row of `rollguard.core.structs.KIND_NAMES`
     # Keys the kind's controllers write into a revision's pod template (a diff of templates drops them)
     template_noise_labels: tuple[str, ...] = ()
     template_noise_annotations: tuple[str, ...] = ()

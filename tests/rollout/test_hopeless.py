@@ -162,3 +162,28 @@ def test_a_deployer_pods_single_err_image_pull_is_no_verdict(
     )  # fmt: skip
     assert result.code == 0, result.stdout + result.stderr
     assert view(client, namespace, DC, "api").images == {"app": NEW}
+
+
+LIMIT_RANGES = Resource("", "v1", "limitranges", "LimitRange")
+
+
+def test_pods_a_limit_range_refuses_fail_the_rollout_early_naming_it(
+    sandbox, namespace, client, tmp_path: Path
+):
+    """The LimitRanger admission plugin of the sandbox's kube-apiserver refuses a pod over the namespace's
+    maximum; the ReplicaSet controller records it as ReplicaFailure (FailedCreate), as for a quota."""
+    body = deployment_body("web", OLD)
+    body["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "200m"}}
+    create_group(client, namespace, [body])
+    rolled_out(client, DEPLOYMENT, namespace, "web")
+    limits = {"limits": [{"type": "Container", "max": {"cpu": "100m"}}]}
+    client.create(LIMIT_RANGES, {"metadata": {"name": "small"}, "spec": limits}, namespace=namespace)
+    result = rollguard(
+        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"deploy/web={NEW}",
+        "--timeout", "150s", report=tmp_path / "report.json",
+    )  # fmt: skip
+    assert result.code == 1, result.stdout + result.stderr
+    error = result.report["error"]
+    assert error.startswith("deployment/web: its pods cannot be created: "), error
+    assert "maximum cpu usage per Container is 100m" in error, error
+    assert view(client, namespace, DEPLOYMENT, "web").images == {"app": OLD}
