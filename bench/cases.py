@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from bench.context import REPO, CliRun, Ctx
 from bench.drive import body, workload_names
 from bench.metrics import Stats
-from rollguard.core.structs import DC, DEPLOYMENT, SHORT_KIND
+from rollguard.core.structs import DC, DEPLOYMENT, KIND_NAMES
 
 if TYPE_CHECKING:
     from bench.verify import VerifyResult
@@ -137,7 +137,7 @@ def image_args(n: int, image: str, crash: tuple[int, str] | None = None) -> list
     args = []
     for i, (kind, name) in enumerate(workload_names(n)):
         ref = crash[1] if crash is not None and crash[0] == i else image
-        args += ["--image", f"{SHORT_KIND[kind]}/{name}={ref}"]
+        args += ["--image", f"{KIND_NAMES[kind].key}/{name}={ref}"]
     return args
 
 

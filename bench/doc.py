@@ -47,7 +47,8 @@ def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool)
         f"reads {READ_REPS}; "
         f"start-up {STARTUP_REPS}. Fewer when the time budget ran out (n says how many).",
         "- rollguard runs as a process, exactly as `rollguard ...` (through `python -m bench.counted`, which "
-        "adds a request counter); the other steps run in processes of their own (`python -m bench.drive`) so "
+        "adds a request counter and stamps when the last workload write was answered), from compiled bytecode "
+        "as `pip install` leaves it (`bench.metrics.bytecode_env`); the other steps run in processes of their own (`python -m bench.drive`) so "
         "that no watch of one step stays open into the next one's request counts.",
         "",
     ]

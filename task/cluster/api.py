@@ -1,6 +1,6 @@
 """What rollguard asks of a cluster: the `Api` protocol, and the plain data it speaks in.
 
-`Api` is the contract the engine, the inventory, the repairs and the TUI are written against: the nine
+`Api` is the contract the engine, the inventory, the repairs and the TUI are written against: the ten
 calls below (`pod_log` for the TUI's logs), answering plain dicts and raising `rollguard.core.errors`
 classes. `rollguard.cluster.client.Client` is the one that speaks HTTP; a test double (tests/helpers/fakecluster.py)
 may answer the same calls from memory. mypy checks that both fit. `Forwarding` is an `Api` wrapping
@@ -185,7 +185,8 @@ class Forwarding:
 
 
 def _forwarding_is_an_api(forwarding: Forwarding) -> Api:
-    return forwarding  # mypy proves that Forwarding is an Api
+    """Never called: mypy, checking this return, proves that `Forwarding` is an `Api`."""
+    return forwarding
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ holds one huge response. A continue token that expired (410 Expired: etcd compac
 list started at) is handled as client-go's ``tools/pager`` does: a full list at the requested
 resourceVersion replaces the pages read so far (`Page.restarted` tells a streaming consumer).
 
-The contract (`Api`, `Page`, `LogOptions`, `Forwarding`) lives in `rollguard.cluster.api`; it is re-exported
-here, where the code written against it imports it from.
+The contract (`Api`, `Page`, `LogOptions`, `Forwarding`) lives in `rollguard.cluster.api`: import it from
+there (the names are still re-exported here for older callers).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ __all__ = [
 PROBE_TIMEOUT = 5.0  # seconds the probe of a silent API server waits for an answer
 
 _RETRIES = 5
-_POOL_SIZE = 32
+_POOL_SIZE = 64  # connections kept per host: a run's watches plus its writes (run.group_write.WRITERS) at once
 _MERGE_PATCH = "application/merge-patch+json"
 PAGE_SIZE = 500  # at most, client-go's pager default
 # Pages are sized to about this much JSON from the size of the items seen so far (500 DeploymentConfigs
@@ -111,6 +111,9 @@ class Client:
         self._api.user_agent = user_agent
         self.page_size = page_size
         self.page_bytes = PAGE_BYTES
+        # The first page of a list: small where a consumer shows objects as they arrive (status -A, the
+        # TUI); a reader that needs every object before it decides (a rollout) asks for whole pages.
+        self.first_page = FIRST_PAGE
         self.requests: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._guard: Callable[[], None] | None = None
@@ -189,7 +192,7 @@ class Client:
         path = res.path(namespace=namespace)
         token = ""
         rv = ""
-        limit = min(self.page_size, FIRST_PAGE)
+        limit = min(self.page_size, self.first_page)
         seen_items = seen_bytes = 0
         while True:
             query = [*base, ("limit", limit)] if self.page_size > 0 else list(base)

@@ -27,7 +27,7 @@ from typing import Any
 
 from rollguard.core.readiness import condition, get, observed, replica_failure
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
-from rollguard.core.structs import DC, Obj, Phase, Progress, VerifiedState
+from rollguard.core.structs import DC, KIND_NAMES, Obj, Phase, Progress, VerifiedState
 from rollguard.kinds import dc_pods, dc_start
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time, pick
@@ -41,7 +41,6 @@ ENCODED_DC_ANNOTATION = "openshift.io/encoded-deployment-config"
 DC_VERSION_ANNOTATION = "openshift.io/deployment-config.latest-version"
 DEPLOYER_STARTED_ANNOTATION = "openshift.io/deployer-pod.started-at"
 DEPLOYER_POD_ANNOTATION = "openshift.io/deployer-pod.name"
-DEPLOYER_POD_FOR_LABEL = dc_pods.DEPLOYER_POD_FOR_LABEL  # on deployer and hook pods
 # the status-reasons that say how a rollout failed (library-go pkg/apps/appsutil/const.go); any other
 # status-reason is the rollout's cause
 FAILURE_REASONS = frozenset(
@@ -151,7 +150,7 @@ class DeploymentConfigKind(Kind):
     noun = "DC"
     resource = DEPLOYMENT_CONFIGS
     revisions = REPLICATION_CONTROLLERS
-    aliases = ("dc", "dcs", "deploymentconfig", "deploymentconfigs")
+    aliases = KIND_NAMES[DC].aliases
     template_noise_labels = ("deployment", "deploymentconfig")
     template_noise_annotations = (
         "openshift.io/deployment-config.name",

@@ -234,7 +234,7 @@ def _unknown_fields(client: Api, manifests: ManifestSet) -> dict[WorkloadRef, li
 DRY_RUN_ATTEMPTS = 8
 
 
-DRY_RUNS = 16  # dry-run writes in flight at once, as many as the run's own writes (group_write.WRITERS)
+DRY_RUNS = 48  # dry-run writes in flight at once, as many as the run's own writes (run.group_write.WRITERS)
 
 
 def dry_run(client: Api, plan: Plan) -> dict[str, Obj | ApiError]:

@@ -43,7 +43,10 @@ from rollguard.run.wait import Watched, deleted_message
 # Slack past a deadline rollguard waits on besides the platform's own, so that the platform's verdict
 # (and the pod that says why) arrives before rollguard gives up on its own clock.
 SETTLE_SECONDS = 5
-WRITERS = 16  # concurrent workload writes; the API server's own limits sit far above this
+# Concurrent workload writes: a group of up to this many is written in one round trip. A slow write (a
+# DeploymentConfig's goes through admission, webhooks included) then never waits for a slot behind others.
+# The API server's own limits (--max-mutating-requests-inflight, 200 by default) sit far above this.
+WRITERS = 48
 T = TypeVar("T")
 
 

@@ -25,6 +25,7 @@ from tests.helpers.cluster import (
 )  # fmt: skip
 
 FAILING = "registry.local/shop/api:v2-exit1"  # its hook (this image, run with the hook's command) fails
+SLOW_HOOK = "registry.local/shop/api:v2-slow30"  # its hook takes 30 s
 
 
 def hooked_dc(command: list[str], policy: str, *, timeout: int) -> dict:
@@ -100,3 +101,22 @@ def test_status_shows_a_hook_in_progress(sandbox, namespace, client):
     ((entry,),) = [[w for w in e["workloads"] if w["name"] == "api"] for e in json.loads(result.stdout)]
     assert entry["message"].endswith("; pre hook pod api-2-hook-pre running"), entry
     assert [f["name"] for f in entry["findings"]] == ["progressing"], entry["findings"]
+
+
+def test_a_run_that_ends_during_a_hook_says_so_in_the_report(sandbox, namespace, client, tmp_path: Path):
+    """--timeout while the new version's pre hook runs (it takes 30 s with the new image): the report's
+    first error and the workload's error show the hook in progress; the revert (whose hook, with the old
+    image, ends at once) leaves the group all-old."""
+    create_group(client, namespace, [hooked_dc(["migrate"], "Abort", timeout=600)])
+    rolled_out(client, DC, namespace, "api", timeout=90)
+    result = rollguard(
+        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/api={SLOW_HOOK}",
+        "--timeout", "10s", report=tmp_path / "report.json",
+    )  # fmt: skip
+    assert result.code == 1, result.stdout + result.stderr
+    error = result.report["error"]
+    assert error.startswith("dc/api: not complete within --timeout"), error
+    assert error.endswith("; pre hook pod api-2-hook-pre running)"), error
+    (workload,) = result.report["workloads"]
+    assert "pre hook pod api-2-hook-pre running" in workload["error"], workload
+    assert view(client, namespace, DC, "api").images == {"app": OLD}

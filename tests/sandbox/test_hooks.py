@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from kubernetes import client
 
-from sandbox.openshift.kube import JSON, Kube
+from sandbox.openshift.kube import JSON, ApiError, Kube
 from tests.helpers.openshift_api import APP, ISS, RCS, create_dc, dc_body, patch, set_image, wait_for, wait_rc
 
 pytestmark = pytest.mark.cluster
@@ -205,3 +205,44 @@ def test_the_custom_strategy_runs_its_own_image(kube: Kube, namespace: str) -> N
     create_dc(kube, namespace, stock)
     wait_rc(kube, namespace, "stock-1", "Failed", timeout=60)
     assert deployer_message(kube, namespace, "stock-1") == "error: unsupported strategy type: Custom"
+
+
+def test_hooks_and_custom_params_are_validated_as_openshift_validates_them(
+    kube: Kube, namespace: str
+) -> None:
+    """openshift-apiserver pkg/apps/apis/apps/validation/validation.go validateLifecycleHook,
+    validateExecNewPod, validateRecreateParams (pre, mid, post), validateDeploymentStrategy (customParams
+    required for Custom): a 422 naming each field."""
+    recreate = {
+        "type": "Recreate",
+        "recreateParams": {
+            "pre": {
+                "execNewPod": {
+                    "containerName": "app",
+                    "command": ["x"],
+                    "env": [{"name": "bad-name", "value": "1"}],
+                }
+            },
+            "mid": {"failurePolicy": "Abort"},
+            "post": {
+                "failurePolicy": "Ignore",
+                "tagImages": [{"containerName": "nope", "to": {"kind": "DockerImage"}}],
+            },
+        },
+    }
+    with pytest.raises(ApiError) as refused:
+        create_dc(kube, namespace, dc_body("web", f"{APP}:v1", strategy=recreate))
+    message = str(refused.value.body.get("message"))
+    assert refused.value.status == 422, message
+    for expected in (
+        "spec.strategy.recreateParams.pre.failurePolicy: Required value",
+        'spec.strategy.recreateParams.pre.execNewPod.env[0].name: Invalid value: "bad-name"',
+        'spec.strategy.recreateParams.mid: Invalid value: "<empty>": One of execNewPod or tagImages must be specified',
+        'spec.strategy.recreateParams.post.tagImages[0].containerName: Invalid value: "nope": no container "nope" found',
+        "spec.strategy.recreateParams.post.tagImages[0].to.kind: Invalid value: \"DockerImage\": Must be 'ImageStreamTag'",
+        "spec.strategy.recreateParams.post.tagImages[0].to.name: Required value: a destination tag name is required",
+    ):
+        assert expected in message, message
+    with pytest.raises(ApiError) as custom:
+        create_dc(kube, namespace, dc_body("web", f"{APP}:v1", strategy={"type": "Custom"}))
+    assert "spec.strategy.customParams: Required value" in str(custom.value.body.get("message"))

@@ -59,7 +59,7 @@ def test_the_job_is_the_runs_own() -> None:
     }  # fmt: skip
     name = job_name("smoke", "20261203-052000-ab12cd")
     assert name == "smoke-20261203-052000-ab12cd" and len(job_name("a" * 40, "20261203-052000-ab12cd")) <= 63
-    body = job_body(manifest, name=name, namespace="shop", run_id="20261203-052000-ab12cd", check="smoke")
+    body = job_body(manifest, name=name, namespace="shop", run_id="20261203-052000-ab12cd", check="smoke", timeout=300)
     assert body["metadata"] == {
         "name": name,
         "namespace": "shop",
@@ -68,6 +68,10 @@ def test_the_job_is_the_runs_own() -> None:
     assert "status" not in body
     assert body["spec"]["template"]["metadata"]["labels"][RUN_LABEL] == "20261203-052000-ab12cd"
     assert manifest["metadata"]["name"] == "smoke"  # the parsed manifest is left as read
+    assert body["spec"]["activeDeadlineSeconds"] == 300  # the check's timeout, when the manifest sets none
+    manifest["spec"]["activeDeadlineSeconds"] = 60
+    assert job_body(manifest, name=name, namespace="shop", run_id="r", check="smoke", timeout=300)["spec"][
+        "activeDeadlineSeconds"] == 60  # fmt: skip
 
 
 def test_status_reads_the_failed_check_back_from_the_journals_error() -> None:
@@ -139,3 +143,21 @@ def test_prometheus_evaluation(data: dict[str, Any], ok: bool, said: str) -> Non
 
     spec = PrometheusCheck(url="http://p:9090", query="x", op="below", threshold=0.01)
     assert judge(spec, data) == (ok, judge(spec, data)[1]) and said in judge(spec, data)[1]
+
+
+def test_an_unreadable_ca_or_token_file_is_refused(tmp_path: Path) -> None:
+    from rollguard.plan.checks_read import check_files, token_of
+
+    token = tmp_path / "token"
+    token.write_text("s3cr3t\n")
+    text = f"checks: [{{name: p, prometheus: {{url: 'https://p:9091', query: up, above: 0, token: '{token}'}}}}]"
+    [check] = parse_checks(text, source="c.yaml", read=lambda _: "")
+    check_files([check])
+    assert check.prometheus is not None and token_of(check.prometheus) == "s3cr3t"
+    missing = parse_checks(text.replace(str(token), str(tmp_path / "nope")), source="c.yaml", read=lambda _: "")
+    with pytest.raises(RefusedError, match="check 'p': cannot read its token file"):
+        check_files(missing)
+    ca = parse_checks(f"checks: [{{name: h, http: {{url: 'https://h/', ca: '{tmp_path / 'ca.crt'}'}}}}]",
+                      source="c.yaml", read=lambda _: "")  # fmt: skip
+    with pytest.raises(RefusedError, match="check 'h': cannot read its ca file"):
+        check_files(ca)

@@ -115,11 +115,16 @@ def test_a_failing_http_check_reverts_the_whole_group(sandbox, namespace, client
     http: {{url: "{url}/health", successes: 2}}
 """)
         result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                           "--verify", str(checks), report=tmp_path / "r.json")
+                           "--verify", str(checks), "--results-dir", str(tmp_path / "results"),
+                           report=tmp_path / "r.json")
     assert result.code == 1, result.stdout + result.stderr
     all_on(client, namespace, OLD)
     report = result.report
     assert report["status"] == "reverted"
+    # Tekton results: status stays one word, the summary names the failed check
+    assert (tmp_path / "results" / "status").read_text() == "reverted"
+    summary = (tmp_path / "results" / "summary").read_text()
+    assert "\n" not in summary and summary.startswith("reverted: 3 reverted; checks: 1 failed; cause: check 'health'")
     assert report["error"].startswith("check 'health' (http) failed: timed out after 4s")
     assert "500 Internal Server Error" in report["error"] and "upstream connect error" in report["error"]
     assert {w["outcome"] for w in report["workloads"]} == {"reverted"}
@@ -238,6 +243,9 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
     first.wait(timeout=10)
     assert record["workloads"]["dc/dc1"]["verified"]["images"] == {"app": OLD}
     all_on(client, namespace, NEW)  # rolled out, never verified
+    # Nobody is left to delete the dead run's Job: the check's timeout is its deadline, so it ends anyway.
+    [dead] = client.list(JOBS, namespace=namespace, selector=f"{RUN_LABEL}={record['run']['id']}")["items"]
+    assert dead["spec"]["activeDeadlineSeconds"] == 300
     lease = read_lease(client.get(LEASES, JOURNAL, namespace=namespace))
     time.sleep(max(lease.expires_in, 0) + 0.5)  # a dead run's lease expires by the clock alone
 
@@ -319,3 +327,25 @@ def test_a_failed_rollout_runs_no_check(sandbox, namespace, client, tmp_path: Pa
     assert [(c["name"], c["outcome"]) for c in result.report["checks"]] == [("health", "not-run")]
     assert asked == []
     all_on(client, namespace, OLD)
+
+
+def test_a_run_killed_while_verifying_is_finished_by_a_revert(sandbox, namespace, client, tmp_path: Path):
+    """The repair's way: `rollguard revert -l` takes the group back to what the journal verified, the old
+    images (the killed run's checks never passed)."""
+    group(client, namespace)
+    checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
+                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")})  # runs 10 minutes
+    first = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
+                            "--verify", str(checks), "--lease-duration", "5s")
+    journal_reaches(client, namespace, "verifying")
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    lease = read_lease(client.get(LEASES, JOURNAL, namespace=namespace))
+    time.sleep(max(lease.expires_in, 0) + 0.5)  # a dead run's lease expires by the clock alone
+    status = rollguard(sandbox.kubeconfig, "status", "-n", namespace)
+    assert "verifying" in status.stdout and "half-rolled" in status.stdout, status.stdout
+    repaired = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "rev.json")
+    assert repaired.code == 0, repaired.stdout + repaired.stderr
+    all_on(client, namespace, OLD)
+    record = journal(client, namespace)
+    assert record is not None and record["run"]["state"] in ("repaired", "reverted"), record["run"]
