@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import cases, reads, table
+from bench import cases, reads, table, verify
 from bench.context import Ctx, say
 from bench.doc import big_section, render, splice
 from bench.metrics import by_verb, loadavg, machine, scrape
@@ -44,7 +44,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--sizes",
         type=lambda text: tuple(int(n) for n in text.split(",")),
         help=f"with --only: the group sizes N, comma-separated, of {', '.join(map(str, cases.SIZES))} "
-        "(default: all of them; 20 for manifests alone)",
+        "(default: all of them; 20 for manifests or verify alone)",
     )
     p.add_argument("--budget", type=float, default=BUDGET, help="seconds; optional repetitions stop past it")
     args = p.parse_args(argv)
@@ -55,7 +55,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-ONLY = ("rollouts", "failures", "repairs", "manifests", "startup", "reads")
+ONLY = ("rollouts", "failures", "repairs", "manifests", "verify", "startup", "reads")
 
 
 def only_cases(text: str) -> tuple[str, ...]:
@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         sizes: tuple[int, ...] = (1, 5)
     elif args.only:
-        sizes = args.sizes or ((cases.MANIFEST_SIZE,) if set(args.only) == {"manifests"} else cases.SIZES)
+        alone = set(args.only) <= {"manifests", "verify"}  # each on the group of 20 only
+        sizes = args.sizes or ((cases.MANIFEST_SIZE,) if alone else cases.SIZES)
     else:
         sizes = cases.SIZES
     scale = (30, 60) if args.quick else reads.SCALE
@@ -141,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
 
         guarded(meta, "idle traffic", idle)
         guarded(meta, "case 1: limit", lambda: cases.measure_limit(ctx, rollouts))
+        def checked() -> None:
+            rollouts.verify = verify.verify_overhead(ctx, rollouts.current, sizes)
+
         wanted = set(args.only or ONLY)
         old_stage = not args.only  # its runs take minutes: only in the whole benchmark
         if "rollouts" in wanted:
@@ -154,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
             guarded(meta, "repairs", lambda: cases.repairs(ctx, rollouts, sizes))
         if "manifests" in wanted:
             guarded(meta, "manifest rollout", lambda: cases.manifest_rollouts(ctx, rollouts, sizes))
+        if "verify" in wanted:
+            guarded(meta, "--verify overhead", checked)
         if "startup" in wanted:
             small = cases.namespace(sizes[1] if len(sizes) > 1 else sizes[0])
             guarded(meta, "case 5: start-up", lambda: reads.startup(ctx, read_results, small))

@@ -11,11 +11,15 @@ from __future__ import annotations
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from bench.context import REPO, CliRun, Ctx
 from bench.drive import body, workload_names
 from bench.metrics import Stats
-from rollguard.core.structs import DC, DEPLOYMENT, SHORT_KIND
+from rollguard.core.structs import DC, DEPLOYMENT, KIND_NAMES
+
+if TYPE_CHECKING:
+    from bench.verify import VerifyResult
 
 SIZES = (1, 5, 20, 50)
 ALONE = "bench-alone"
@@ -102,6 +106,7 @@ class RolloutResults:
     no_fail_fast: FailResult | None = None
     repairs: RepairResult | None = None
     manifests: ManifestResult | None = None
+    verify: VerifyResult | None = None  # bench/verify.py
     setup_seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
     current: dict[str, str] = field(default_factory=dict)  # namespace -> the image its group runs now
@@ -132,7 +137,7 @@ def image_args(n: int, image: str, crash: tuple[int, str] | None = None) -> list
     args = []
     for i, (kind, name) in enumerate(workload_names(n)):
         ref = crash[1] if crash is not None and crash[0] == i else image
-        args += ["--image", f"{SHORT_KIND[kind]}/{name}={ref}"]
+        args += ["--image", f"{KIND_NAMES[kind].key}/{name}={ref}"]
     return args
 
 

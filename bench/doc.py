@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench import table
+from bench import table, verify
 from bench.cases import BASELINE_REPS as OLD_REPS
 from bench.cases import CRASH_REPS, LIMIT_REPS, REPAIR_REPS, ROLLGUARD_REPS, RolloutResults
 from bench.reads import IMPORT_REPS, READ_REPS, STARTUP_REPS, ReadResults
@@ -47,7 +47,8 @@ def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool)
         f"reads {READ_REPS}; "
         f"start-up {STARTUP_REPS}. Fewer when the time budget ran out (n says how many).",
         "- rollguard runs as a process, exactly as `rollguard ...` (through `python -m bench.counted`, which "
-        "adds a request counter); the other steps run in processes of their own (`python -m bench.drive`) so "
+        "adds a request counter and stamps when the last workload write was answered), from compiled bytecode "
+        "as `pip install` leaves it (`bench.metrics.bytecode_env`); the other steps run in processes of their own (`python -m bench.drive`) so "
         "that no watch of one step stays open into the next one's request counts.",
         "",
     ]
@@ -56,6 +57,7 @@ def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool)
     lines += table.section_failure(r)
     lines += table.section_repairs(r)
     lines += table.section_manifests(r)
+    lines += verify.section(r.verify)
     lines += table.section_api(r, rd, meta)
     lines += table.section_reads(rd)
     lines += table.section_startup(rd)
@@ -65,6 +67,7 @@ def render(meta: table.Meta, r: RolloutResults, rd: ReadResults, *, quick: bool)
     problems += [p for f in r.fails.values() for p in f.problems]
     problems += r.no_fail_fast.problems if r.no_fail_fast else []
     problems += r.repairs.problems if r.repairs else []
+    problems += r.verify.problems if r.verify else []
     problems += [f"{row.command} ({row.workloads}): {p}" for row in rd.rows for p in row.problems]
     lines += ["## Problems met during this run", ""]
     lines += [f"- {p}" for p in problems] or ["None."]

@@ -12,7 +12,7 @@ from bench.cases import OFF_TIMEOUT, ROLLOUT_TIMEOUT, FailResult, RolloutResults
 from bench.context import CliRun
 from bench.drive import workload_names
 from bench.reads import SCALE_NAMESPACES, ReadResults
-from rollguard.core.structs import DC, DEPLOYMENT, SHORT_KIND
+from rollguard.core.structs import DC, DEPLOYMENT, KIND_NAMES
 
 SERVER_VERBS = ("GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "DELETE")
 OWN_VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
@@ -307,7 +307,7 @@ def _fail_row(f: FailResult) -> list[object]:
     crash = workload_names(f.n)[f.n // 2]
     ok = sum(f.verified)
     return [
-        f.n, f"{SHORT_KIND[crash[0]]}/{crash[1]}", f.wall.fmt(), f.engine.fmt(),
+        f.n, f"{KIND_NAMES[crash[0]].key}/{crash[1]}", f.wall.fmt(), f.engine.fmt(),
         f"{f.wall.median / ROLLOUT_TIMEOUT:.1%}" if f.wall.n else "n/a", f"{ok} of {len(f.verified)}",
     ]  # fmt: skip
 

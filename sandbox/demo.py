@@ -1,8 +1,11 @@
 """`make demo`: the main job on the local sandbox.
 
-Brings a sandbox up, creates a three-DeploymentConfig component, then runs two guarded rollouts with
-the real CLI: one that succeeds, and one whose second DC crash-loops, which rollguard reverts as a
-group. Exits 0 when both ended as they should. The sandbox is stopped at the end unless
+Brings a sandbox up, creates a three-DeploymentConfig component, then runs three guarded rollouts with
+the real CLI: one that succeeds, one whose second DC crash-loops, which rollguard reverts as a group,
+and one that rolls out ready but fails its HTTP check (`--verify`), reverted as a group too. The
+sandbox's pods are not real processes, so nothing answers at a Service's DNS name: the demo's own
+server on 127.0.0.1 stands in for the release's health endpoint, answering 500 as a broken release
+would. Exits 0 when all three ended as they should. The sandbox is stopped at the end unless
 ROLLGUARD_DEMO_KEEP=1 (then `python -m sandbox down --dir .sandbox/demo` stops it).
 """
 
@@ -13,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from sandbox import cluster
@@ -84,6 +88,40 @@ def create_component(kubeconfig: Path) -> None:
     print(f"created {len(NAMES)} DeploymentConfigs of component shop-api in namespace {NAMESPACE}, all on v1")
 
 
+class BrokenHealth(BaseHTTPRequestHandler):
+    """The release's health endpoint as the broken v3 answers it: ready pods, 500 on every request."""
+
+    def do_GET(self) -> None:
+        body = b'{"status": "DOWN", "error": "upstream connect error"}'
+        self.send_response(500)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+def verified_rollout(kubeconfig: Path) -> int:
+    """v3 everywhere (every pod gets ready) with an HTTP check that the release fails: reverted."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), BrokenHealth)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/health"
+    checks = DIR / "checks.yaml"
+    checks.write_text(
+        "checks:\n  - name: health\n    timeout: 5s\n"
+        f'    http: {{url: "{url}", status: [200], successes: 3}}\n'
+    )
+    print(f"\n{checks}: an http check of {url} (standing in for http://orders.shop.svc:8080/health)")
+    print(checks.read_text(), end="", flush=True)
+    try:
+        images = [arg for n in NAMES for arg in ("--image", f"dc/{n}={REPO}/{n}:v3")]
+        return rollguard(kubeconfig, "rollout", "-n", NAMESPACE, "-l", SELECTOR, *images, "--verify", str(checks))
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def main() -> int:
     port = int(os.environ.get("ROLLGUARD_DEMO_PORT", "0")) or cluster.free_port()
     print(f"starting the sandbox in {DIR} (API server on 127.0.0.1:{port})", flush=True)
@@ -101,12 +139,16 @@ def main() -> int:
             for arg in ("--image", f"dc/{n}={REPO}/{n}:v3{'-crash' if n == 'payments' else ''}")
         ]
         second = rollguard(sb.kubeconfig, "rollout", "-n", NAMESPACE, "-l", SELECTOR, *bad)
+        third = verified_rollout(sb.kubeconfig)
         from rollguard.cli import SUBCOMMANDS
 
         if "status" in SUBCOMMANDS:
             rollguard(sb.kubeconfig, "status", "-n", NAMESPACE)
-        ok = first == 0 and second == 1
-        print(f"\ndemo: first rollout exit {first} (expected 0), second exit {second} (expected 1: reverted)")
+        ok = first == 0 and second == 1 and third == 1
+        print(
+            f"\ndemo: first rollout exit {first} (expected 0), second exit {second} (expected 1: reverted), "
+            f"third exit {third} (expected 1: ready, but failed its HTTP check, reverted)"
+        )
     finally:
         if os.environ.get("ROLLGUARD_DEMO_KEEP") == "1":
             print(f"sandbox left running: export KUBECONFIG={sb.kubeconfig.resolve()}")

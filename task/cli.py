@@ -29,7 +29,7 @@ EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
 
 # Subcommand modules under rollguard.commands, in help order. Each defines register(subparsers) and
 # registers the command named like the module, "_" written "-".
-SUBCOMMANDS = ["rollout", "status", "resume", "revert", "redeploy", "drift_check", "tui"]
+SUBCOMMANDS = ["rollout", "migrate", "status", "resume", "revert", "redeploy", "drift_check", "tui"]
 
 
 def command_module(arg: str | None) -> str | None:

@@ -7,8 +7,8 @@ Layout, with the direction of imports (never upwards):
   import `widgets/`; screens and widgets import the app only under ``TYPE_CHECKING`` and reach it as
   ``self.app``. What they share lives below them: `keys` (the app's bindings), `errors`
   (`describe_error`), `messages` (what workers post back).
-- `backend/`: the only package that talks to a cluster (through a `rollguard.cluster.client.Api`, the real
-  `Client` or a test double) or reads the kubeconfig; blocking, so called from thread workers.
+- `backend/`: the only package that talks to a cluster (through a `rollguard.cluster.api.Api`: the real
+  `rollguard.cluster.client.Client` or a test double) or reads the kubeconfig; blocking, so called from thread workers.
 - `data`: pure mapping of `task`'s types and objects to `views`; `views`: frozen dataclasses and pure
   formatting, all that screens and widgets see.
 """

@@ -18,6 +18,7 @@ import yaml
 
 from rollguard.kinds import TEMPLATE_NOISE_ANNOTATIONS as NOISE_ANNOTATIONS
 from rollguard.kinds import TEMPLATE_NOISE_LABELS as NOISE_LABELS
+from rollguard.kinds.templates import same_template
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,8 @@ def template_diff(
     """`before` (the verified template or a revision's) against `after` (the live one), unified."""
     if before is None:
         return TemplateDiff(left=left, right=right, lines=(), missing=True)
+    if same_template(clean(before), clean(after)):  # the same as OpenShift compares them: no diff
+        return TemplateDiff(left=left, right=right, lines=())
     lines = difflib.unified_diff(
         as_yaml(before), as_yaml(after), fromfile=left, tofile=right, n=context, lineterm=""
     )

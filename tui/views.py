@@ -1,8 +1,8 @@
 """What the TUI shows, as plain frozen dataclasses, and pure formatting helpers.
 
 Screens and widgets only see these types; `rollguard.tui.data` builds them from the task package's types.
-Names that `task` defines (the findings and their order, how a workload is named) are imported from
-it, never spelled again here.
+Names that `task` defines (the findings and their order, how a workload and an image are named) are
+imported from it, never spelled again here.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from rollguard.core.images import short_image
 from rollguard.core.structs import RunState, Status, WorkloadRef
-from rollguard.state.assessment import FINDINGS, HEALTHY, MUTABLE_IMAGE, OVERLAPPING
+from rollguard.state.model import FINDINGS, HEALTHY, MUTABLE_IMAGE, OVERLAPPING
 
 if TYPE_CHECKING:
     from rollguard.plan.repair_read import RepairPlan
@@ -271,17 +272,6 @@ def age(then: dt.datetime | None, now: dt.datetime) -> str:
         if seconds >= size * (2 if unit != "m" else 1):
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
-
-
-def short_image(image: str) -> str:
-    """``registry/ns/api:v1`` -> ``api:v1``; digests cut to 12 hex digits."""
-    if not image.strip():
-        return "(none)"
-    name = image.rsplit("/", 1)[-1]
-    if "@sha256:" in name:
-        repo, digest = name.split("@sha256:", 1)
-        return f"{repo}@{digest[:12]}"
-    return name
 
 
 def images_text(images: Mapping[str, str]) -> str:

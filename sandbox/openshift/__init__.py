@@ -18,7 +18,9 @@ Emulated, after OpenShift's own controllers (openshift-controller-manager, oc's 
   ImageStreamImage copies and ImageStreamTag references (also across namespaces), tag history,
   ImportSuccess=False conditions, referencePolicy Local.
 
-Not emulated: the `instantiate` and `rollback` subresources (a CRD cannot serve them), deployer and hook
-pods (no pod runs; only its name is recorded), lifecycle hooks, the Custom strategy, image import from
-real registries, `status.publicDockerImageRepository`.
+- Deployer pods and lifecycle hook pods (`pre`, `mid`, `post`; execNewPod and tagImages; Abort, Retry,
+  Ignore), the Custom strategy's own deployer image (`deployer.py`, `hooks.py`).
+
+Not emulated: the `instantiate` and `rollback` subresources (a CRD cannot serve them), hook volumes, the
+deployer's `--until`, image import from real registries, `status.publicDockerImageRepository`.
 """

@@ -195,7 +195,9 @@ def validate_dc(dc: JSON, template_errors: list[str] | None = None) -> list[str]
     for i, t in enumerate(spec.get("triggers") or []):
         errors += _validate_trigger(t, f"spec.triggers[{i}]")
     if isinstance(template, dict):  # validateDeploymentStrategy only runs with a pod spec to check
-        errors += _validate_strategy(spec.get("strategy") or {})
+        errors += _validate_strategy(
+            spec.get("strategy") or {}, (spec.get("template") or {}).get("spec") or {}
+        )
     errors += _validate_counts(spec)
     if not isinstance(template, dict):
         errors.append("spec.template: Required value")
@@ -377,12 +379,15 @@ def _int_or_percent_is_zero(value: Any) -> bool:
     return value is None or str(value).strip() in ("0", "0%")
 
 
-def _validate_strategy(strategy: JSON) -> list[str]:
-    """validation.go validateDeploymentStrategy: the rolling or recreate params, then the deadline."""
+def _validate_strategy(strategy: JSON, pod: JSON) -> list[str]:
+    """validation.go validateDeploymentStrategy: the rolling or recreate params (their lifecycle hooks
+    last), then the deadline."""
     rolling, recreate = strategy.get("rollingParams"), strategy.get("recreateParams")
     params = rolling if isinstance(rolling, dict) else recreate if isinstance(recreate, dict) else {}
     kind = "rollingParams" if isinstance(rolling, dict) else "recreateParams"
     errors = []
+    if strategy.get("type") == "Custom" and not isinstance(strategy.get("customParams"), dict):
+        errors.append("spec.strategy.customParams: Required value")
     if isinstance(rolling, dict):  # validateRollingParams: the periods first, then the timeout
         for field in ("intervalSeconds", "updatePeriodSeconds"):
             value = rolling.get(field)
@@ -415,12 +420,74 @@ def _validate_strategy(strategy: JSON) -> list[str]:
                 f"spec.strategy.rollingParams.maxUnavailable: Invalid value: {json.dumps(unavailable)}: "
                 "should not be more than 100%"
             )
+    kinds = ("pre", "post") if isinstance(rolling, dict) else ("pre", "mid", "post")
+    for name in kinds:  # validateRollingParams / validateRecreateParams: Pre, (Mid,) Post
+        hook = params.get(name)
+        if isinstance(hook, dict):
+            errors += _validate_hook(hook, pod, f"spec.strategy.{kind}.{name}")
     deadline = strategy.get("activeDeadlineSeconds")
     if deadline is not None and timeout is not None and int(deadline) <= int(timeout):
         errors.append(
             f"spec.strategy.activeDeadlineSeconds: Invalid value: {deadline}: "
             "activeDeadlineSeconds must be greater than timeoutSeconds"
         )
+    return errors
+
+
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_C_IDENTIFIER_MSG = (
+    "a valid C identifier must start with alphabetic character or '_', followed by a string of alphanumeric "
+    "characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or 'MyName', regex used for validation is "
+    "'[A-Za-z_][A-Za-z0-9_]*')"
+)
+
+
+def _validate_hook(hook: JSON, pod: JSON, path: str) -> list[str]:
+    """validation.go validateLifecycleHook (and validateExecNewPod, validateEnv, validateHookVolumes)."""
+    errors = []
+    if not hook.get("failurePolicy"):
+        errors.append(f"{path}.failurePolicy: Required value")
+    exec_, tags = hook.get("execNewPod"), hook.get("tagImages") or []
+    if isinstance(exec_, dict) and tags:
+        errors.append(
+            f"{path}: Invalid value: \"<hook>\": only one of 'execNewPod' or 'tagImages' may be specified"
+        )
+    elif isinstance(exec_, dict):
+        if not exec_.get("command"):
+            errors.append(f"{path}.execNewPod.command: Required value")
+        if not exec_.get("containerName"):
+            errors.append(f"{path}.execNewPod.containerName: Required value")
+        for i, env in enumerate(exec_.get("env") or []):
+            name = str((env or {}).get("name") or "")
+            if not name:
+                errors.append(f"{path}.execNewPod.env[{i}].name: Required value")
+            if not _C_IDENTIFIER.fullmatch(name):
+                errors.append(
+                    f'{path}.execNewPod.env[{i}].name: Invalid value: "{name}": {_C_IDENTIFIER_MSG}'
+                )
+        for i, volume in enumerate(exec_.get("volumes") or []):
+            if not volume:
+                errors.append(f'{path}.execNewPod.volumes[{i}]: Invalid value: "": must not be empty')
+    elif tags:
+        names = {c.get("name") for c in pod.get("containers") or []}
+        for i, tag in enumerate(tags):
+            where = f"{path}.tagImages[{i}]"
+            container = (tag or {}).get("containerName")
+            if not container:
+                errors.append(f"{where}.containerName: Required value: a containerName is required")
+            elif container not in names:
+                errors.append(
+                    f'{where}.containerName: Invalid value: "{container}": no container "{container}" found'
+                )
+            to = (tag or {}).get("to") or {}
+            if to.get("kind") != "ImageStreamTag":
+                errors.append(
+                    f"{where}.to.kind: Invalid value: \"{to.get('kind', '')}\": Must be 'ImageStreamTag'"
+                )
+            if not to.get("name"):
+                errors.append(f"{where}.to.name: Required value: a destination tag name is required")
+    else:
+        errors.append(f'{path}: Invalid value: "<empty>": One of execNewPod or tagImages must be specified')
     return errors
 
 

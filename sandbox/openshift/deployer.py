@@ -21,10 +21,14 @@ controller scales the last complete RC back up once the latest RC is Failed, as 
 The deployer image is the controller's `deployer.imageTemplateFormat.format` (`${component}` =
 `deployer`, pkg/cmd/controller/apps.go), read from `config.yaml` of ConfigMap
 `openshift-controller-manager/config` as the operator provides it; OpenShift reads it when the controller
-starts, the emulation at each deployer pod it makes (so a test can break it). Lifecycle hooks: `pre`
-before the strategy, `post` after it (`hooks`, after oc's support/lifecycle.go, rolling.go, recreate.go);
-while a hook runs the strategy's timeoutSeconds does not count. Not emulated: the `mid` hook of Recreate,
-`tagImages` hooks, the Custom strategy.
+starts, the emulation at each deployer pod it makes (so a test can break it). Lifecycle hooks (`hooks`,
+after oc's support/lifecycle.go): `pre` before the strategy, Recreate's `mid` once the old RC is at zero
+and its pods are gone (recreate.go waitForTerminatedPods, which gives up after timeoutSeconds with a
+warning and goes on), `post` after it; while a hook runs the strategy's timeoutSeconds does not count.
+The Custom strategy (and `customParams` on the others): the deployer pod runs the given image, command
+and environment, and only the stock deployer image's process is emulated, where a Custom strategy
+fails as oc's deployer does (`unsupported strategy type: Custom`); another image runs by the stand-in
+kubelet's rules. A cancelled rollout's hook pods are deleted with its deployer pod (cleanupDeployerPods).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 import yaml
 
@@ -74,9 +79,16 @@ def deployer_image(kube: Kube) -> str:
 
 
 def make_deployer_pod(rc: JSON, config: JSON, image: str = u.DEPLOYER_IMAGE) -> JSON:
-    """The deployer pod of an RC, as the deployer controller's makeDeployerPod builds it."""
+    """The deployer pod of an RC, as the deployer controller's makeDeployerPod builds it: the strategy's
+    `customParams` (the Custom strategy's, or set on Rolling/Recreate) give its image, command and
+    environment (makeDeployerContainer). Only the deployer image's process is emulated; any other image
+    runs as the stand-in kubelet's rules say (to completion: `restartPolicy: Never`)."""
     m = rc["metadata"]
     strategy = config.get("spec", {}).get("strategy") or {}
+    custom = strategy.get("customParams") or {}
+    deployer = image
+    image = str(custom.get("image") or image)
+    env = [e for e in custom.get("environment") or [] if isinstance(e, dict)]
     pod_spec = ((rc.get("spec") or {}).get("template") or {}).get("spec") or {}
     labels = {u.DEPLOYER_POD_FOR: m["name"]}
     annotations = {u.DEPLOYMENT_NAME: m["name"], u.DC_NAME: u.annotations_of(rc).get(u.DC_NAME, "")}
@@ -91,6 +103,7 @@ def make_deployer_pod(rc: JSON, config: JSON, image: str = u.DEPLOYER_IMAGE) -> 
                 "image": image,
                 "imagePullPolicy": "IfNotPresent",
                 "env": [
+                    *env,
                     {"name": "OPENSHIFT_DEPLOYMENT_NAME", "value": m["name"]},
                     {"name": "OPENSHIFT_DEPLOYMENT_NAMESPACE", "value": m["namespace"]},
                 ],
@@ -106,6 +119,10 @@ def make_deployer_pod(rc: JSON, config: JSON, image: str = u.DEPLOYER_IMAGE) -> 
     for key in ("dnsPolicy", "nodeSelector", "tolerations", "imagePullSecrets"):
         if pod_spec.get(key):
             spec[key] = pod_spec[key]
+    if custom.get("command"):
+        spec["containers"][0]["command"] = list(custom["command"])
+    if image == deployer:
+        annotations[dlog.OUTPUT_ANNOTATION] = "[]"  # the kubelet: an emulated process
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -113,7 +130,7 @@ def make_deployer_pod(rc: JSON, config: JSON, image: str = u.DEPLOYER_IMAGE) -> 
             "name": u.deployer_pod_name(m["name"]),
             "namespace": m["namespace"],
             "labels": labels,
-            "annotations": {**annotations, dlog.OUTPUT_ANNOTATION: "[]"},  # the kubelet: an emulated process
+            "annotations": annotations,
             "ownerReferences": [
                 {"apiVersion": "v1", "kind": "ReplicationController", "name": m["name"], "uid": m["uid"]}
             ],
@@ -150,6 +167,9 @@ class Deployer:
         self._last_progress: dict[str, float] = {}  # RC uid -> wall time of the last scale made
         self._output: dict[str, dlog.Output] = {}  # RC uid -> what its deployer pod's process printed
         self._hooks_done: dict[str, set[str]] = {}  # RC uid -> the hooks that ended
+        self._terminated: set[str] = set()  # RC uids whose old pods were waited for (Recreate)
+        self._terminated_wait: dict[str, float] = {}  # RC uid -> when that wait began
+        self._strategy_begun: set[str] = set()  # RC uids whose strategy printed its first lines
         self.hooks = Hooks(kube, pods, recorder)
         self._lock = threading.Lock()
 
@@ -161,7 +181,7 @@ class Deployer:
         config = u.decode_config(rc) or dc
         if phase == u.NEW:
             if u.is_cancelled(rc):
-                self._delete_pod(pod)
+                self._cleanup(rc, pod)
                 self._transition(rc, u.PENDING, {})
                 return None
             if pod is None:
@@ -221,7 +241,7 @@ class Deployer:
             # already succeeded makes the rollout Complete even though a cancel was recorded meanwhile
             # ("Succeeded before cancel recorded": DeleteStatusReasons clears the original, not the
             # annotations written, so the cancel annotations stay); the pods are cleaned up all the same
-            self._delete_pod(pod)
+            self._cleanup(rc, pod)
             if pod_phase != "Succeeded":
                 return None
             self.recorder.event(dc, "Warning", "FailedCancellation", "Succeeded before cancel recorded")
@@ -231,6 +251,8 @@ class Deployer:
                 if (pod.get("status") or {}).get("startTime"):
                     extra[u.DEPLOYER_STARTED_AT] = _pod_time(pod, "startTime")
                 rc = self._transition(rc, u.RUNNING, extra)
+            if dlog.OUTPUT_ANNOTATION not in u.annotations_of(pod):
+                return None  # a custom deployer image: its process is the kubelet's to run
             return self._run_strategy(dc, rcs, rc, pod)
         if pod_phase == "Succeeded":
             self._transition(
@@ -253,6 +275,9 @@ class Deployer:
             self._last_progress.pop(rc["metadata"].get("uid", ""), None)
             self._output.pop(rc["metadata"].get("uid", ""), None)
             self._hooks_done.pop(rc["metadata"].get("uid", ""), None)
+            self._terminated.discard(rc["metadata"].get("uid", ""))
+            self._terminated_wait.pop(rc["metadata"].get("uid", ""), None)
+            self._strategy_begun.discard(rc["metadata"].get("uid", ""))
 
     # -- pods -------------------------------------------------------------------------------------------
 
@@ -271,6 +296,17 @@ class Deployer:
         if pod is not None and pod["metadata"].get("deletionTimestamp"):
             return pod  # still there until the kubelet finalizes it
         return pod
+
+    def _cleanup(self, rc: JSON, pod: JSON | None) -> None:
+        """cleanupDeployerPods of a cancelled rollout: the deployer pod and its hook pods (every pod
+        labelled for the RC)."""
+        self._delete_pod(pod)
+        m = rc["metadata"]
+        for other in self.pods.objects(m["namespace"]):
+            if (other["metadata"].get("labels") or {}).get(u.DEPLOYER_POD_FOR) == m[
+                "name"
+            ] and other is not pod:
+                self._delete_pod(other)
 
     def _delete_pod(self, pod: JSON | None) -> None:
         if pod is None or pod["metadata"].get("deletionTimestamp"):
@@ -331,7 +367,16 @@ class Deployer:
         with self._lock:
             first = uid not in self._output
             output = self._output.setdefault(uid, dlog.decode(pod))
-        first = first and not output  # a restarted emulation goes on where the pod's log ends
+        if first and output:  # a restarted emulation goes on where the pod's log ends
+            with self._lock:
+                self._strategy_begun.add(uid)
+        first = first and not output
+        strategy = config.get("spec", {}).get("strategy") or {}
+        if strategy.get("type", "Rolling") not in ("Rolling", "Recreate"):  # oc deployer.go strategyFor
+            unsupported = f"unsupported strategy type: {strategy.get('type')}"
+            self._print(pod, output, [dlog.error(unsupported)], exit_code=1)
+            self.forget(to)
+            return None
         out: list[str] = []
         for rc in older:  # everything but the last complete RC goes to zero first
             if rc is not source and u.spec_replicas(rc) > 0:
@@ -341,15 +386,30 @@ class Deployer:
         hook = self._hook(dc, to, config, "pre", pod, output, out)
         if hook is not None:
             return hook
+        with self._lock:
+            first = uid not in self._strategy_begun  # its first lines come after the pre hook
+            self._strategy_begun.add(uid)
         strategy = config.get("spec", {}).get("strategy") or {}
+        held: list[float] = []  # the mid hook holding the rollout: when to look again
+
+        def mid() -> bool:
+            if strategy.get("type") != "Recreate":
+                return True
+            wait = self._hook(dc, to, config, "mid", pod, output, out)
+            if wait is not None:
+                held.append(wait)
+            return wait is None
+
         if strategy.get("type", "Rolling") == "Rolling" and source is not None:
             params = strategy.get("rollingParams") or {}
             done, progressed = self._rolling(params, source, to, desired, out=out, first=first)
             stall = dlog.ROLLING_TIMEOUT  # the rolling updater's progress deadline (rolling_updater.go)
         else:
             done, progressed, stall = self._recreate(
-                source, to, desired, out=out, first=first, timeout=u.timeout_of(config)
+                source, to, desired, out=out, first=first, timeout=u.timeout_of(config), gate=mid
             )
+        if held:
+            return held[0]
         now = time.time()
         with self._lock:
             if progressed or uid not in self._last_progress:
@@ -459,9 +519,10 @@ class Deployer:
                 progressed = True
         return new_n == desired and old_n == 0, progressed
 
-    def _recreate(self, old: JSON | None, new: JSON, desired: int, *, out: list[str], first: bool, timeout: int
-                  ) -> tuple[bool, bool, str]:  # fmt: skip
-        """Recreate (also a Rolling DC's first rollout): old down to zero, then new up and accepted.
+    def _recreate(self, old: JSON | None, new: JSON, desired: int, *, out: list[str], first: bool, timeout: int,
+                  gate: Callable[[], bool]) -> tuple[bool, bool, str]:  # fmt: skip
+        """Recreate (also a Rolling DC's first rollout): old down to zero and its pods terminated, `gate`
+        (the mid hook: False while it holds the rollout), then new up and accepted.
         Returns (done, progressed, the error if the wait it is in now times out)."""
         name = new["metadata"]["name"]
         rejected = dlog.acceptor_rejected(namespace=new["metadata"]["namespace"], rc=name, timeout=timeout)
@@ -474,6 +535,10 @@ class Deployer:
                 return False, True, stuck
             if not _fresh(old) or u.status_int(old, "replicas") > 0:
                 return False, False, stuck
+            if not self._old_pods_gone(old, new, timeout, out):
+                return False, True, stuck  # a wait with its own timeout, after which it goes on
+        if not gate():
+            return False, False, rejected
         new_n = u.spec_replicas(new)
         available = u.status_int(new, "availableReplicas") if _fresh(new) else -1
 
@@ -505,6 +570,30 @@ class Deployer:
         if not scaled(desired):
             return False, False, dlog.scale_failed(name, desired)
         return available >= desired, False, rejected
+
+    def _old_pods_gone(self, old: JSON, new: JSON, timeout: int, out: list[str]) -> bool:
+        """recreate.go waitForTerminatedPods: every pod of the old RC's selector in a terminal phase (a
+        terminating pod still counts), polled up to timeoutSeconds; past it the strategy says so and goes
+        on ("New pods may be scaled up before old pods get terminated!")."""
+        uid = new["metadata"]["uid"]
+        selector = (old.get("spec") or {}).get("selector") or {}
+        with self._lock:
+            if uid in self._terminated:
+                return True
+            since = self._terminated_wait.setdefault(uid, time.time())
+        pods = self.pods.objects(old["metadata"]["namespace"])
+        running = [
+            p for p in pods
+            if selector and all(((p["metadata"].get("labels") or {}).get(k)) == v for k, v in selector.items())
+            and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        ]  # fmt: skip
+        if running and time.time() - since < timeout:
+            return False
+        if running:
+            out.append(dlog.terminated_wait_failed())
+        with self._lock:
+            self._terminated.add(uid)
+        return True
 
     # -- writes -----------------------------------------------------------------------------------------
 

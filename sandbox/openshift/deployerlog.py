@@ -7,7 +7,8 @@ through `rollingUpdaterWriter`: the first prefixed `--> `, the others indented f
 update with existing controller" dropped) and pkg/cli/deployer/strategy/recreate/recreate.go (its `--> `
 lines; the update acceptor of support/acceptor.go, the scale waits' `context deadline exceeded`).
 The RCs' Warning events come as the strategy returns (strategy/util/events.go RecordConfigWarnings).
-Not printed, as not emulated: lifecycle hooks (support/lifecycle.go), `--until`.
+Lifecycle hooks (support/lifecycle.go) print their `--> pre: Running hook pod ...`, `--> pre: Success` or
+`--> pre: Failed` lines (`hooks`), not the hook pod's own log. Not printed, as not emulated: `--until`.
 
 How the emulation hands the lines to the stand-in kubelet: pod annotation `OUTPUT_ANNOTATION`, a JSON
 list of `[epoch, line]` (sandbox.kubelet serves it as the container's log).
@@ -87,6 +88,13 @@ def recreate_scale_to_one(rc: str) -> str:
 
 def recreate_scale(rc: str, to: int) -> str:
     return f"--> Scaling {rc} to {to}"
+
+
+def terminated_wait_failed() -> str:
+    return (
+        f"--> Failed to wait for old pods to be terminated: {WAIT_TIMEOUT}\n"
+        "New pods may be scaled up before old pods get terminated!"
+    )
 
 
 def scale_failed(rc: str, to: int) -> str:

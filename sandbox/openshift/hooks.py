@@ -12,8 +12,10 @@ pkg/apps/deployer/deployer_controller.go setDeployerPodsOwnerRef). A hook has no
 A failed hook (the pod's `status.message`, usually empty, is its error) with `Abort` or `Retry` fails the
 strategy with `<kind> hook failed: the <kind> hook failed: <message>, aborting rollout of <ns>/<rc>`
 (recreate.go, rolling.go wrap Execute's error); with `Ignore` the rollout goes on. Events: Started,
-Completed, Failed on the DC. Not emulated: `tagImages` hooks (they are not run here; the rollout goes on
-as if they succeeded), volumes, and copying the hook pod's log into the deployer's.
+Completed, Failed on the DC. A `tagImages` hook (hookExecutor.tagImages) sets each named container's
+image as ImageStreamTag `to` (`DockerImage`; the stream is made if missing, as an ImageStreamTag update
+provisions it), each failure collected into one error. Not emulated: volumes, and copying the hook
+pod's log into the deployer's.
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ class Hooks:
         m = rc["metadata"]
         label = f"{m['namespace']}/{m['name']}"
         if not hook.get("execNewPod"):
-            return Outcome(DONE)  # tagImages: not emulated
+            return self._tag_images(dc, hook, rc, kind, label)
         name = hook_pod_name(m["name"], kind)
         pod = self.pods.get(m["namespace"], name)
         if pod is None:
@@ -140,6 +142,76 @@ class Hooks:
         if not pod["metadata"].get("ownerReferences"):
             self._own(pod, rc)
         return Outcome(RUNNING)
+
+    def _tag_images(self, dc: JSON, hook: JSON, rc: JSON, kind: str, label: str) -> Outcome:
+        """lifecycle.go tagImages: each container's image into ImageStreamTag `to`, errors aggregated."""
+        template = ((rc.get("spec") or {}).get("template") or {}).get("spec") or {}
+        images = {c.get("name"): c.get("image", "") for c in template.get("containers") or []}
+        actions = hook.get("tagImages") or []
+        tagged = [
+            f'image "{images[a.get("containerName")]}" as "{(a.get("to") or {}).get("name", "")}"'
+            for a in actions
+            if a.get("containerName") in images
+        ]
+        started = f"Running {kind}-hook (TagImages) {','.join(tagged)} for rc {label}"
+        self.recorder.event(dc, "Normal", "Started", started)
+        errors, lines = [], []
+        for action in actions:
+            name = action.get("containerName")
+            if name not in images:
+                errors.append(f'unable to find image for container "{name}", container could not be found')
+                continue
+            to = action.get("to") or {}
+            namespace = to.get("namespace") or rc["metadata"]["namespace"]
+            error = self._set_tag(namespace, str(to.get("name", "")), images[name])
+            if error:
+                errors.append(error)
+                continue
+            lines.append(
+                f'--> {kind}: Tagged "{images[name]}" into {to.get("namespace", "")}/{to.get("name", "")}'
+            )
+        if not errors:
+            done = f"The {kind}-hook for rc {label} completed successfully"
+            self.recorder.event(dc, "Normal", "Completed", done)
+            return Outcome(DONE, tuple(lines))
+        message = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"  # utilerrors.NewAggregate
+        return self._failed(dc, hook, kind, label, message, tuple(lines))
+
+    def _set_tag(self, namespace: str, istag: str, image: str) -> str:
+        """ImageStreamTag update: the spec tag `from: DockerImage image`; "" or the API's error."""
+        stream, _, tag = istag.partition(":")
+        streams = f"{u.IS_PATH}/namespaces/{namespace}/imagestreams"
+        spec_tag = {"name": tag or "latest", "from": {"kind": "DockerImage", "name": image}}
+        for _attempt in range(3):
+            try:
+                current = self.kube.get(f"{streams}/{stream}")
+            except ApiError as e:
+                if e.status != 404:
+                    return str(e.body.get("message") or e)
+                body = {
+                    "apiVersion": "image.openshift.io/v1",
+                    "kind": "ImageStream",
+                    "metadata": {"name": stream, "namespace": namespace},
+                    "spec": {"tags": [spec_tag]},
+                }
+                try:
+                    self.kube.request("POST", streams, body)
+                    return ""
+                except ApiError as e2:
+                    if e2.status == 409:
+                        continue
+                    return str(e2.body.get("message") or e2)
+            tags = [
+                t for t in (current.get("spec") or {}).get("tags") or [] if t.get("name") != spec_tag["name"]
+            ]
+            current.setdefault("spec", {})["tags"] = [*tags, spec_tag]
+            try:
+                self.kube.request("PUT", f"{streams}/{stream}", current)
+                return ""
+            except ApiError as e:
+                if e.status != 409:
+                    return str(e.body.get("message") or e)
+        return f'Operation cannot be fulfilled on imagestreams "{stream}": the object has been modified'
 
     def _failed(
         self, dc: JSON, hook: JSON, kind: str, label: str, err: str, lines: tuple[str, ...]

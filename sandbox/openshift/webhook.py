@@ -22,7 +22,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from sandbox.openshift import defaults, latestversion
+from sandbox.openshift import defaults, imagepolicy, latestversion
 from sandbox.openshift.kube import JSON, ApiError, Kube
 from sandbox.openshift.podtemplate import Verdict
 
@@ -66,6 +66,9 @@ def review(
             # fired for a new DC, whatever the client sent
             obj = defaults.without_last_triggered(obj)
         new = defaults.default_dc(obj, create=request.get("operation") == "CREATE")
+        if not request.get("subResource") and isinstance(new.get("spec"), dict):
+            # the kube-apiserver's image policy admission (sandbox/openshift/imagepolicy.py)
+            new["spec"]["template"] = imagepolicy.resolve_local_names(new, new["spec"].get("template"), lookup)
         name = obj.get("metadata", {}).get("name", "")
         # Kubernetes' own word on the pod template (one dry-run request to the API server): only for the
         # main resource, whose writes OpenShift validates in full (the status one validates the status).
@@ -119,6 +122,14 @@ def review(
                 "allowed": False,
                 "status": {"code": 422, "reason": "Invalid", "message": message},
             }
+    elif kind == "Deployment" and not request.get("subResource"):
+        if request.get("namespace") and not obj.get("metadata", {}).get("namespace"):
+            obj = {**obj, "metadata": {**obj.get("metadata", {}), "namespace": request["namespace"]}}
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        template = imagepolicy.resolve_local_names(obj, spec.get("template"), lookup)
+        if template is spec.get("template"):
+            return {"uid": uid, "allowed": True}
+        new = {**obj, "spec": {**spec, "template": template}}
     else:
         return {"uid": uid, "allowed": True}
     patch = list(marks)
@@ -250,6 +261,8 @@ class Webhook:
                     "deploymentconfigs/status",  # only validated (latestversion.status_errors)
                 ),
                 hook("imagestreams.image.openshift.io", "image.openshift.io", "imagestreams"),
+                # the image policy admission's local name resolution (imagepolicy.py)
+                hook("deployments.imagepolicy.image.openshift.io", "apps", "deployments"),
             ],
         }
         for _ in range(5):

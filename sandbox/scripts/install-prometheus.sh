@@ -6,7 +6,7 @@
 #
 #   install-prometheus.sh [WORKDIR]     default WORKDIR: ${ROLLGUARD_CACHE:-~/.cache/rollguard}/prometheus
 #
-# The tests start their own server on a free loopback port (tests/verify/promserver.py).
+# The tests start their own server on a free loopback port (tests/helpers/servers.py).
 set -euo pipefail
 W=${1:-${ROLLGUARD_CACHE:-$HOME/.cache/rollguard}/prometheus}
 if [ -x "$W/bin/prometheus" ]; then

@@ -1,6 +1,6 @@
 """What rollguard asks of a cluster: the `Api` protocol, and the plain data it speaks in.
 
-`Api` is the contract the engine, the inventory, the repairs and the TUI are written against: the nine
+`Api` is the contract the engine, the inventory, the repairs and the TUI are written against: the ten
 calls below (`pod_log` for the TUI's logs), answering plain dicts and raising `rollguard.core.errors`
 classes. `rollguard.cluster.client.Client` is the one that speaks HTTP; a test double (tests/helpers/fakecluster.py)
 may answer the same calls from memory. mypy checks that both fit. `Forwarding` is an `Api` wrapping
@@ -40,6 +40,10 @@ class Api(Protocol):
     """What rollguard asks of a cluster; errors are `rollguard.core.errors` classes (NotFound, Conflict, ...)."""
 
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj: ...
+
+    def openapi(self) -> Obj:
+        """The OpenAPI v2 document the API server publishes (``/openapi/v2``): every type's schema."""
+        ...
 
     def list(
         self,
@@ -105,6 +109,9 @@ class Forwarding:
 
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
         return self._inner.get(res, name, namespace=namespace)
+
+    def openapi(self) -> Obj:
+        return self._inner.openapi()
 
     def list(
         self,

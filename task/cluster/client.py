@@ -12,8 +12,8 @@ holds one huge response. A continue token that expired (410 Expired: etcd compac
 list started at) is handled as client-go's ``tools/pager`` does: a full list at the requested
 resourceVersion replaces the pages read so far (`Page.restarted` tells a streaming consumer).
 
-The contract (`Api`, `Page`, `LogOptions`, `Forwarding`) lives in `rollguard.cluster.api`; it is re-exported
-here, where the code written against it imports it from.
+The contract (`Api`, `Page`, `LogOptions`, `Forwarding`) lives in `rollguard.cluster.api`: import it from
+there (the names are still re-exported here for older callers).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ REQUEST_TIMEOUT = 30.0  # seconds a request waits for its answer (an admission w
 HELD_TIMEOUT = 10.0
 
 _RETRIES = 5
-_POOL_SIZE = 32
+_POOL_SIZE = 64  # connections kept per host: a run's watches plus its writes (run.group_write.WRITERS) at once
 _MERGE_PATCH = "application/merge-patch+json"
 PAGE_SIZE = 500  # at most, client-go's pager default
 # Pages are sized to about this much JSON from the size of the items seen so far (500 DeploymentConfigs
@@ -153,6 +153,11 @@ class Client:
 
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
         return self._call("GET", res.path(namespace=namespace, name=name), verb="get")
+
+    def openapi(self) -> Obj:
+        """The OpenAPI v2 document the API server publishes: every type's schema (what kubectl's
+        client-side validation checks manifests against), a few MB read once by a run with -f."""
+        return self._call("GET", "/openapi/v2", verb="get")
 
     def list(
         self,

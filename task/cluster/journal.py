@@ -93,6 +93,9 @@ class WorkloadEntry:
     note: str = ""
     created: bool = False  # the run creates it (from -f): a revert deletes it
     restore: Obj = field(default_factory=dict)  # labels, annotations, spec fields a revert puts back
+    # the manifest (labels, annotations, spec) the last verified run applied: the next run removes what
+    # it set and the new manifest omits, as kubectl apply does
+    applied: Obj = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.phase = WorkloadPhase(self.phase)  # the word itself is accepted too; a typo is not
@@ -109,6 +112,7 @@ class WorkloadEntry:
             # Only when set: a journal of an image-only run stays as earlier versions wrote it.
             **({"created": True} if self.created else {}),
             **({"restore": self.restore} if self.restore else {}),
+            **({"applied": self.applied} if self.applied else {}),
         }
 
     @classmethod
@@ -123,6 +127,7 @@ class WorkloadEntry:
             note=data.get("note", ""),
             created=bool(data.get("created", False)),
             restore=dict(data.get("restore") or {}),
+            applied=dict(data.get("applied") or {}),
         )
 
 
@@ -146,6 +151,10 @@ class Journal:
     # "stream:tag" -> what the group's ImageStream tag held before a promotion copied over it
     # ({"spec": spec tag item or None, "image": status image or ""}): a revert restores it
     tags: dict[str, Obj] = field(default_factory=dict)
+    # `rollguard migrate` (rollguard.run.migrate): {"state": migrating|kept|finished|reverted,
+    # "replicas": {dc name: replicas before}, "hpas": {hpa name: its scaleTargetRef before},
+    # "deployments": [names created]}; empty for a group never migrated
+    migration: Obj = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.state = RunState(self.state)  # the word itself is accepted too; a typo is not
@@ -174,6 +183,7 @@ class Journal:
             "last_success": _dedup(self.last_success, self.workloads),
             "history": self.history[-HISTORY_LIMIT:],
             **({"tags": self.tags} if self.tags else {}),
+            **({"migration": self.migration} if self.migration else {}),
         }
 
     @classmethod
@@ -195,6 +205,7 @@ class Journal:
             last_success=_undedup(dict(data.get("last_success", {})), workloads),
             history=list(data.get("history", [])),
             tags=dict(data.get("tags") or {}),  # absent in journals written before promotions kept it
+            migration=dict(data.get("migration") or {}),
         )
 
     def open_run(self, *, run_id: str, command: str, actor: str, state: RunState) -> None:

@@ -19,7 +19,6 @@ out by size, and every layout is read back by every version from this one on:
 from __future__ import annotations
 
 import base64
-import gzip
 import hashlib
 import json
 from collections.abc import Callable
@@ -59,6 +58,8 @@ def encode(payload: Obj, *, name: str, slot: str = "a") -> Layout:
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     if len(text.encode()) <= PLAIN_LIMIT:
         return Layout(data={DATA_KEY: text})
+    import gzip  # here: most journals are plain JSON, and a `status` start-up need not import it
+
     packed = gzip.compress(text.encode(), compresslevel=6, mtime=0)
     if len(packed) <= PART_LIMIT:
         return Layout(binary={PACKED_KEY: _b64(packed)})
@@ -92,6 +93,8 @@ def decode(cm: Obj, *, part: Callable[[str], Obj | None] | None = None) -> Any:
         if DATA_KEY in data:
             return json.loads(data[DATA_KEY])
         if PACKED_KEY in binary:
+            import gzip
+
             return json.loads(gzip.decompress(base64.b64decode(binary[PACKED_KEY])))
         index = _parts_index(cm)
         if not index or part is None:
@@ -105,6 +108,8 @@ def decode(cm: Obj, *, part: Callable[[str], Obj | None] | None = None) -> Any:
         packed = b"".join(chunks)
         if hashlib.sha256(packed).hexdigest() != index.get("sha256"):
             return None
+        import gzip
+
         return json.loads(gzip.decompress(packed))
     except (ValueError, OSError, EOFError):  # bad JSON, base64 or gzip: no journal, never a wrong one
         return None

@@ -20,8 +20,6 @@ from typing import Any
 
 from rollguard.core.resources import (
     CONFIG_MAPS,
-    DEPLOYMENT_CONFIGS,
-    DEPLOYMENTS,
     LEASES,
     PODS,
     Resource,
@@ -94,8 +92,7 @@ def whole(obj: Obj) -> Obj:
 
 
 REDUCERS: dict[Resource, Reducer] = {
-    DEPLOYMENT_CONFIGS: workload,
-    DEPLOYMENTS: workload,
+    **{kind.resource: workload for kind in KINDS.values()},
     **{kind.revisions: revision(kind) for kind in KINDS.values()},
     PODS: pod,
     CONFIG_MAPS: whole,

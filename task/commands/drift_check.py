@@ -66,7 +66,8 @@ class DriftStatus(enum.StrEnum):
 
 
 def run(args: argparse.Namespace) -> int:
-    from rollguard.state.assessment import FINDINGS, parse_findings, selected
+    from rollguard.state.assessment import parse_findings, selected
+    from rollguard.state.model import FINDINGS
 
     started = dt.datetime.now(dt.UTC)
     report: dict[str, Any] = {"status": DriftStatus.ERROR, "checked_at": started.strftime("%Y-%m-%dT%H:%M:%SZ")}

@@ -115,9 +115,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--verify",
+        action="append",
+        default=[],
         metavar="FILE",
-        help="post-rollout checks (YAML: a list of http, job and prometheus checks, see the README): run "
-        "once the group rolled out, before it is called succeeded; a failed check reverts the group (exit 1)",
+        help="post-rollout checks (YAML: a list of http, job and prometheus checks, see the README; "
+        "repeatable): run once the group rolled out, before it is called succeeded; a failed check reverts "
+        "the group (exit 1)",
     )
     p.add_argument(
         "--bake",
@@ -208,7 +211,14 @@ def run(args: argparse.Namespace) -> int:
         targets = [parse_image_target(t) for t in args.image]
         timeout = parse_duration(args.timeout)
         lease = lease_seconds(args)
-        checks = read_checks(args.verify) if args.verify else []
+        checks = [check for path in args.verify for check in read_checks(path)]
+        names = [c.name for c in checks]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise RefusedError(
+                f"--verify: check name(s) {', '.join(twice)} used in more than one file",
+                fix="give each check its own name",
+            )
         bake = parse_duration(args.bake, flag="--bake") if args.bake else 0
         if args.step_timeout is not None:
             step_timeout = parse_duration(args.step_timeout, flag="--step-timeout")

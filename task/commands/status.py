@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from rollguard.commands.common import NAMESPACE_RULE, Session, cluster_args, session
 from rollguard.core.errors import failed_check
+from rollguard.core.images import short_image
 
 if TYPE_CHECKING:
-    from rollguard.state.assessment import NamespaceState, WorkloadState
+    from rollguard.state.model import NamespaceState, WorkloadState
 
 
 def register(sub: Any) -> None:
@@ -82,13 +83,6 @@ def read(where: Session, args: argparse.Namespace) -> list[NamespaceState]:
     return states
 
 
-def short_image(image: str) -> str:
-    """``registry/ns/name@sha256:0123456789ab`` for a table cell (full references are in -o json)."""
-    name, _, digest = image.partition("@")
-    name = name.rsplit("/", 1)[-1]
-    return f"{name}@{digest[:19]}" if digest else name
-
-
 def render(namespaces: Sequence[NamespaceState], *, only: Sequence[WorkloadState] | None = None) -> list[str]:
     """Table lines: a heading per group, one row per workload, its finding reasons indented below."""
     keep = {(w.namespace, w.key) for w in only} if only is not None else None
@@ -106,6 +100,13 @@ def render(namespaces: Sequence[NamespaceState], *, only: Sequence[WorkloadState
                     f"{ns.namespace}: group {group.selector!r} (journal {group.name}: "
                     f"{group.state}{', run ' + group.run_id if group.run_id else ''}{lock})"
                 )
+                kept = migration_kept(group.journal.migration)
+                if kept:  # `rollguard migrate` ran: its DCs at 0 are the way back, not a broken group
+                    lines.append(
+                        f"  migrated to Deployments; {', '.join(f'dc/{n}' for n in kept)} kept at 0 replicas for "
+                        f"the way back: rollguard migrate -l {group.selector!r} --finish deletes them, --revert "
+                        "returns to them"
+                    )
                 if failed_check(group.error):  # its last run failed a post-rollout check (--verify)
                     said = group.error if len(group.error) <= 200 else group.error[:197] + "..."
                     lines.append(f"  last run failed a check: {said}")
@@ -142,6 +143,7 @@ def to_json(namespaces: Sequence[NamespaceState]) -> list[Any]:
                     "failed_check": failed_check(g.error),
                     "lock_holder": g.lock_holder,
                     "lock_live": g.lock_live,
+                    **({"migration": g.journal.migration.get("state")} if g.journal.migration else {}),
                 }
                 for g in ns.groups
             ],
@@ -149,6 +151,13 @@ def to_json(namespaces: Sequence[NamespaceState]) -> list[Any]:
         }
         for ns in namespaces
     ]
+
+
+def migration_kept(migration: dict[str, Any]) -> list[str]:
+    """The DCs a finished `rollguard migrate` keeps at 0 (its journal's ``migration``), sorted; [] if none."""
+    if migration.get("state") != "kept":
+        return []
+    return sorted(str(n) for n in migration.get("replicas") or {})
 
 
 def run(args: argparse.Namespace) -> int:

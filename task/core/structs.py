@@ -17,7 +17,34 @@ Obj = dict[str, Any]
 DC = "DeploymentConfig"
 DEPLOYMENT = "Deployment"
 
-SHORT_KIND = {DC: "dc", DEPLOYMENT: "deployment"}
+
+
+@dataclass(frozen=True)
+class KindNames:
+    """How rollguard, the API and a user name one kind of workload.
+
+    ``key``: in a `WorkloadRef` (``dc/api``, ``deployment/api``) and so in journal keys, the report and
+    every message: a wire format that journals written by earlier versions hold, never changed.
+    ``short``: the API's short name (``oc get dc``, ``kubectl get deploy``), where a column is narrow
+    (the TUI's workloads table). ``aliases``: every spelling a user may type for the kind in a TARGET
+    (``rollguard.kinds.kind_of``: the short name and the resource's singular and plural, each with an
+    ``s``), ``key`` and ``short`` among them.
+    """
+
+    key: str
+    short: str
+    aliases: tuple[str, ...]
+
+
+# The one table of the kinds' names. It lives here, not in `rollguard.kinds` where every other kind
+# difference lives, because `WorkloadRef` (this layer, below kinds) names itself by it; the kinds' `aliases`
+# (`rollguard.kinds`) and the TUI's short names are read from it, never spelled again.
+KIND_NAMES: dict[str, KindNames] = {
+    DC: KindNames(key="dc", short="dc", aliases=("dc", "dcs", "deploymentconfig", "deploymentconfigs")),
+    DEPLOYMENT: KindNames(
+        key="deployment", short="deploy", aliases=("deploy", "deploys", "deployment", "deployments")
+    ),
+}
 
 
 @dataclass(frozen=True, order=True)
@@ -29,7 +56,7 @@ class WorkloadRef:
 
     @property
     def key(self) -> str:
-        return f"{SHORT_KIND[self.kind]}/{self.name}"
+        return f"{KIND_NAMES[self.kind].key}/{self.name}"
 
     def __str__(self) -> str:
         return self.key
@@ -153,6 +180,8 @@ class WorkloadOutcome(enum.StrEnum):
     DELETED = "deleted"  # deleted by someone else while the run was on it
     PLANNED = "planned"  # --dry-run: the run would change it (``images_after`` and ``notes`` say how)
     NOT_VERIFIED = "not verified (0 replicas)"  # rolled out to no pod: nothing ran its new template
+    KEPT = "kept at 0 replicas"  # rollguard migrate: a DC replaced by its Deployment, kept for the way back
+    REMOVED = "removed"  # rollguard migrate: a kept DC deleted (--finish), or its Deployment (--revert)
 
 
 class WorkloadPhase(enum.StrEnum):
@@ -233,7 +262,7 @@ class Progress:
     message: str
     revision: int = 0
     # Why the rollout's pods (or its deployer pod) cannot be created now, as the platform records it
-    # (quota, LimitRange, admission): hopeless if it lasts (`rollguard.watch` REFUSAL_GRACE).
+    # (quota, LimitRange, admission): hopeless if it lasts (`rollguard.run.wait.REFUSAL_GRACE`).
     blocked: str = ""
     # The object whose FailedCreate events say why it is `blocked`, when nothing else records it
     # (a DC's deployer pod refused: only its Events name the quota), as (kind, name).

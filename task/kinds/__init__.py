@@ -3,10 +3,12 @@
 `base` defines the `Kind` interface and what every kind shares (`Owners`, `images_of`, ...); one module
 per kind (`deploymentconfig`, `deployment`) holds that kind's annotations, revision numbering, readiness
 predicate (returning a reason), deadline and how rollguard's changes are written into it; `dc_start`
-when a DC starts a rollout by itself; `triggers` parses image triggers and holds the rules that read
-them; `templates` compares and diffs pod templates. Everything else (state model, preflights, repair
-planning, promotion, the run, the TUI) asks a `Kind` and never tests which one it holds
-(tests/unit/test_kind_branching.py keeps it so). A third kind is one new module and a line in `KINDS`
+when a DC starts a rollout by itself; `dc_pods` a DC rollout's deployer and hook pods as evidence;
+`triggers` parses image triggers and holds the rules that read them; `templates` compares and diffs pod
+templates; `conversion` turns a DC into the Deployment that replaces it (`rollguard migrate`). It imports
+only `rollguard.core`. Everything else (state model, preflights, repair planning, promotion, the run,
+the TUI) asks a `Kind` and never tests which one it holds (tests/unit/test_kind_branching.py keeps it
+so). A third kind is one new module and a line in `KINDS`
 (docs/architecture.md, "Adding a kind").
 """
 

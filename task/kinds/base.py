@@ -2,7 +2,7 @@
 
 A `Kind` answers every question whose answer depends on the workload's kind: where its revisions and
 triggers live, how its revisions are numbered, when its rollout is complete (its readiness predicate,
-returning a reason), its deadline, what blocks a rollout, and how rollguard's changes are written into
+returning a reason), its deadline, when a rollout is hopeless (pods that cannot be created), and how rollguard's changes are written into
 it. Callers ask a `Kind` and never test which one they hold; each kind's module (`deploymentconfig`,
 `deployment`) holds its own quirks, `triggers` the image-trigger rules.
 """
@@ -182,7 +182,7 @@ class Kind:
     noun: str  # how messages name it, e.g. DC
     resource: Resource
     revisions: Resource
-    aliases: tuple[str, ...]
+    aliases: tuple[str, ...]  # the kind's row of `rollguard.core.structs.KIND_NAMES`
     # Keys the kind's controllers write into a revision's pod template (a diff of templates drops them)
     template_noise_labels: tuple[str, ...] = ()
     template_noise_annotations: tuple[str, ...] = ()
@@ -191,6 +191,9 @@ class Kind:
     revision_label: str | None = None  # a label its revision objects carry its name in, if any
     annotations: tuple[str, ...] = ()  # the workload's annotations its rules read
     revision_annotations: tuple[str, ...] = ()  # its revision objects' annotations its rules read
+    # The API type of each part of the object that a published schema may leave open (path -> OpenAPI
+    # definition): a manifest's fields are checked against it (rollguard.plan.schema).
+    schema_parts: dict[str, str] = {"metadata": "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"}
 
     # -- reading -------------------------------------------------------------------------------------
 
@@ -337,6 +340,18 @@ class Kind:
         if meant is None or have == meant:
             return None
         return f"replicas changed by someone else during the run ({meant} -> {have}): kept"
+
+    def serving(self, obj: Obj, revisions: list[Obj]) -> Progress:
+        """Whether it runs as many ready pods as it should (`desired_running`), counted on its revision
+        objects (RCs or ReplicaSets, both keep ``status.readyReplicas``): COMPLETE, else PROGRESSING with
+        how many are ready. `progress` says a rollout ended; a DC scaled up with no rollout is complete at
+        once by it, while its pods are still starting: this is what serving traffic means."""
+        want = self.desired_running(obj)
+        ready = sum(as_int((r.get("status") or {}).get("readyReplicas") or 0) for r in revisions)
+        name = self.ref(obj).key
+        if ready >= want:
+            return Progress(Phase.COMPLETE, f"{name}: {ready} of {want} pods ready", self.revision(obj))
+        return Progress(Phase.PROGRESSING, f"{name}: {ready} of {want} pods ready", self.revision(obj))
 
     def settled(self, obj: Obj) -> bool:
         """Its rollout ended and it is now merely short of available pods (unavailable, not progressing)."""

@@ -32,7 +32,7 @@ import copy
 import json
 from dataclasses import dataclass, field
 
-from rollguard.core.structs import Obj
+from rollguard.core.structs import DC, DEPLOYMENT, Obj
 from rollguard.kinds.triggers import TRIGGERS_ANNOTATION
 
 DC_LABEL = "deploymentconfig"  # on every DC pod (LG appsutil DeploymentConfigLabel)
@@ -136,7 +136,11 @@ def _strategy(
         return {}
     params = strategy.get("rollingParams" if kind == "Rolling" else "recreateParams") or {}
     _hooks(name, params, pod_spec, refusals, notes, pre_hook_as_init)
-    dropped = [k for k in _DEPLOYER_ONLY if strategy.get(k)]
+    # activeDeadlineSeconds is always there: the API defaults it to 21600 (openshift-apiserver
+    # pkg/apps/apis/apps/v1/defaults.go, MaxDeploymentDurationSeconds); only another value was chosen
+    dropped = [
+        k for k in _DEPLOYER_ONLY if strategy.get(k) and not (k == "activeDeadlineSeconds" and strategy[k] == 21600)
+    ]
     dropped += [k for k in _PACING if kind == "Rolling" and params.get(k) not in (None, 1)]
     if dropped:
         notes.append(
@@ -226,3 +230,45 @@ def _trigger_entries(name: str, triggers: list[Obj], pod_spec: Obj, refusals: li
                 entry["paused"] = True
             entries.append(entry)
     return entries
+
+
+# -- which kind converts into which (the callers outside rollguard.kinds ask these) ---------------------
+
+SOURCE_KIND = DC  # what `rollguard migrate` converts ...
+TARGET_KIND = DEPLOYMENT  # ... into
+_DC_API_VERSIONS = ("apps.openshift.io/v1", "v1")  # what an HPA's scaleTargetRef names a DC with
+
+
+def is_source(kind: str) -> bool:
+    """Whether a workload of ``kind`` is what a migration converts (a DC)."""
+    return kind == SOURCE_KIND
+
+
+def is_target(kind: str) -> bool:
+    """Whether a workload of ``kind`` is what a migration creates (a Deployment)."""
+    return kind == TARGET_KIND
+
+
+def made_from(deployment: Obj, name: str) -> bool:
+    """Whether ``deployment`` is rollguard's conversion of the DC ``name`` (its migrated-from annotation)."""
+    notes = (deployment.get("metadata") or {}).get("annotations") or {}
+    return notes.get(MIGRATED_FROM) == f"dc/{name}"
+
+
+def scaled_source(hpa: Obj, names: set[str]) -> str | None:
+    """The DC of ``names`` an HPA scales (autoscaling/v1 and v2 share ``scaleTargetRef``), if any."""
+    ref = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
+    if ref.get("kind") == SOURCE_KIND and ref.get("apiVersion", "") in _DC_API_VERSIONS:
+        name = str(ref.get("name", ""))
+        return name if name in names else None
+    return None
+
+
+def target_scale_ref(name: str) -> Obj:
+    """The ``scaleTargetRef`` of an HPA that scales the Deployment made from DC ``name``."""
+    return {"apiVersion": "apps/v1", "kind": TARGET_KIND, "name": name}
+
+
+def scale_ref_text(ref: Obj) -> str:
+    """A ``scaleTargetRef`` in a few words (``DeploymentConfig/api``)."""
+    return f"{ref.get('kind')}/{ref.get('name')}"

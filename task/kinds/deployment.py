@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from rollguard.core.readiness import condition, get, observed, replica_failure
 from rollguard.core.resources import DEPLOYMENTS, REPLICA_SETS
-from rollguard.core.structs import DEPLOYMENT, Obj, Phase, Progress, VerifiedState
+from rollguard.core.structs import DEPLOYMENT, KIND_NAMES, Obj, Phase, Progress, VerifiedState
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DEFAULT_DEADLINE, HASH_LABEL, Kind, as_int, parse_time, pick
 from rollguard.kinds.templates import same_template
@@ -66,7 +66,7 @@ class DeploymentKind(Kind):
     noun = "Deployment"
     resource = DEPLOYMENTS
     revisions = REPLICA_SETS
-    aliases = ("deploy", "deploys", "deployment", "deployments")
+    aliases = KIND_NAMES[DEPLOYMENT].aliases
     template_noise_labels = (HASH_LABEL,)
     annotations = (RS_REVISION_ANNOTATION, trig.TRIGGERS_ANNOTATION)
     revision_annotations = (RS_REVISION_ANNOTATION,)

@@ -27,7 +27,7 @@ from typing import Any
 
 from rollguard.core.readiness import condition, get, observed, replica_failure
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
-from rollguard.core.structs import DC, Obj, Phase, Progress, VerifiedState
+from rollguard.core.structs import DC, KIND_NAMES, Obj, Phase, Progress, VerifiedState
 from rollguard.kinds import dc_pods, dc_start
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time, pick
@@ -151,7 +151,7 @@ class DeploymentConfigKind(Kind):
     noun = "DC"
     resource = DEPLOYMENT_CONFIGS
     revisions = REPLICATION_CONTROLLERS
-    aliases = ("dc", "dcs", "deploymentconfig", "deploymentconfigs")
+    aliases = KIND_NAMES[DC].aliases
     template_noise_labels = ("deployment", "deploymentconfig")
     template_noise_annotations = (
         "openshift.io/deployment-config.name",
@@ -160,6 +160,11 @@ class DeploymentConfigKind(Kind):
     )
     optional_api = True
     revision_label = DC_NAME_LABEL
+    # openshift/api apps/v1 types.go: DeploymentConfigSpec.Template is a *corev1.PodTemplateSpec
+    schema_parts = {
+        "metadata": "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "spec.template": "io.k8s.api.core.v1.PodTemplateSpec",
+    }
     # (the encoded config too; rollguard.cluster.reduce compacts it to the template and triggers)
     revision_annotations = (
         DC_VERSION_ANNOTATION,

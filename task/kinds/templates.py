@@ -16,6 +16,7 @@ an upgrade would read stuck, and the drift check would page on healthy workloads
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -71,7 +72,7 @@ def same_template(a: Any, b: Any) -> bool:
     missing template (None) is the same only as another missing one."""
     if a is None or b is None:
         return a is None and b is None
-    return bool(canonical(a) == canonical(b))
+    return a == b or bool(canonical(a) == canonical(b))  # equal as sent: no typed read needed
 
 
 def _defaulted(template: Obj) -> Obj:
@@ -141,6 +142,50 @@ def _tag(image: str) -> str:
     if ":" in last:
         return last.rsplit(":", 1)[1]
     return "" if digest else "latest"
+
+
+def local_name_rewrite(sent: str, live: str) -> bool:
+    """Whether ``live`` is what OpenShift's image policy admission makes of the image ``sent``.
+
+    openshift/kubernetes openshift-kube-apiserver/admission/imagepolicy (resolveImageReference,
+    resolveImageStreamTag; default rules cover Deployments and DCs): a single-segment name (``api:v2``)
+    of a stream with ``lookupPolicy.local`` is rewritten on every write to the tag's pull spec by digest
+    (``image-registry.openshift-image-registry.svc:5000/ns/api@sha256:...``), or to
+    ``<repository>/api:v2`` while the tag does not exist. The repository's last segment is the stream
+    under the integrated registry; a stream importing another repository is recognised only when that
+    repository has the stream's name.
+    """
+    sent = sent.strip()
+    if not sent or "/" in sent or "@" in sent or not live or live == sent:
+        return False
+    name, _, tag = sent.partition(":")
+    repository, at, digest = live.partition("@")
+    if at:
+        return digest.startswith("sha256:") and repository.rsplit("/", 1)[-1] == name
+    return "/" in live and live.rsplit("/", 1)[-1] == f"{name}:{tag or 'latest'}"
+
+
+def as_admitted(body: Obj, live: Obj) -> Obj:
+    """``body`` (a write) with each pod template image that ``live`` holds as its `local_name_rewrite`
+    taken as ``live`` has it: what the API stores of the write, for "did my write land?"."""
+    sent = (body.get("spec") or {}).get("template")
+    have = images_of((live.get("spec") or {}).get("template") or {})
+    if not isinstance(sent, dict) or not have:
+        return body
+    sent_images = images_of(sent)
+    rewritten = {
+        name: have[name]
+        for name, image in sent_images.items()
+        if name in have and local_name_rewrite(str(image or ""), have[name])
+    }
+    if not rewritten:
+        return body
+    out = copy.deepcopy(body)
+    for key in ("initContainers", "containers"):
+        for c in out["spec"]["template"].get("spec", {}).get(key) or []:
+            if c.get("name") in rewritten:
+                c["image"] = rewritten[c["name"]]
+    return out
 
 
 def template_changes(before: Obj, after: Obj, *, limit: int = 3) -> list[str]:

@@ -371,10 +371,15 @@ def job_name(check: str, run_id: str) -> str:
     return f"{check}-{run_id}".lower()
 
 
-def job_body(manifest: Obj, *, name: str, namespace: str, run_id: str, check: str) -> Obj:
+def job_body(manifest: Obj, *, name: str, namespace: str, run_id: str, check: str, timeout: int) -> Obj:
     """The manifest as the run creates it: its name and namespace, labelled with the run and the check
-    (the pods too), nothing the server sets (status, uid, resourceVersion, generateName)."""
+    (the pods too), nothing the server sets (status, uid, resourceVersion, generateName).
+
+    A manifest without ``activeDeadlineSeconds`` gets the check's ``timeout`` as its deadline: the check
+    fails then anyway, and a Job whose run was killed (so nobody deletes it) is ended by the Job
+    controller instead of running on against the reverted group."""
     body = copy.deepcopy(manifest)
+    body["spec"].setdefault("activeDeadlineSeconds", timeout)
     meta = body.get("metadata") or {}
     labels = {**(meta.get("labels") or {}), RUN_LABEL: run_id, CHECK_LABEL: check}
     kept = {k: v for k, v in meta.items() if k in ("annotations",)}

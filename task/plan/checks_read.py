@@ -154,7 +154,9 @@ def dry_run_jobs(client: Api, namespace: str, checks: list[Check], *, run_id: st
         if check.job is None:
             continue
         name = job_name(check.name, run_id)
-        body = job_body(check.job.manifest, name=name, namespace=namespace, run_id=run_id, check=check.name)
+        body = job_body(
+            check.job.manifest, name=name, namespace=namespace, run_id=run_id, check=check.name, timeout=check.timeout
+        )
         try:
             client.create(JOBS, body, namespace=namespace, dry_run=True)
         except ApiError as exc:

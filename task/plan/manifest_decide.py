@@ -41,6 +41,8 @@ class ManifestRead:
     outside: Mapping[WorkloadRef, Mapping[str, str]] = field(default_factory=dict)  # exists: its labels
     absent: frozenset[WorkloadRef] = frozenset()  # not in the namespace: created by the run
     hpa_targets: frozenset[WorkloadRef] = frozenset()
+    # fields a manifest gives that its type does not have, by the server's published schema
+    unknown: Mapping[WorkloadRef, list[str]] = field(default_factory=dict)
 
     @property
     def skipped(self) -> list[str]:
@@ -71,6 +73,13 @@ def manifest_refusal(read: ManifestRead, *, selector: str) -> RefusedError | Non
             + (f"; {', '.join(secrets)} would not be touched either way" if secrets else ""),
         )
     for ref, manifest in read.manifests.workloads.items():
+        if read.unknown.get(ref):  # kubectl apply refuses them; the server would drop them unsaid
+            fields = read.unknown[ref]
+            return RefusedError(
+                f"{ref.key} ({manifest.origin}) has unknown field{'s' if len(fields) > 1 else ''} "
+                + ", ".join(fields),
+                fix="fix the spelling or remove the field (kubectl explain shows a type's fields), and run again",
+            )
         if not matches(selector, manifest.labels):
             return RefusedError(
                 f"{ref.key} ({manifest.origin}) does not match the selector {selector!r}: "

@@ -6,7 +6,7 @@ repeatable and takes a file, a directory (its ``*.yaml``, ``*.yml`` and ``*.json
 not recursing) or ``-`` for standard input (once). `read_sources` is the only I/O; `parse` turns the
 texts into a `ManifestSet` (workloads by `WorkloadRef`, every other object named as ``Kind/name``), or
 raises `RefusedError` naming the source and document that is wrong. Nothing here talks to a cluster:
-whether a workload matches the selector or exists is decided in `rollguard.plan.rollout_decide`.
+whether a workload matches the selector or exists is decided in `rollguard.plan.manifest_decide`.
 """
 
 from __future__ import annotations

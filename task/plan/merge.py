@@ -18,6 +18,11 @@ what the server or other tools set stays:
   convention ``image: ' '``) and an image trigger feeds the container: then the live image stays (the
   trigger resolved it). ``--image`` and ``--promote-from`` are applied after this merge, so they win.
 
+- removals, as ``kubectl apply`` applies them: a field or map key that the manifest the group's last
+  verified run applied (``last``, kept in the journal per workload) set and this manifest omits is
+  removed (an ``env`` or ``resources`` dropped from a container, a label dropped from the metadata);
+  what others set, which no manifest of rollguard's gave, stays.
+
 `changed_fields` says what a merge changes (for the plan, ``--dry-run`` and the revert record);
 `restore_record` is what a revert must put back besides the template.
 """
@@ -43,12 +48,24 @@ def _merge_map(live: Any, given: Any) -> dict[str, Any]:
     return out
 
 
-def _meta_merged(live: Obj, given: Obj) -> Obj:
-    """Object or template metadata: labels and annotations merged, the rest live."""
+def _dropped(last: Any, given: Any) -> list[str]:
+    """The keys mapping ``last`` (what the previous manifest set) has and ``given`` does not."""
+    if not isinstance(last, dict):
+        return []
+    now = given if isinstance(given, dict) else {}
+    return [k for k in last if k not in now]
+
+
+def _meta_merged(live: Obj, given: Obj, last: Obj | None = None) -> Obj:
+    """Object or template metadata: labels and annotations merged, the rest live; a key the previous
+    manifest set and this one omits removed."""
     out = copy.deepcopy(live) if isinstance(live, dict) else {}
     for key in ("labels", "annotations"):
         if isinstance(given.get(key), dict):
             out[key] = _merge_map(out.get(key), given[key])
+        for gone in _dropped((last or {}).get(key), given.get(key)):
+            if isinstance(out.get(key), dict):
+                out[key].pop(gone, None)
     return out
 
 
@@ -56,28 +73,39 @@ def blank(image: Any) -> bool:
     return not isinstance(image, str) or not image.strip()
 
 
-def _containers(live: list[Obj], given: list[Obj], *, fed: set[str]) -> list[Obj]:
+def _containers(live: list[Obj], given: list[Obj], *, fed: set[str], last: Any = None) -> list[Obj]:
     by_name = {c.get("name"): c for c in live or []}
+    last_by_name = {c.get("name"): c for c in last or [] if isinstance(c, dict)} if isinstance(last, list) else {}
     out = []
     for entry in given:
         before = by_name.get(entry.get("name"), {})
         merged = _merge_map(before, entry)
+        for gone in _dropped(last_by_name.get(entry.get("name")), entry):
+            if gone not in ("name", "image"):
+                merged.pop(gone, None)
         if blank(entry.get("image")) and entry.get("name") in fed and not blank(before.get("image")):
             merged["image"] = before["image"]  # the trigger resolved it; the manifest holds a placeholder
         out.append(merged)
     return out
 
 
-def _template(live: Obj, given: Obj, *, fed: set[str]) -> Obj:
+def _template(live: Obj, given: Obj, *, fed: set[str], last: Obj | None = None) -> Obj:
+    last = last or {}
     out: Obj = {}
     if "metadata" in live or "metadata" in given:
-        out["metadata"] = _meta_merged(live.get("metadata") or {}, given.get("metadata") or {})
+        out["metadata"] = _meta_merged(
+            live.get("metadata") or {}, given.get("metadata") or {}, last.get("metadata") or {}
+        )
     pod = copy.deepcopy(live.get("spec") or {})
+    last_pod = last.get("spec") or {}
     for key, value in (given.get("spec") or {}).items():
         if key in MERGED_LISTS and isinstance(value, list):
-            pod[key] = _containers(pod.get(key) or [], value, fed=fed)
+            pod[key] = _containers(pod.get(key) or [], value, fed=fed, last=last_pod.get(key))
         else:
             pod[key] = copy.deepcopy(value)
+    for gone in _dropped(last_pod, given.get("spec")):
+        if gone not in MERGED_LISTS:
+            pod.pop(gone, None)
     for key in MERGED_LISTS:  # a list the manifest leaves out stays; containers are always given
         if key in pod and not pod[key]:
             pod.pop(key)
@@ -90,22 +118,43 @@ def fed_containers(kind: Kind, body: Obj) -> set[str]:
     return {c for trigger in kind.image_triggers(body) for c in trigger.containers}
 
 
-def merged(live: Obj, manifest: Obj, *, kind: Kind, keep_replicas: bool) -> Obj:
-    """The live workload with the manifest merged onto it by the module's rules (a new object)."""
+def merged(live: Obj, manifest: Obj, *, kind: Kind, keep_replicas: bool, last: Obj | None = None) -> Obj:
+    """The live workload with the manifest merged onto it by the module's rules (a new object);
+    ``last``: the manifest the group's last verified run applied to it, whose fields this one omits
+    are removed."""
+    last = last or {}
     body = copy.deepcopy(live)
-    body["metadata"] = _meta_merged(live.get("metadata") or {}, manifest.get("metadata") or {})
+    body["metadata"] = _meta_merged(
+        live.get("metadata") or {}, manifest.get("metadata") or {}, last.get("metadata") or {}
+    )
     spec = body.setdefault("spec", {})
     given = manifest.get("spec") or {}
     for key, value in given.items():
         if key in RUN_OWNED_SPEC or (key == "replicas" and keep_replicas) or key == "template":
             continue
         spec[key] = copy.deepcopy(value)
+    for gone in _dropped(last.get("spec"), given):
+        if gone not in (*RUN_OWNED_SPEC, "template", "replicas"):  # replicas: the live count stays
+            spec.pop(gone, None)
     if isinstance(given.get("template"), dict):
         # The triggers that feed containers are the ones the write will carry (the manifest's, if given).
         spec["template"] = _template(
-            spec.get("template") or {}, given["template"], fed=fed_containers(kind, body)
+            spec.get("template") or {},
+            given["template"],
+            fed=fed_containers(kind, body),
+            last=(last.get("spec") or {}).get("template") or {},
         )
     return body
+
+
+def applied_record(manifest: Obj) -> Obj:
+    """What the journal keeps of a manifest a run applied, for the next run's removals: its labels,
+    annotations and spec (not its status, nor the server's metadata)."""
+    meta = manifest.get("metadata") or {}
+    return {
+        "metadata": {k: copy.deepcopy(meta[k]) for k in ("labels", "annotations") if isinstance(meta.get(k), dict)},
+        "spec": copy.deepcopy(manifest.get("spec") or {}),
+    }
 
 
 def created(manifest: Obj) -> Obj:

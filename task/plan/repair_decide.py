@@ -33,7 +33,8 @@ from rollguard.plan.rollout_decide import (
     listing_refusal,
     namespace_refusal,
 )
-from rollguard.state.assessment import Group, group_for
+from rollguard.state.assessment import group_for
+from rollguard.state.model import Group
 
 
 def parse_targets(targets: Iterable[str | WorkloadRef]) -> list[WorkloadRef]:

@@ -22,7 +22,7 @@ from rollguard.core.structs import Obj, VerifiedState, WorkloadOutcome, Workload
 from rollguard.kinds.triggers import Streams
 from rollguard.plan import merge
 from rollguard.plan.rollout_decide import Found, GroupListing, Plan
-from rollguard.state.assessment import Group
+from rollguard.state.model import Group
 
 ACTIONS = ("resume", "revert", "redeploy")
 

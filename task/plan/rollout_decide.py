@@ -84,6 +84,9 @@ class WorkloadPlan:
     observe: bool = False
     accepted: str = ""  # why it is accepted unhealthy (--allow-failing, --allow-never-completed)
     revert_changes: list[str] = field(default_factory=list)  # every field a revert changed (old -> new)
+    # the manifest the group's last verified run applied (the journal's record): what it set and this
+    # run's manifest omits is removed, as kubectl apply removes it
+    last_applied: Obj | None = None
     replicas_meant: int | None = None  # the count the run's write left (`Kind.scale_note`), once written
 
     @property
@@ -107,7 +110,9 @@ class WorkloadPlan:
         win over the manifest), resumed."""
         body = obj
         if self.manifest is not None and not self.create:
-            body = merge.merged(obj, self.manifest, kind=self.kind, keep_replicas=self.keep_replicas)
+            body = merge.merged(
+                obj, self.manifest, kind=self.kind, keep_replicas=self.keep_replicas, last=self.last_applied
+            )
         tags = {c: f"{p.stream}:{p.tag}" for c, p in self.promoted.items()}
         return self.kind.with_images(
             body, self.target_images if images is None else images, trigger_tags=tags
@@ -372,6 +377,9 @@ def decide_rollout(read: RolloutRead, request: RolloutRequest) -> Plan:
     for plan in workloads:
         plan.remove_on_revert = plan.key in created
     if read.manifests is not None:
+        for plan in workloads:  # before the manifests are attached: their merge removes what it omits
+            entry = journal.workloads.get(plan.key) if journal is not None else None
+            plan.last_applied = entry.applied if entry is not None and entry.applied else None
         attach_manifests(workloads, read.manifests)
         for ref, body, origin in to_create(read.manifests, namespace=read.namespace):
             workloads.append(

@@ -39,6 +39,7 @@ from rollguard.plan.rollout_decide import (
     decide_rollout,
     read_refusal,
 )
+from rollguard.plan.schema import unknown_fields
 from rollguard.state.inventory import check_namespace, namespace_exists
 
 __all__ = [
@@ -207,7 +208,24 @@ def read_manifests(
         outside=outside,
         absent=frozenset(absent),
         hpa_targets=hpa_targets(hpas),
+        unknown=_unknown_fields(client, manifests),
     )
+
+
+def _unknown_fields(client: Api, manifests: ManifestSet) -> dict[WorkloadRef, list[str]]:
+    """Each manifest's fields its type does not have, by the schema the API server publishes
+    (`rollguard.plan.schema`); none when the server publishes none we may read."""
+    if not manifests.workloads:
+        return {}
+    try:
+        definitions = client.openapi().get("definitions") or {}
+    except (NotFound, Forbidden):  # no published schema: the server's dry run is all there is
+        return {}
+    found = {
+        ref: unknown_fields(m.body, definitions, parts=KINDS[ref.kind].schema_parts)
+        for ref, m in manifests.workloads.items()
+    }
+    return {ref: fields for ref, fields in found.items() if fields}
 
 
 # As many tries as the run's own write of a workload (GroupRun.write): a workload rolling out has its
@@ -216,7 +234,7 @@ def read_manifests(
 DRY_RUN_ATTEMPTS = 8
 
 
-DRY_RUNS = 16  # dry-run writes in flight at once, as many as the run's own writes (group_write.WRITERS)
+DRY_RUNS = 48  # dry-run writes in flight at once, as many as the run's own writes (run.group_write.WRITERS)
 
 
 def dry_run(client: Api, plan: Plan) -> dict[str, Obj | ApiError]:

@@ -36,14 +36,17 @@ from rollguard.cluster.journal import Journal, now
 from rollguard.core.errors import Conflict, NotFound, RollguardError, RolloutFailed, WorkloadDeleted
 from rollguard.core.structs import Obj, WorkloadPhase
 from rollguard.kinds import images_of
-from rollguard.kinds.templates import canonical
+from rollguard.kinds.templates import as_admitted, canonical
 from rollguard.plan.rollout_read import WorkloadPlan
 from rollguard.run.wait import Watched, deleted_message
 
 # Slack past a deadline rollguard waits on besides the platform's own, so that the platform's verdict
 # (and the pod that says why) arrives before rollguard gives up on its own clock.
 SETTLE_SECONDS = 5
-WRITERS = 16  # concurrent workload writes; the API server's own limits sit far above this
+# Concurrent workload writes: a group of up to this many is written in one round trip. A slow write (a
+# DeploymentConfig's goes through admission, webhooks included) then never waits for a slot behind others.
+# The API server's own limits (--max-mutating-requests-inflight, 200 by default) sit far above this.
+WRITERS = 48
 T = TypeVar("T")
 
 
@@ -100,8 +103,9 @@ class GroupWrite:
                     fresh = run.client.get(kind.resource, name, namespace=run.namespace)
                 except NotFound:
                     raise self.deleted(plan) from None
-                if same(make_body(fresh)) == same(fresh):
-                    # Our change is in already: a retried PUT whose first answer was lost had landed.
+                if same(as_admitted(make_body(fresh), fresh)) == same(fresh):
+                    # Our change is in already: a retried PUT whose first answer was lost had landed
+                    # (the image policy admission's rewrite of a local name is what the API stores of it).
                     return self._wrote(plan, fresh)
                 if guard_spec and edit(run.as_if_untriggered(plan, fresh)) != edit(plan.snapshot.raw):
                     raise RolloutFailed(

@@ -24,7 +24,7 @@ from rollguard.core.resources import IMAGE_STREAMS
 from rollguard.core.structs import Obj, RunState, Status, WorkloadPhase
 from rollguard.kinds import images_of
 from rollguard.plan.checks_read import preflight_checks
-from rollguard.plan.merge import combined_restore
+from rollguard.plan.merge import applied_record, combined_restore
 from rollguard.plan.rollout_decide import RolloutRequest
 from rollguard.plan.rollout_read import Plan, WorkloadPlan, plan_rollout
 from rollguard.plan.tags import previous_tag, resolved_reference, without_promotion_effects
@@ -62,6 +62,7 @@ class Rollout(GroupRun):
             lease_seconds=request.lease_seconds,
         )
         self.request = request
+        self.applying: dict[str, Obj] = {}  # per workload, what its manifest applies (merge.applied_record)
         self.checks = not_run(request.checks, bake=request.bake)
         if request.promote_from:
             self.extra_resources = (IMAGE_STREAMS,)
@@ -115,6 +116,7 @@ class Rollout(GroupRun):
         if not plan.carried_forward:
             self.journal.tags = {}  # a finished run's tags are the verified state: nothing to restore
         earlier = self.journal.workloads if plan.carried_forward else {}
+        loaded = plan.journal.workloads if plan.journal is not None else {}
         for wp in plan.workloads:
             if wp.accepted:
                 self.members.append(f"{wp.key} {wp.accepted}")
@@ -130,9 +132,12 @@ class Rollout(GroupRun):
                 restore=combined_restore(earlier[wp.key].restore, wp.restore)
                 if wp.key in earlier
                 else wp.restore,
+                applied=dict(loaded[wp.key].applied) if wp.key in loaded else {},
             )
             for wp in plan.workloads
         }
+        # what each manifest applies, recorded once the run is verified (the next run's removals)
+        self.applying = {wp.key: applied_record(wp.manifest) for wp in plan.workloads if wp.manifest is not None}
 
     def change(self, plan: Plan, cache: NamespaceCache) -> list[Watched]:
         self._promote(plan, cache)
@@ -243,6 +248,9 @@ class Rollout(GroupRun):
 
     def record_success(self, templates: dict[str, Obj], *, verified: Collection[str] | None = None) -> None:
         self.journal.tags = {}  # the promoted tags are now the verified state
+        for key, record in self.applying.items():
+            if key in self.journal.workloads:
+                self.journal.workloads[key].applied = record
         super().record_success(templates, verified=verified)
 
     def as_if_untriggered(self, plan: WorkloadPlan, live: Obj) -> Obj:

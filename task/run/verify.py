@@ -81,12 +81,16 @@ def verify(
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=len(runners), thread_name_prefix="verify") as pool:
         futures: set[Future[CheckResult]] = {pool.submit(one, i, r) for i, r in runners}
-        while futures:
-            done, futures = wait(futures, timeout=POLL, return_when=FIRST_COMPLETED)
-            for f in done:
-                f.result()  # a runner's bug (or Superseded) goes through here
-            if cancel.is_set() and not ctx.stop.is_set():
-                ctx.stop.set()
+        try:
+            while futures:
+                done, futures = wait(futures, timeout=POLL, return_when=FIRST_COMPLETED)
+                for f in done:
+                    f.result()  # a runner's bug (or Superseded) goes through here
+                if cancel.is_set() and not ctx.stop.is_set():
+                    ctx.stop.set()
+        except BaseException:
+            ctx.stop.set()  # the others stop at once: leaving the pool waits for them
+            raise
     if first:
         res = first[0]
         headline = res.evidence.splitlines()[0] if res.evidence else "failed"

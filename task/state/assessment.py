@@ -27,10 +27,10 @@ from rollguard.cluster.lock import read_lease
 from rollguard.core.errors import RefusedError
 from rollguard.core.readiness import pod_doom
 from rollguard.core.selectors import matches, requirements
-from rollguard.core.structs import DC, DEPLOYMENT, Obj, Phase, RunState, WorkloadPhase, WorkloadRef
+from rollguard.core.structs import DC, DEPLOYMENT, Obj, Phase, Progress, RunState, WorkloadPhase, WorkloadRef
 from rollguard.kinds import KINDS, Kind, Owners, images_of, kind_of, pods_of_revision
 from rollguard.kinds.base import as_int
-from rollguard.kinds.templates import MOVING_TAGS, canonical, moving_tag, template_changes
+from rollguard.kinds.templates import MOVING_TAGS, canonical, moving_tag, same_template, template_changes
 from rollguard.kinds.triggers import moving
 from rollguard.state.model import (
     DEFAULT_FAIL_ON,
@@ -218,6 +218,13 @@ def _since(start: dt.datetime | None, now: dt.datetime) -> float:
     return (now - start).total_seconds() if start else 0.0
 
 
+def _explained(kind: Kind, obj: Obj, revisions: list[Obj], pods: list[Obj], progress: Progress) -> Progress:
+    """``progress`` with what the rollout's own pods say (a hook running, pods refused), when it is still
+    progressing; a verdict only the run gives (a deployer pod that cannot start) is left to the run."""
+    explained = kind.explain(obj, revisions, pods, progress)
+    return explained if explained.phase is Phase.PROGRESSING else progress
+
+
 def _progress_findings(
     kind: Kind, obj: Obj, revisions: list[Obj], pods: list[Obj], now: dt.datetime
 ) -> list[Finding]:
@@ -257,7 +264,13 @@ def _progress_findings(
         return found
     deadline = kind.deadline(obj)
     elapsed = _since(kind.rollout_start(obj, revisions), now)
-    message = progress.message
+    explained = _explained(kind, obj, revisions, pods, progress)
+    message = explained.message
+    if explained.hook:  # a lifecycle hook has no timeout but its pod's activeDeadlineSeconds
+        found.append(Finding(PROGRESSING, f"{message} (a hook has no deadline but its pod's)"))
+        return found
+    if explained.blocked:
+        message += f"; {explained.blocked}"
     if rolled is not None:
         for pod in sorted(pods_of_revision(rolled, pods), key=lambda p: p["metadata"]["name"]):
             doom = pod_doom(pod, crash_restarts=3)
@@ -320,7 +333,7 @@ def _group_findings(
         return found  # a run is rolling the group out right now: its templates are meant to differ
     reference = drift_reference(key, labels, groups)
     live = obj.get("spec", {}).get("template", {})
-    if reference is not None and canonical(reference[0]) != canonical(live):
+    if reference is not None and not same_template(reference[0], live):
         changes = "; ".join(template_changes(reference[0], live))
         found.append(
             Finding(DRIFTED, f"pod template differs from what run {reference[1]} verified: {changes}")
@@ -441,6 +454,8 @@ def assess(
         findings.append(Finding(UNAVAILABLE, f"{available} of {desired} replicas available"))
     order = {name: i for i, name in enumerate(FINDINGS)}
     progress = k.progress(obj, mine)
+    if progress.phase is Phase.PROGRESSING:
+        progress = _explained(k, obj, mine, pod_list, progress)
     return WorkloadState(
         ref=snap.ref,
         namespace=snap.namespace,

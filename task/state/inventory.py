@@ -44,8 +44,9 @@ from rollguard.core.resources import (
 )
 from rollguard.core.structs import Obj
 from rollguard.kinds import KINDS
-from rollguard.state.assessment import NamespaceState, assess_namespace
+from rollguard.state.assessment import assess_namespace
 from rollguard.state.list_plan import OWNED, ListPlan, Need, keeps, needs, plan_list
+from rollguard.state.model import NamespaceState
 
 Lists = dict[str, list[Obj]]
 

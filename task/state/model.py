@@ -1,6 +1,7 @@
 """The state model's data: findings, revisions, pods, rollout groups and workload states (no logic).
 
-`rollguard.state.assessment` computes them and re-exports every name here; import them from there.
+`rollguard.state.assessment` computes them. Import each name from here, where it is defined (assessment
+still lists them in its `__all__` for older callers).
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rollguard.core.structs import SHORT_KIND, Obj, Phase, RunState, WorkloadRef
+from rollguard.core.structs import KIND_NAMES, Obj, Phase, RunState, WorkloadRef
 
 if TYPE_CHECKING:  # an annotation only: `rollguard --help` (drift-check's finding names) imports no journal code
     from rollguard.cluster.journal import Journal
@@ -123,7 +124,7 @@ class WorkloadState:
 
     @property
     def kind(self) -> str:
-        return SHORT_KIND[self.ref.kind]
+        return KIND_NAMES[self.ref.kind].key
 
     @property
     def names(self) -> tuple[str, ...]:

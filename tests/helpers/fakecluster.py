@@ -1,7 +1,8 @@
 """An in-memory stand-in for `rollguard.cluster.client.Client`: the calls of `rollguard.cluster.client.Api`, answered from a dict.
 
 Used for screen snapshots, the benchmark and tests that need fixed data; live tests use the sandbox.
-Watches work (so live refresh can be tested), and SelfSubjectAccessReviews ask an ``allow`` callback.
+Watches work (so live refresh can be tested), and SelfSubjectAccessReviews ask an ``allow`` callback
+(a SelfSubjectRulesReview answers ``incomplete``, with no rules, so each permission is asked on its own).
 Container logs are what a test wrote with `set_log` (a `follow` gets lines appended later with `add_log`
 until `end_log`), refused as the kubelet refuses a log it has not (`NoLog`).
 `make lint` type-checks this module strictly, so mypy proves that it satisfies `Api` (see the end).
@@ -158,6 +159,10 @@ class FakeCluster:
         )
         yield Page(items, data["metadata"]["resourceVersion"])
 
+    def openapi(self) -> Obj:
+        """No published schema: manifests are not checked against one."""
+        return {"definitions": {}}
+
     def get(self, res: Resource, name: str, *, namespace: str | None = None) -> Obj:
         self.requests["get"] += 1
         self._reachable()
@@ -175,6 +180,10 @@ class FakeCluster:
             attrs = body["spec"]["resourceAttributes"]
             allowed = self.allow(attrs["verb"], attrs["resource"], attrs.get("namespace", ""))
             return {**body, "status": {"allowed": allowed}}
+        if res.plural == "selfsubjectrulesreviews":
+            # ``allow`` is a verdict per request, not a list of rules: answer as an authorizer that
+            # cannot list its rules (a webhook) does, so that every need is asked on its own.
+            return {**body, "status": {"resourceRules": [], "nonResourceRules": [], "incomplete": True}}
         body = copy.deepcopy(body)
         body.setdefault("metadata", {}).setdefault("namespace", namespace or "")
         return self._put(res.plural, body)

@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -30,13 +31,17 @@ Answer = Callable[[str], tuple[int, bytes]]  # request path -> (status, body)
 
 
 @contextlib.contextmanager
-def http_server(answer: Answer) -> Iterator[str]:
-    """An HTTP server on a free loopback port answering GETs with ``answer``; yields its base URL."""
+def http_server(answer: Answer, *, tls: tuple[Path, Path] | None = None) -> Iterator[str]:
+    """An HTTP server on a free loopback port answering GETs with ``answer``; yields its base URL.
+
+    ``tls``: (certificate, key) to serve HTTPS with. An answer ``(302, b"/path")`` redirects there."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             status, body = answer(self.path)
             self.send_response(status)
+            if 300 <= status < 400:
+                self.send_header("Location", body.decode())
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -45,10 +50,16 @@ def http_server(answer: Answer) -> Iterator[str]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    scheme = "http"
+    if tls is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(str(tls[0]), str(tls[1]))
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        scheme = "https"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()

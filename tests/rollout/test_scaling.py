@@ -47,7 +47,7 @@ def scale(k8s: kube.ApiClient, namespace: str, kind: str, name: str, replicas: i
         kube.AppsV1Api(k8s).patch_namespaced_deployment_scale(name, namespace, body)
 
 
-def test_a_dc_scaled_while_its_rollout_runs_is_judged_on_its_rc_not_frozen(
+def test_a_workload_scaled_while_its_rollout_runs_is_judged_on_it_not_frozen(
     sandbox, namespace, client, k8s, tmp_path: Path
 ):
     """openshift-controller-manager deploymentconfig_controller.go: while the latest RC runs, Handle
@@ -55,11 +55,12 @@ def test_a_dc_scaled_while_its_rollout_runs_is_judged_on_its_rc_not_frozen(
     rollout ends. Judged on "has the controller observed the spec?" the DC would stand still at "waiting
     for the controller to observe the change" for the rest of the rollout (three 6 s steps here, longer
     than its own no-progress deadline of 8 s): rollguard must judge the running RC, succeed, and keep and
-    note the new replica count."""
-    create_group(client, namespace, [dc_body("api", OLD, replicas=3, timeout=8)])
+    note the new replica count. A Deployment scaled by an HPA while its rollout runs (here beside it, its
+    controller observes the scale at once) is kept and noted alike."""
+    create_group(client, namespace, [dc_body("api", OLD, replicas=3, timeout=8), deployment_body("web", OLD, replicas=3)])
     proc = start_rollguard(
-        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/api={SLOW}",
-        report=tmp_path / "report.json",
+        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+        "--image", f"dc/api={SLOW}", "--image", f"deploy/web={SLOW}", report=tmp_path / "report.json",
     )  # fmt: skip
     try:
         wait_until(
@@ -68,6 +69,11 @@ def test_a_dc_scaled_while_its_rollout_runs_is_judged_on_its_rc_not_frozen(
             timeout=120, what="to run",
         )  # fmt: skip
         scale(k8s, namespace, DC, "api", 4)
+        wait_until(  # web's rollout is under way (its new ReplicaSet made), not done: then the HPA scales it
+            client, DEPLOYMENTS, namespace, "web",
+            lambda d: d["metadata"]["annotations"].get("deployment.kubernetes.io/revision") == "2",
+        )  # fmt: skip
+        scale(k8s, namespace, DEPLOYMENT, "web", 4)
         stdout, stderr = proc.communicate(timeout=240)
     finally:
         if proc.poll() is None:
@@ -80,8 +86,13 @@ def test_a_dc_scaled_while_its_rollout_runs_is_judged_on_its_rc_not_frozen(
         what="to run the 4 replicas it was scaled to",
     )  # fmt: skip
     assert dc["spec"]["replicas"] == 4
-    (workload,) = json.loads((tmp_path / "report.json").read_text())["workloads"]
-    assert any("replicas changed by someone else during the run (3 -> 4)" in n for n in workload["notes"]), workload
+    web = view(client, namespace, DEPLOYMENT, "web")
+    assert web.images == {"app": SLOW} and web.complete, web
+    assert client.get(DEPLOYMENTS, "web", namespace=namespace)["spec"]["replicas"] == 4
+    for workload in json.loads((tmp_path / "report.json").read_text())["workloads"]:
+        assert any("replicas changed by someone else during the run (3 -> 4)" in n for n in workload["notes"]), (
+            workload
+        )
 
 
 def test_a_scale_between_preflight_and_the_write_is_kept_not_taken_for_an_edit(

@@ -288,3 +288,33 @@ def test_an_annotation_trigger_splits_stream_and_tag_at_the_first_colon(kube: Ku
     kube.request("POST", deployments, annotated("no-colon", [entry('containers[?(@.name=="app")].image', "tool")]))
     wait_for(kube, deployments, "empty-tag", lambda d: image_of(d, "app") == ref)
     assert image_of(kube.get(f"{deployments}/no-colon"), "app") == f"{APP}:app"
+
+
+def test_the_image_policy_admission_rewrites_local_names_of_local_lookup_streams(kube: Kube, namespace: str) -> None:
+    """openshift/kubernetes openshift-kube-apiserver/admission/imagepolicy (resolveImageReference,
+    resolveImageStreamTag, RewriteImagePullSpec; default rules cover apps/deployments with localNames):
+    a Deployment's single-segment image `tool:latest` whose stream has `lookupPolicy.local` is rewritten
+    on every write to the tag's pull spec by digest (`referencePolicy: Local`: the stream's
+    `status.dockerImageRepository@sha256:...`, imagestreamtag/rest.go newISTag); a stream without local
+    lookup leaves the name as it is."""
+    iss = ISS.format(ns=namespace)
+    local = image_stream("tool", {"latest": {"kind": "DockerImage", "name": f"{APP}:tool1"}})
+    local["spec"]["lookupPolicy"] = {"local": True}
+    local["spec"]["tags"][0]["referencePolicy"] = {"type": "Local"}
+    kube.request("POST", iss, local)
+    kube.request("POST", iss, image_stream("other", {"latest": {"kind": "DockerImage", "name": f"{APP}:other"}}))
+    stream = wait_for(kube, iss, "tool", has_items("latest"))
+    wait_for(kube, iss, "other", has_items("latest"))
+    image = status_tag(stream, "latest")["items"][0]["image"]
+    expected = f"{stream['status']['dockerImageRepository']}@{image}"
+    deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
+    body = annotated("web", [], init=False)
+    del body["metadata"]["annotations"]
+    body["spec"]["template"]["spec"]["containers"] = [{"name": "app", "image": "tool"}, {"name": "side", "image": "other:latest"}]
+    created = kube.request("POST", deployments, body)
+    assert image_of(created, "app") == expected, created["spec"]["template"]
+    assert image_of(created, "side") == "other:latest"
+    # an update is resolved again
+    patch_body = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "tool:latest"}]}}}}
+    updated = kube.request("PATCH", f"{deployments}/web", patch_body, content_type="application/strategic-merge-patch+json")
+    assert image_of(updated, "app") == expected

@@ -245,7 +245,7 @@ def test_step_command_line_parses_as_intended(task_obj: Obj, shell: str, scenari
         assert args.report == f"/workspace/report/{params['report-file']}"
     else:
         assert args.report is None
-    assert args.verify == (f"/workspace/source/{params['verify']}" if "verify" in params else None)
+    assert args.verify == ([f"/workspace/source/{params['verify']}"] if "verify" in params else [])
     assert args.bake == (params.get("bake") or None)
     assert env["ROLLGUARD_ACTOR"] == "tekton myproj-cd/deploy-1-rollout"
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from rollguard.core.images import short_image
 from rollguard.tui import data
 from rollguard.tui.views import (
     UNGROUPED,
@@ -15,7 +16,6 @@ from rollguard.tui.views import (
     command_line,
     group_order,
     matches,
-    short_image,
     sort_rows,
 )
 from rollguard.tui.widgets.workload_table import build_lines
@@ -44,6 +44,8 @@ def test_short_image_cuts_registry_and_digest():
     assert short_image("registry.example.com/shop/api:v1") == "api:v1"
     assert short_image("r/ns/api@sha256:" + "ab" * 32) == "api@abababababab"
     assert short_image(" ") == "(none)"
+    assert short_image("registry:5000/api:v1@sha256:" + "cd" * 32) == "api:v1@cdcdcdcdcdcd"
+    assert short_image("r/api@sha512:" + "ef" * 64) == "api@sha512:efefefefefef"
 
 
 def test_command_line_names_targets_or_the_group():

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from rollguard.core.structs import DC, DEPLOYMENT, Phase, Progress, WorkloadRef
 from rollguard.kinds import KINDS
 from rollguard.run.refusals import newest_refusal
 from rollguard.run.wait import REFUSAL_GRACE, Watched, held
+from rollguard.state.assessment import assess
 from tests.helpers.dc_objects import FAILED_CONDITION, dc, deployer_pod, rc
 
 QUOTA = 'pods "api-2-x" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=2, limited: pods=2'
@@ -117,3 +120,17 @@ def test_the_newest_failed_create_event_of_the_object_names_the_refusal() -> Non
     ]
     assert newest_refusal(events, kind=DC, name="api") == "Error creating deployer pod: quota"
     assert newest_refusal(events, kind=DC, name="none") == ""
+
+
+def test_status_of_a_running_hook_is_progressing_past_the_deadline() -> None:
+    """A hook has no deadline but its pod's: `status` says progressing, naming it, not `stuck`."""
+    started = {"openshift.io/deployer-pod.started-at": "2026-01-01T00:00:00Z"}
+    now = dt.datetime(2026, 1, 1, 1, 0, tzinfo=dt.UTC)  # an hour later: far past timeoutSeconds (600)
+    pods = [RUNNING_DEPLOYER, hook_pod("mid", {"phase": "Running"})]
+    state = assess(DC, dc(), [rc("Running", **started)], pods=pods, now=now)
+    assert "progressing" in [f.name for f in state.findings] and "stuck" not in [
+        f.name for f in state.findings
+    ]
+    assert state.message.endswith("; mid hook pod api-2-hook-mid running")
+    stuck = assess(DC, dc(), [rc("Running", **started)], pods=[RUNNING_DEPLOYER], now=now)
+    assert "stuck" in [f.name for f in stuck.findings], stuck.findings

@@ -1,7 +1,10 @@
 """Every difference between the kinds stays in `rollguard.kinds` (task/kinds/): a scan of the sources.
 
 Outside that package no module may branch on a workload's kind (compare a kind, a kind name or a kind's
-resource), name a kind class, parse image triggers, or read a kind's annotations. A finding here means
+resource), keep a lookup table keyed by kind (a dict literal or comprehension whose keys are kinds or
+their resources: a third kind would be missing from it), name a kind class, parse image triggers, or read
+a kind's annotations. The one table allowed outside is `KIND_NAMES` in task/core/structs.py (the kinds'
+names: `WorkloadRef`, below the kinds layer, names itself by it; `Kind.aliases` read it). A finding here means
 the logic belongs in a `Kind` method (task/kinds/base.py and the kind's module) or in
 task/kinds/triggers.py; the callers ask the `Kind`.
 """
@@ -40,6 +43,8 @@ TRIGGER_STRINGS = {
     "image.openshift.io/triggers",
 }
 ANNOTATION_PREFIXES = ("openshift.io/", "deployment.kubernetes.io/", "apps.openshift.io/")
+# Lookup tables keyed by kind allowed outside task/kinds/: (source file, name assigned the table).
+ALLOWED_TABLES = {("task/core/structs.py", "KIND_NAMES")}
 
 
 def _is_kindish(node: ast.expr) -> bool:
@@ -51,6 +56,41 @@ def _is_kindish(node: ast.expr) -> bool:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value in KIND_STRINGS
     return False
+
+
+def _names_a_kind(node: ast.expr | None) -> bool:
+    """A kind itself as a table key: DC, DEPLOYMENT_CONFIGS, structs.DC, "DeploymentConfig", "dc" ..."""
+    if isinstance(node, ast.Name):
+        return node.id in KIND_NAMES
+    if isinstance(node, ast.Attribute):
+        return node.attr in KIND_NAMES
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in KIND_STRINGS
+
+
+def _kind_table(node: ast.AST) -> bool:
+    """A dict literal or comprehension keyed by kind: ``{DC: "dc", DEPLOYMENT: "deploy"}``,
+    ``{k: ... for k in (DC, DEPLOYMENT)}``. One string key that happens to be a kind's word
+    (``{"deployment": rc_name}``, a report field) is no table; a kind constant as a key always is."""
+    if isinstance(node, ast.Dict):
+        keys = [k for k in node.keys if _names_a_kind(k)]
+        return len(keys) >= 2 or any(not isinstance(k, ast.Constant) for k in keys)
+    if isinstance(node, ast.DictComp):
+        listed = [
+            e for g in node.generators if isinstance(g.iter, ast.Tuple | ast.List | ast.Set) for e in g.iter.elts
+        ]
+        return _names_a_kind(node.key) or any(_names_a_kind(e) for e in listed)
+    return False
+
+
+def _allowed_tables(tree: ast.AST, names: set[str]) -> set[int]:
+    """The ids of the dicts assigned to one of ``names`` (the allowed tables)."""
+    allowed: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id in names for t in targets):
+                allowed.add(id(node.value))
+    return allowed
 
 
 def _key(node: ast.AST) -> str | None:
@@ -77,9 +117,14 @@ def _receiver(node: ast.AST) -> ast.AST | None:
     return None
 
 
-def violations(source: str) -> Iterator[tuple[int, str]]:
-    """(line, what) for each kind branch or trigger parse in ``source``."""
-    for node in ast.walk(ast.parse(source)):
+def violations(source: str, *, tables: set[str] | None = None) -> Iterator[tuple[int, str]]:
+    """(line, what) for each kind branch, table keyed by kind or trigger parse in ``source``; a table
+    assigned to one of ``tables`` is allowed."""
+    tree = ast.parse(source)
+    allowed = _allowed_tables(tree, tables or set())
+    for node in ast.walk(tree):
+        if _kind_table(node) and id(node) not in allowed:
+            yield node.lineno, f"a table keyed by kind: {ast.unparse(node)[:80]}"
         if isinstance(node, ast.Compare):
             operands = [node.left, *node.comparators]
             kindish = [o for o in operands if _is_kindish(o)]
@@ -111,7 +156,9 @@ def violations(source: str) -> Iterator[tuple[int, str]]:
 
 @pytest.mark.parametrize("path", SOURCES, ids=[str(p.relative_to(ROOT)) for p in SOURCES])
 def test_no_kind_branching_outside_the_kinds_package(path: Path) -> None:
-    found = [f"{path.relative_to(ROOT)}:{line}: {what}" for line, what in violations(path.read_text())]
+    rel = path.relative_to(ROOT).as_posix()
+    tables = {name for file, name in ALLOWED_TABLES if file == rel}
+    found = [f"{rel}:{line}: {what}" for line, what in violations(path.read_text(), tables=tables)]
     assert not found, "move this into rollguard.kinds (ask the Kind instead):\n" + "\n".join(found)
 
 
@@ -130,6 +177,11 @@ def test_no_kind_branching_outside_the_kinds_package(path: Path) -> None:
         "obj.get('spec', {}).get('triggers')",
         "body['spec']['triggers'] = []",
         "rc['metadata']['annotations'].get('openshift.io/deployment.phase')",
+        "PREFIX = {'DeploymentConfig': 'dc', 'Deployment': 'deploy'}",
+        "SHORT = {DC: 'dc', DEPLOYMENT: 'deployment'}",
+        "REDUCERS = {DEPLOYMENT_CONFIGS: workload, PODS: pod}",
+        "by = {kind: names(kind) for kind in (DC, DEPLOYMENT)}",
+        "KIND_NAMES = {DC: 'dc', DEPLOYMENT: 'deployment'}",  # allowed only in task/core/structs.py
     ],
 )
 def test_the_scan_sees_each_form(snippet: str) -> None:
@@ -144,5 +196,13 @@ same = a.kind == b.kind
 cached = kind.kind in revisions_by_kind
 by_kind = {k.kind: k for k in KINDS.values()}
 data = {"triggers": state.triggers}
+record = {"name": name, "deployment": rc_name}
+reducers = {kind.resource: workload for kind in KINDS.values()}
 """
     assert list(violations(neutral)) == []
+
+
+def test_the_one_table_of_kind_names_is_allowed_where_it_lives() -> None:
+    table = "KIND_NAMES = {DC: KindNames(key='dc'), DEPLOYMENT: KindNames(key='deployment')}"
+    assert list(violations(table, tables={"KIND_NAMES"})) == []
+    assert list(violations(table.replace("KIND_NAMES", "OTHER"), tables={"KIND_NAMES"}))

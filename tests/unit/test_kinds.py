@@ -258,3 +258,17 @@ def test_the_pod_that_tells_how_a_revision_without_pods_went() -> None:
     assert [dc.deployer_pod(rc(p)) for p in ("New", "Pending", "Running")] == ["api-2-deploy"] * 3
     assert dc.deployer_pod(rc("Complete")) is None
     assert KINDS[DEPLOYMENT].deployer_pod({"metadata": {"name": "api-5d8f"}}) is None
+
+
+def test_each_kind_is_named_by_the_one_table() -> None:
+    """`KIND_NAMES` (core) names every kind; refs, a TARGET's aliases and the TUI read it."""
+    from rollguard.core.structs import KIND_NAMES, WorkloadRef
+    from rollguard.kinds import KINDS, kind_of
+
+    assert set(KIND_NAMES) == set(KINDS)
+    for name, kind in KINDS.items():
+        names = KIND_NAMES[name]
+        assert kind.aliases == names.aliases
+        assert {names.key, names.short} <= set(names.aliases)
+        assert all(kind_of(alias) is kind for alias in names.aliases)
+        assert str(WorkloadRef(name, "api")) == f"{names.key}/api"

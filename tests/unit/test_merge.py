@@ -33,7 +33,9 @@ def at(obj, path: str):
 def test_merge_case(case: dict) -> None:
     kind = KINDS[case["kind"]]
     live_before = json.dumps(case["live"], sort_keys=True)
-    body = merge.merged(case["live"], case["manifest"], kind=kind, keep_replicas=case.get("keep_replicas", False))
+    body = merge.merged(
+        case["live"], case["manifest"], kind=kind, keep_replicas=case.get("keep_replicas", False), last=case.get("last")
+    )
     assert json.dumps(case["live"], sort_keys=True) == live_before  # the live object is not touched
     if "want" in case:
         assert body == case["want"]

@@ -61,7 +61,8 @@ def test_workload_phases_map_to_the_old_outcome_words() -> None:
     assert {p.value: p.outcome.value for p in WorkloadPhase} == {p: old_outcome(p) for p in phases}
     # planned: a dry run's workload that the run would change (no phase: a dry run keeps no journal);
     # not verified (0 replicas): a complete rollout to no pod (no phase of its own: judged when reported)
-    extra = {"planned", "not verified (0 replicas)"}
+    # kept at 0 replicas, removed: `rollguard migrate`'s DCs kept, and what --finish/--revert deleted
+    extra = {"planned", "not verified (0 replicas)", "kept at 0 replicas", "removed"}
     assert {o.value for o in WorkloadOutcome} == {old_outcome(p) for p in phases} | extra
     assert {p.value for p in WorkloadPhase if not p.touched} == {"pending", "unchanged"}
 

@@ -36,3 +36,14 @@ def test_clean_drops_empty_metadata_and_keeps_the_input() -> None:
 def test_nothing_to_compare_with_is_not_the_same() -> None:
     diff = template_diff(before=None, after=template("i:1"), left="no verified template", right="live")
     assert diff.missing and not diff.same and not diff.lines
+
+
+def test_a_template_encoded_by_an_older_controller_gives_no_diff() -> None:
+    """The diff view judges "the same" where rollguard's one comparison does (kinds/templates.py
+    same_template): a `creationTimestamp: null`, null members and defaulted fields are no change."""
+    older = template("i:1")
+    older["metadata"]["creationTimestamp"] = None
+    older["spec"]["volumes"] = None
+    older["spec"]["containers"][0]["terminationMessagePath"] = "/dev/termination-log"
+    diff = template_diff(before=older, after=template("i:1"), left="revision 2", right="live")
+    assert diff.same

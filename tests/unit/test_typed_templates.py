@@ -77,3 +77,34 @@ def test_latest_images_default_to_always_pull() -> None:
 
 def test_a_missing_template_is_the_same_only_as_another() -> None:
     assert same_template(None, None) and not same_template(tpl(), None) and not same_template(None, {})
+
+
+@pytest.mark.parametrize(
+    ("sent", "live", "rewrite"),
+    [
+        ("api:v2", "image-registry.openshift-image-registry.svc:5000/shop/api@sha256:" + "1" * 64, True),
+        ("api", "image-registry.openshift-image-registry.svc:5000/shop/api@sha256:" + "1" * 64, True),
+        ("api:v2", "image-registry.openshift-image-registry.svc:5000/shop/api:v2", True),  # tag not there yet
+        ("api:v2", "image-registry.openshift-image-registry.svc:5000/shop/web@sha256:" + "1" * 64, False),
+        ("api:v2", "registry.local/shop/api:v3", False),  # someone's edit, not a rewrite
+        ("registry.local/shop/api:v2", "registry.local/shop/api@sha256:" + "1" * 64, False),  # not a local name
+        ("api:v2", "api:v2", False),
+    ],
+)
+def test_the_image_policy_admissions_local_name_rewrite(sent: str, live: str, rewrite: bool) -> None:
+    from rollguard.kinds.templates import local_name_rewrite
+
+    assert local_name_rewrite(sent, live) is rewrite
+
+
+def test_a_write_as_admitted_takes_the_rewrite_only() -> None:
+    from rollguard.kinds.templates import as_admitted
+
+    digest = "image-registry.openshift-image-registry.svc:5000/shop/api@sha256:" + "1" * 64
+    body = {"spec": {"replicas": 1, "template": {"spec": {"containers": [
+        {"name": "app", "image": "api:v2"}, {"name": "side", "image": "side:v1"}]}}}}  # fmt: skip
+    live = {"spec": {"replicas": 1, "template": {"spec": {"containers": [
+        {"name": "app", "image": digest}, {"name": "side", "image": "registry.local/side:v9"}]}}}}  # fmt: skip
+    admitted = as_admitted(body, live)
+    assert [c["image"] for c in admitted["spec"]["template"]["spec"]["containers"]] == [digest, "side:v1"]
+    assert body["spec"]["template"]["spec"]["containers"][0]["image"] == "api:v2"  # the input is kept

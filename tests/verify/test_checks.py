@@ -21,9 +21,9 @@ from rollguard.cluster.lock import read_lease
 from rollguard.core.resources import EVENTS, JOBS, LEASES, PODS
 from rollguard.plan.checks import RUN_LABEL
 from tests.helpers.cluster import (
+    CRASH,
     DC,
     DEPLOYMENT,
-    IMAGE,
     JOURNAL,
     NEW,
     NEWER,
@@ -87,15 +87,19 @@ def test_http_check_passes_and_the_report_says_so(sandbox, namespace, client, tm
     timeout: 60s
     http: {{url: "{url}/health", status: [200], body: healthy, successes: 3}}
 """)
+        more = tmp_path / "more"
+        more.mkdir()
+        second = checks_file(more, f"checks:\n  - {{name: ready, http: {{url: '{url}/ready'}}}}\n")  # --verify repeats
         result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                           "--verify", str(checks), report=tmp_path / "r.json")
+                           "--verify", str(checks), "--verify", str(second), report=tmp_path / "r.json")
     assert result.code == 0, result.stdout + result.stderr
     all_on(client, namespace, NEW)
     assert f"verify: http {url}/health 3/3 ok" in result.stdout
-    [check] = result.report["checks"]
+    check, ready = result.report["checks"]
     assert check["name"] == "health" and check["kind"] == "http" and check["outcome"] == "passed"
     assert check["evidence"].startswith("3/3 consecutive: 200 OK") and check["duration"] >= 0
-    assert result.report["status"] == "succeeded" and "checks: 1 passed" in result.stdout
+    assert (ready["name"], ready["outcome"]) == ("ready", "passed")
+    assert result.report["status"] == "succeeded" and "checks: 2 passed" in result.stdout
     record = journal(client, namespace)
     assert record is not None and record["run"]["state"] == "succeeded"
     assert record["workloads"]["dc/dc1"]["verified"]["images"] == {"app": NEW}
@@ -111,11 +115,16 @@ def test_a_failing_http_check_reverts_the_whole_group(sandbox, namespace, client
     http: {{url: "{url}/health", successes: 2}}
 """)
         result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                           "--verify", str(checks), report=tmp_path / "r.json")
+                           "--verify", str(checks), "--results-dir", str(tmp_path / "results"),
+                           report=tmp_path / "r.json")
     assert result.code == 1, result.stdout + result.stderr
     all_on(client, namespace, OLD)
     report = result.report
     assert report["status"] == "reverted"
+    # Tekton results: status stays one word, the summary names the failed check
+    assert (tmp_path / "results" / "status").read_text() == "reverted"
+    summary = (tmp_path / "results" / "summary").read_text()
+    assert "\n" not in summary and summary.startswith("reverted: 3 reverted; checks: 1 failed; cause: check 'health'")
     assert report["error"].startswith("check 'health' (http) failed: timed out after 4s")
     assert "500 Internal Server Error" in report["error"] and "upstream connect error" in report["error"]
     assert {w["outcome"] for w in report["workloads"]} == {"reverted"}
@@ -191,6 +200,8 @@ BAD = {
         {"smoke-job.yaml": "apiVersion: v1\nkind: Pod\nspec: {template: {}}\n"},
         "is a v1 Pod, not a batch/v1 Job",
     ),
+    "a check name in two files": ("checks: [{name: health, http: {url: 'http://x/'}}]", {},
+                                  "check name(s) health used in more than one file"),
     "a URL without scheme": ("checks: [{name: health, http: {url: 'api.shop.svc:8080/health'}}]", {},
                              "has no http:// or https:// scheme"),
     "a Job the API server refuses": (  # restartPolicy Always: Job validation's own words, by dry run
@@ -207,8 +218,9 @@ def test_bad_check_input_is_refused_with_nothing_changed(sandbox, namespace, cli
     before = resource_versions(client, namespace)
     text, files, words = BAD[case]
     checks = checks_file(tmp_path, text, **files)
+    twice = ["--verify", str(checks)] if case == "a check name in two files" else []
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                       "--verify", str(checks), report=tmp_path / "r.json")
+                       "--verify", str(checks), *twice, report=tmp_path / "r.json")
     assert result.code == 2, result.stdout + result.stderr
     assert words in result.report["error"] and "--verify" in result.report["error"]
     assert result.report["status"] == "refused"
@@ -223,7 +235,7 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
     group goes back to the old images, not to the killed run's unverified ones."""
     group(client, namespace)
     checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
-                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1")})  # runs, never ends
+                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")})  # runs 10 minutes
     first = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
                             "--verify", str(checks), "--lease-duration", "5s")
     record = journal_reaches(client, namespace, "verifying")
@@ -231,6 +243,9 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
     first.wait(timeout=10)
     assert record["workloads"]["dc/dc1"]["verified"]["images"] == {"app": OLD}
     all_on(client, namespace, NEW)  # rolled out, never verified
+    # Nobody is left to delete the dead run's Job: the check's timeout is its deadline, so it ends anyway.
+    [dead] = client.list(JOBS, namespace=namespace, selector=f"{RUN_LABEL}={record['run']['id']}")["items"]
+    assert dead["spec"]["activeDeadlineSeconds"] == 300
     lease = read_lease(client.get(LEASES, JOURNAL, namespace=namespace))
     time.sleep(max(lease.expires_in, 0) + 0.5)  # a dead run's lease expires by the clock alone
 
@@ -249,7 +264,7 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
 def test_sigterm_while_verifying_reverts(sandbox, namespace, client, tmp_path: Path):
     group(client, namespace)
     checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
-                         **{"smoke-job.yaml": job_manifest(f"{IMAGE}:v1")})
+                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")})  # runs 10 minutes
     run = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
                           "--verify", str(checks), "--report", str(tmp_path / "r.json"))
     journal_reaches(client, namespace, "verifying")
@@ -261,3 +276,76 @@ def test_sigterm_while_verifying_reverts(sandbox, namespace, client, tmp_path: P
     assert [(c["name"], c["outcome"]) for c in report["checks"]] == [("smoke", "stopped")]
     all_on(client, namespace, OLD)
     assert client.list(JOBS, namespace=namespace)["items"] == []  # the stopped check's Job is deleted
+
+
+def test_https_with_a_given_ca_follows_redirects_and_the_system_store_refuses_it(sandbox, namespace, client, tmp_path: Path):
+    """TLS: the check trusts the CA it is given (here the sandbox's, which signed the server's
+    certificate for 127.0.0.1); the system's store does not know that CA, so the same URL fails there,
+    the certificate error said, and the group is reverted. The redirect followed is in the evidence."""
+    group(client, namespace)
+    pki = sandbox.dir / "pki"
+
+    def answer(path: str) -> tuple[int, bytes]:
+        return (302, b"/health") if path == "/old-health" else (200, b"UP")
+
+    with http_server(answer, tls=(pki / "kubelet.crt", pki / "kubelet.key")) as url:
+        trusted = checks_file(tmp_path, f"""checks:
+  - name: health
+    timeout: 30s
+    http: {{url: "{url}/old-health", body: UP, successes: 2, ca: "{pki / 'ca.crt'}"}}
+""")
+        ok = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
+                       "--verify", str(trusted), report=tmp_path / "ok.json")
+        assert ok.code == 0, ok.stdout + ok.stderr
+        evidence = ok.report["checks"][0]["evidence"]
+        assert evidence.startswith("2/2 consecutive: 200 OK (redirected: 302 -> ") and "/health" in evidence
+        system = checks_file(tmp_path, f"checks:\n  - {{name: health, timeout: 3s, http: {{url: '{url}/health'}}}}\n")
+        refused = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                            "--image", f"dc/dc1={NEWER}", "--image", f"dc/dc2={NEWER}", "--image", f"deploy/web={NEWER}",
+                            "--verify", str(system), report=tmp_path / "refused.json")
+    assert refused.code == 1, refused.stdout + refused.stderr
+    assert "CERTIFICATE_VERIFY_FAILED" in refused.report["error"], refused.report["error"]
+    all_on(client, namespace, NEW)
+
+
+def test_a_failed_rollout_runs_no_check(sandbox, namespace, client, tmp_path: Path):
+    """Checks verify a group that rolled out; a rollout that fails first is reverted without them."""
+    group(client, namespace)
+    asked: list[str] = []
+
+    def answer(path: str) -> tuple[int, bytes]:
+        asked.append(path)
+        return 200, b"ok"
+
+    with http_server(answer) as url:
+        checks = checks_file(tmp_path, f"checks:\n  - {{name: health, http: {{url: '{url}/health'}}}}\n")
+        result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
+                           "--image", f"dc/dc1={NEW}", "--image", f"dc/dc2={CRASH}", "--image", f"deploy/web={NEW}",
+                           "--verify", str(checks), report=tmp_path / "r.json")
+    assert result.code == 1, result.stdout + result.stderr
+    assert "dc/dc2" in result.report["error"] and "CrashLoopBackOff" in result.report["error"]
+    assert [(c["name"], c["outcome"]) for c in result.report["checks"]] == [("health", "not-run")]
+    assert asked == []
+    all_on(client, namespace, OLD)
+
+
+def test_a_run_killed_while_verifying_is_finished_by_a_revert(sandbox, namespace, client, tmp_path: Path):
+    """The repair's way: `rollguard revert -l` takes the group back to what the journal verified, the old
+    images (the killed run's checks never passed)."""
+    group(client, namespace)
+    checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
+                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")})  # runs 10 minutes
+    first = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
+                            "--verify", str(checks), "--lease-duration", "5s")
+    journal_reaches(client, namespace, "verifying")
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    lease = read_lease(client.get(LEASES, JOURNAL, namespace=namespace))
+    time.sleep(max(lease.expires_in, 0) + 0.5)  # a dead run's lease expires by the clock alone
+    status = rollguard(sandbox.kubeconfig, "status", "-n", namespace)
+    assert "verifying" in status.stdout and "half-rolled" in status.stdout, status.stdout
+    repaired = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "rev.json")
+    assert repaired.code == 0, repaired.stdout + repaired.stderr
+    all_on(client, namespace, OLD)
+    record = journal(client, namespace)
+    assert record is not None and record["run"]["state"] in ("repaired", "reverted"), record["run"]

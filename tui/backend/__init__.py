@@ -1,6 +1,6 @@
 """The TUI's one door to the cluster: connects, reads, watches, checks permissions and acts.
 
-Every call the TUI makes on a cluster (through an `rollguard.cluster.client.Api`: the real `Client`, or a test
+Every call the TUI makes on a cluster (through a `rollguard.cluster.api.Api`: the real `Client`, or a test
 double) and every read of the kubeconfig is in this package, so that the rest of the TUI is pure or Textual.
 One module per concern, each adding its methods to `Backend` (layers from the bottom up, none imports
 one above it): `core` (the state, the kubeconfig and the connection), `live` (the read, the live caches

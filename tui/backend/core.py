@@ -15,8 +15,9 @@ import queue
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rollguard.cluster.api import Api
 from rollguard.cluster.cache import NamespaceCache
-from rollguard.cluster.client import Api, Client
+from rollguard.cluster.client import Client
 from rollguard.cluster.kubeconfig import contexts, resolve
 from rollguard.cluster.reduce import Interner
 from rollguard.core.allocator import fix_mmap_threshold

@@ -18,8 +18,9 @@ import time
 from collections.abc import Callable
 
 from rollguard.cluster.cache import Keeping, NamespaceCache
-from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, Resource
+from rollguard.core.resources import Resource
 from rollguard.core.structs import Obj
+from rollguard.kinds import KINDS
 from rollguard.state import assessment, inventory
 from rollguard.state.inventory import LISTS, WORKLOADS
 from rollguard.tui import data
@@ -102,7 +103,7 @@ class Live(Core):
         # Only the workloads are looked up again (detail); the read's revisions and pods are dropped here,
         # before the live caches list theirs, so the two copies are not held at once.
         if not self._incremental:
-            self._objects = {res: objects.get(res, []) for res in (DEPLOYMENT_CONFIGS, DEPLOYMENTS)}
+            self._objects = {k.resource: objects.get(k.resource, []) for k in KINDS.values()}
         if self._caches:  # the caches hold what revisions and pods are: `_full` judges them on demand
             for ns, ns_state in states.items():
                 states[ns] = _slim(ns_state, self._parts)

@@ -13,7 +13,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from rollguard.cluster.client import LogOptions
+from rollguard.cluster.api import LogOptions
 from rollguard.core.errors import NoLog, NotFound
 from rollguard.core.resources import PODS
 from rollguard.kinds import kind_of

@@ -14,11 +14,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Input, Label, RichLog, Static
 
+from rollguard.core.images import short_image
 from rollguard.tui.errors import describe_error
 from rollguard.tui.messages import PlanLoaded
 from rollguard.tui.repairs import Repair, elapsed
 from rollguard.tui.screens.base import TITLES, Dialog
-from rollguard.tui.views import Change, PlanView, ResultView, Target, short_image
+from rollguard.tui.views import Change, PlanView, ResultView, Target
 
 if TYPE_CHECKING:
     from rollguard.tui.app import RollguardApp

@@ -14,6 +14,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.render import measure
 
+from rollguard.core.structs import KIND_NAMES
 from rollguard.tui.views import (
     UNGROUPED,
     Finding,
@@ -42,7 +43,6 @@ def visible_columns(width: int) -> tuple[str, ...]:
     """The columns shown at ``width`` terminal columns (pure)."""
     dropped = set(DROP_ORDER[: 0 if width >= WIDE else 1 if width >= 100 else 2])
     return tuple(key for key, _label in COLUMNS if key not in dropped)
-KIND_PREFIX = {"DeploymentConfig": "dc", "Deployment": "deploy"}
 
 
 class Cell:
@@ -171,7 +171,8 @@ class RowCells(Cells):
     def cell(self, column: int) -> Text | str:
         if column == 0:
             name = Text("  ")
-            name.append(f"{KIND_PREFIX.get(self.kind, self.kind)}/", style="dim")
+            names = KIND_NAMES.get(self.kind)
+            name.append(f"{names.short if names else self.kind}/", style="dim")
             name.append(self.name)
             return name
         if column == 1:
