@@ -9,16 +9,13 @@ ErrImagePull is not such a verdict: the kubelet retries the pull, and OpenShift 
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from rollguard.cluster.client import Client
-from rollguard.core.errors import Conflict, NotFound
-from rollguard.core.resources import CONFIG_MAPS, NAMESPACES, PODS, Resource
+from rollguard.core.resources import PODS, Resource
 from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
@@ -33,9 +30,9 @@ from tests.helpers.cluster import (
     view,
     wait_until,
 )
+from tests.helpers.scenarios import deployer_image_format
 
 QUOTAS = Resource("", "v1", "resourcequotas", "ResourceQuota")
-OCM = "openshift-controller-manager"
 
 
 def exhaust_quota(client: Client, namespace: str, pods: int) -> None:
@@ -129,22 +126,8 @@ def flaky_deployer_image(client: Client) -> Iterator[Callable[[], None]]:
     """Makes the cluster's deployer image one whose first pull fails (a registry hiccup: the sandbox
     registry's `-flakypull` rule); repaired after the test whatever happens."""
 
-    def flaky() -> None:
-        with contextlib.suppress(Conflict):
-            client.create(NAMESPACES, {"metadata": {"name": OCM}})
-        config = {
-            "deployer": {
-                "imageTemplateFormat": {"format": "registry.local/mirror/origin-${component}-flakypull:v4"}
-            }
-        }
-        body = {"metadata": {"name": "config"}, "data": {"config.yaml": yaml.safe_dump(config)}}
-        client.create(CONFIG_MAPS, body, namespace=OCM)
-
-    try:
+    with deployer_image_format(client, "registry.local/mirror/origin-${component}-flakypull:v4") as flaky:
         yield flaky
-    finally:
-        with contextlib.suppress(NotFound):
-            client.delete(CONFIG_MAPS, "config", namespace=OCM)
 
 
 def test_a_deployer_pods_single_err_image_pull_is_no_verdict(
@@ -162,3 +145,28 @@ def test_a_deployer_pods_single_err_image_pull_is_no_verdict(
     )  # fmt: skip
     assert result.code == 0, result.stdout + result.stderr
     assert view(client, namespace, DC, "api").images == {"app": NEW}
+
+
+LIMIT_RANGES = Resource("", "v1", "limitranges", "LimitRange")
+
+
+def test_pods_a_limit_range_refuses_fail_the_rollout_early_naming_it(
+    sandbox, namespace, client, tmp_path: Path
+):
+    """The LimitRanger admission plugin of the sandbox's kube-apiserver refuses a pod over the namespace's
+    maximum; the ReplicaSet controller records it as ReplicaFailure (FailedCreate), as for a quota."""
+    body = deployment_body("web", OLD)
+    body["spec"]["template"]["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "200m"}}
+    create_group(client, namespace, [body])
+    rolled_out(client, DEPLOYMENT, namespace, "web")
+    limits = {"limits": [{"type": "Container", "max": {"cpu": "100m"}}]}
+    client.create(LIMIT_RANGES, {"metadata": {"name": "small"}, "spec": limits}, namespace=namespace)
+    result = rollguard(
+        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"deploy/web={NEW}",
+        "--timeout", "150s", report=tmp_path / "report.json",
+    )  # fmt: skip
+    assert result.code == 1, result.stdout + result.stderr
+    error = result.report["error"]
+    assert error.startswith("deployment/web: its pods cannot be created: "), error
+    assert "maximum cpu usage per Container is 100m" in error, error
+    assert view(client, namespace, DEPLOYMENT, "web").images == {"app": OLD}
