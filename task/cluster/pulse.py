@@ -78,8 +78,7 @@ class Pulse:
 
     def silent_for(self) -> float:
         """Seconds a request has waited for an answer since the server last gave one (0: none waits).
-
-        A seam for the tests (tests/unit/test_outage_hold.py); the monitor reads `_silence` itself."""
+        `given_up` asks it; the monitor reads `_silence` itself, under its own lock."""
         with self._cond:
             return self._silence(self._clock())
 
