@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.counted import last_write
+from bench.counted import last_write, renewals
 from bench.metrics import Proc, by_verb, bytecode_env, python_module, run, scrape
 from sandbox.cluster import Sandbox
 
@@ -32,6 +32,7 @@ class CliRun:
     own: Counter[str]
     server: Counter[str]
     last_write: float | None = None  # from its first request until its last workload write was answered
+    renewals: int = 0  # of its requests, the renews of its Lease (one per third of the lease: time, not size)
 
     @property
     def seconds(self) -> float:
@@ -121,7 +122,7 @@ class Ctx:
             data = json.loads(report_file.read_text()) if report else {}
         except (OSError, ValueError):
             pass
-        return CliRun(proc, data, own, by_verb(before, after), last_write(str(counts)))
+        return CliRun(proc, data, own, by_verb(before, after), last_write(str(counts)), renewals(str(counts)))
 
 
 def say(line: str) -> None:

@@ -48,6 +48,8 @@ def main(argv: list[str]) -> int:
                     times["waited_s"] += answered - t
                     if workload_write(args, kwargs):
                         times["last_workload_write"] = max(times.get("last_workload_write", 0.0), answered)
+                    if lease_renewal(args):
+                        times["lease_renewals"] = times.get("lease_renewals", 0) + 1
 
         self._api.call_api = timed
 
@@ -77,6 +79,22 @@ def workload_write(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     if method not in ("PUT", "POST") or not any(f"/{r}" in str(path) for r in ("deploymentconfigs", "deployments")):
         return False
     return not any(key == "dryRun" for key, _value in kwargs.get("query_params") or [])
+
+
+def lease_renewal(args: tuple[Any, ...]) -> bool:
+    """Is this request a PUT of a Lease other than the claim register (the lock's renew, or its take-over)?"""
+    path = str(args[0]) if args else ""
+    method = args[1] if len(args) > 1 else ""
+    return method == "PUT" and "/leases/" in path and not path.endswith("/rollguard-claims")
+
+
+def renewals(out: str) -> int:
+    """How many of the run's requests renewed its Lease (they come with time, one per third of the lease)."""
+    try:
+        with open(out + ".times") as f:
+            return int(json.load(f).get("lease_renewals", 0))
+    except (OSError, ValueError):
+        return 0
 
 
 def last_write(out: str) -> float | None:

@@ -328,6 +328,8 @@ class RollguardApp(App[int]):
 
     @property
     def refresh_paused(self) -> bool:
+        """Whether the table's refresh is held while a dialog is open: a seam for the tests
+        (tests/tui/test_app.py), which the app itself reads as ``_paused``."""
         return self._paused.is_set()
 
     # -- actions ------------------------------------------------------------------------------------------

@@ -111,6 +111,9 @@ class Client:
         self._api.user_agent = user_agent
         self.page_size = page_size
         self.page_bytes = PAGE_BYTES
+        # The first page of a list: small where a consumer shows objects as they arrive (status -A, the
+        # TUI); a reader that needs every object before it decides (a rollout) asks for whole pages.
+        self.first_page = FIRST_PAGE
         self.requests: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._guard: Callable[[], None] | None = None
@@ -189,7 +192,7 @@ class Client:
         path = res.path(namespace=namespace)
         token = ""
         rv = ""
-        limit = min(self.page_size, FIRST_PAGE)
+        limit = min(self.page_size, self.first_page)
         seen_items = seen_bytes = 0
         while True:
             query = [*base, ("limit", limit)] if self.page_size > 0 else list(base)

@@ -77,7 +77,9 @@ class Pulse:
     # -- what it tells ----------------------------------------------------------------------------------
 
     def silent_for(self) -> float:
-        """Seconds a request has waited for an answer since the server last gave one (0: none waits)."""
+        """Seconds a request has waited for an answer since the server last gave one (0: none waits).
+
+        A seam for the tests (tests/unit/test_outage_hold.py); the monitor reads `_silence` itself."""
         with self._cond:
             return self._silence(self._clock())
 

@@ -103,11 +103,6 @@ def session(args: argparse.Namespace) -> Session:
     return Session(connection=connection, namespace=parse_namespace(namespace), namespace_from=source)
 
 
-def connect(args: argparse.Namespace) -> Client:
-    """A `rollguard.cluster.client.Client` for the command's --kubeconfig/--context (RefusedError when unusable)."""
-    return session(args).client
-
-
 def check_report_path(path: str | None, flag: str = "--report") -> None:
     """Refuse (exit 2, before any change) a report path that could not be written at the end.
 

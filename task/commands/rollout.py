@@ -252,7 +252,9 @@ def run(args: argparse.Namespace) -> int:
             bake=bake,
         )
         cancel = threading.Event()
-        rollout = Rollout(where.client, request, out=printer, cancel=cancel)
+        client = where.client
+        client.first_page = client.page_size  # its preflight needs whole lists before it decides: no small first page
+        rollout = Rollout(client, request, out=printer, cancel=cancel)
         if args.dry_run:
             outcome = preview(rollout)
         else:

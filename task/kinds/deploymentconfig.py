@@ -41,7 +41,6 @@ ENCODED_DC_ANNOTATION = "openshift.io/encoded-deployment-config"
 DC_VERSION_ANNOTATION = "openshift.io/deployment-config.latest-version"
 DEPLOYER_STARTED_ANNOTATION = "openshift.io/deployer-pod.started-at"
 DEPLOYER_POD_ANNOTATION = "openshift.io/deployer-pod.name"
-DEPLOYER_POD_FOR_LABEL = dc_pods.DEPLOYER_POD_FOR_LABEL  # on deployer and hook pods
 # the status-reasons that say how a rollout failed (library-go pkg/apps/appsutil/const.go); any other
 # status-reason is the rollout's cause
 FAILURE_REASONS = frozenset(

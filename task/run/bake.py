@@ -23,6 +23,8 @@ from rollguard.kinds import Kind, images_of, pods_of_revision
 from rollguard.plan.checks import CheckKind
 from rollguard.run.checks import Context
 
+EVIDENCE_WAIT = 3.0  # seconds a workload's degraded status waits for its pod's own evidence
+
 
 @dataclass
 class Member:
@@ -52,15 +54,18 @@ def current_pods(member: Member, obj: Obj, revisions: list[Obj], pods: list[Obj]
 
 
 def finding(member: Member, obj: Obj | None, revisions: list[Obj], pods: list[Obj]) -> str | None:
-    """What breaks the bake for one workload now, or None (pure)."""
+    """What breaks the bake for one workload now, or None (pure): its pods' own evidence first (a
+    restart, a crash loop, readiness lost: it names the pod), then the workload's."""
     if obj is None:
         return f"{member.key} was deleted"
     running = images_of((obj.get("spec") or {}).get("template") or {})
     if running != member.images:
         return f"{member.key} now runs {running}, not the verified {member.images}"
-    progress = member.kind.progress(obj, member.kind.owned(obj, revisions))
-    if progress.phase is not Phase.COMPLETE:
-        return f"{member.key} degraded: {progress.phase.value}: {progress.message}"
+    return pod_finding(member, obj, revisions, pods) or workload_finding(member, obj, revisions)
+
+
+def pod_finding(member: Member, obj: Obj, revisions: list[Obj], pods: list[Obj]) -> str | None:
+    """A pod of the verified revision that restarted, is doomed or lost readiness (pure)."""
     for pod in sorted(current_pods(member, obj, revisions, pods), key=lambda p: p["metadata"]["name"]):
         uid, name = pod["metadata"].get("uid", ""), pod["metadata"]["name"]
         doom = pod_doom(pod, crash_restarts=0)
@@ -74,6 +79,14 @@ def finding(member: Member, obj: Obj | None, revisions: list[Obj], pods: list[Ob
             return f"{member.key}: new pod {name} restarted {now} times"
         if uid in member.ready and not _ready(pod):
             return f"{member.key}: pod {name} lost readiness"
+    return None
+
+
+def workload_finding(member: Member, obj: Obj, revisions: list[Obj]) -> str | None:
+    """The workload itself no longer complete (pure)."""
+    progress = member.kind.progress(obj, member.kind.owned(obj, revisions))
+    if progress.phase is not Phase.COMPLETE:
+        return f"{member.key} degraded: {progress.phase.value}: {progress.message}"
     return None
 
 
@@ -109,20 +122,29 @@ def bake(
         if obj is not None:
             start(m, obj, revisions, pods)
     ctx.say(f"verify: bake: watching {len(members)} workload(s) for {seconds}s")
-    looks = 0
+    # A workload's status can arrive before the pod change behind it (another watch stream): its
+    # "degraded" waits up to EVIDENCE_WAIT for the pod's own evidence, which names the pod.
+    degraded_since: float | None = None
     while True:
-        looks += 1
+        workload_only: str | None = None
         for m in members:
-            found = finding(m, *look(m))
-            if found is not None:
-                ctx.say(f"verify: bake failed after {clock() - started:.0f}s: {found}")
-                return _result(
-                    ok=False,
-                    started=started,
-                    clock=clock,
-                    evidence=f"after {clock() - started:.0f}s of {seconds}s: {found}",
-                )
+            obj, revisions, pods = look(m)
+            found = finding(m, obj, revisions, pods)
+            if found is None:
+                continue
+            if obj is None or pod_finding(m, obj, revisions, pods) is not None:
+                return _failed(ctx, found, started=started, seconds=seconds, clock=clock)
+            if found != workload_finding(m, obj, revisions):  # another image: no pod evidence to wait for
+                return _failed(ctx, found, started=started, seconds=seconds, clock=clock)
+            workload_only = workload_only or found
         now = clock()
+        if workload_only is not None:
+            degraded_since = now if degraded_since is None else degraded_since
+            if now - degraded_since >= EVIDENCE_WAIT or now >= ends or ctx.stop.is_set():
+                return _failed(ctx, workload_only, started=started, seconds=seconds, clock=clock)
+            cache.wait(EVIDENCE_WAIT - (now - degraded_since))
+            continue
+        degraded_since = None
         if now >= ends:
             ctx.say(f"verify: bake {seconds}s ok: no restart, no readiness lost")
             evidence = (
@@ -137,6 +159,18 @@ def bake(
                 evidence=f"{ctx.stop_reason()} after {now - started:.0f}s",
             )
         cache.wait(min(1.0, ends - now))
+
+
+def _failed(
+    ctx: Context, found: str, *, started: float, seconds: int, clock: Callable[[], float]
+) -> CheckResult:
+    ctx.say(f"verify: bake failed after {clock() - started:.0f}s: {found}")
+    return _result(
+        ok=False,
+        started=started,
+        clock=clock,
+        evidence=f"after {clock() - started:.0f}s of {seconds}s: {found}",
+    )
 
 
 def _result(*, ok: bool, started: float, clock: Callable[[], float], evidence: str) -> CheckResult:

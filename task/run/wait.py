@@ -1,6 +1,6 @@
 """Waiting for a set of workloads to finish rolling out, all at once, on watch events.
 
-Pure judgement (`judge`) is separate from the loop (`wait_for`), which only wakes on cache events,
+Pure judgement (`judged`) is separate from the loop (`wait_for`), which only wakes on cache events,
 the next deadline or a cancel request.
 
 Two deadlines per workload: `deadline`, fixed (rollguard's `--timeout`), and `stall_seconds`, the
@@ -121,20 +121,6 @@ def edited_message(key: str, images: dict[str, str]) -> str:
     return f"{key} was changed by someone else during the run (now runs {images})"
 
 
-def judge(
-    item: Watched,
-    obj: Obj | None,
-    revisions: list[Obj],
-    pods: list[Obj],
-    *,
-    now: float,
-    fail_fast: bool,
-    crash_restarts: int,
-) -> Progress:
-    """Where one workload stands, from the objects alone (pure)."""
-    return judged(item, obj, revisions, pods, now=now, fail_fast=fail_fast, crash_restarts=crash_restarts)[0]
-
-
 def judged(
     item: Watched,
     obj: Obj | None,
@@ -145,7 +131,7 @@ def judged(
     fail_fast: bool,
     crash_restarts: int,
 ) -> tuple[Progress, Source]:
-    """`judge`, and who decided it: only the platform's own failure may wait for its evidence (pure)."""
+    """Where one workload stands, from the objects alone, and who decided it: only the platform's own failure may wait for its evidence (pure)."""
     if obj is None:
         return Progress(Phase.FAILED, deleted_message(item.ref.key)), Source.RUN
     kind = kind_of(item.ref)

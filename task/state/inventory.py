@@ -351,7 +351,10 @@ def check_namespace(client: Api, namespace: str) -> None:
 def read_namespace(
     client: Api, namespace: str, *, selector: str | None = None, now: dt.datetime | None = None
 ) -> NamespaceState:
-    """The state of every DC and Deployment in ``namespace`` (matching ``selector``, if given)."""
+    """The state of every DC and Deployment in ``namespace`` (matching ``selector``, if given).
+
+    A seam for the tests (tests/helpers/scenarios.py judges one namespace with it); rollguard itself
+    reads with `read_namespaces` and `read_cluster`."""
     return read_namespaces(client, [namespace], selector=selector, now=now)[0]
 
 

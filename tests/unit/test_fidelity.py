@@ -9,7 +9,7 @@ import json
 from rollguard.core.structs import DC, DEPLOYMENT, Phase, Progress, WorkloadRef
 from rollguard.kinds import KINDS
 from rollguard.kinds.base import parse_time
-from rollguard.run.wait import Watched, judge
+from rollguard.run.wait import Watched, judged
 from tests.helpers.dc_objects import FAILED_CONDITION, dc, deployer_pod, rc
 
 
@@ -122,10 +122,10 @@ def test_own_deadline_counts_from_the_last_progress() -> None:
     }
 
     def at(now: float) -> Progress:
-        return judge(item, web, [], [], now=now, fail_fast=False, crash_restarts=0)
+        return judged(item, web, [], [], now=now, fail_fast=False, crash_restarts=0)[0]
 
     assert at(109.0).phase is Phase.PROGRESSING
     assert at(111.0).phase is Phase.FAILED and "no progress within its own deadline" in at(111.0).message
     moved = json.loads(json.dumps(web))
     moved["status"]["updatedReplicas"] = 2
-    assert judge(item, moved, [], [], now=111.0, fail_fast=False, crash_restarts=0).phase is Phase.PROGRESSING
+    assert judged(item, moved, [], [], now=111.0, fail_fast=False, crash_restarts=0)[0].phase is Phase.PROGRESSING
