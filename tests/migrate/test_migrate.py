@@ -247,6 +247,7 @@ def test_bad_input_refused_with_nothing_changed(sandbox, namespace, client, tmp_
     client.delete(DEPLOYMENT_CONFIGS, "hooked", namespace=namespace)
     wait_gone(client, REPLICATION_CONTROLLERS, namespace, "hooked-1")  # collected: not under the next check
     client.create(DEPLOYMENTS, deployment_body("worker", OLD), namespace=namespace)  # not ours: a clash
+    rolled_out(client, DEPLOYMENT, namespace, "worker")  # its ReplicaSet made before the fingerprint
     before = resource_versions(client, namespace)
     clash = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR)
     assert clash.code == 2, clash.stdout + clash.stderr
