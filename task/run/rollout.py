@@ -110,6 +110,13 @@ class Rollout(GroupRun):
                 f"'{plan.journal.state}'; its last verified state is carried forward"
             )
             self.journal = plan.journal
+        elif plan.journal is not None:
+            # A finished run's entries are replaced, but not what the group keeps across runs: the audit
+            # trail, the last success (drift's reference, which a failed run must not wipe) and a kept
+            # migration (`migrate --finish`/`--revert` and `status` read it).
+            self.journal.history = list(plan.journal.history)
+            self.journal.last_success = dict(plan.journal.last_success)
+            self.journal.migration = dict(plan.journal.migration)
         self.journal.open_run(
             run_id=self.run_id, command=self.command, actor=actor(), state=RunState.APPLYING
         )
