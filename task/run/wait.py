@@ -12,8 +12,9 @@ not standing still: hooks have no timeout but their pod's activeDeadlineSeconds,
 
 Hopeless is known early: pods the API refuses to create (quota, LimitRange, admission), or a DC's deployer
 pod whose image pull keeps failing (`Progress.blocked`), fail the workload once that has lasted
-REFUSAL_GRACE seconds, long enough for what clears by itself (a surge pod over quota until an old pod is
-gone, a pull the kubelet retries), instead of the platform's deadline (a stuck deployer pod: 6 h).
+REFUSAL_GRACE seconds without progress, long enough for what clears by itself (a surge pod over quota
+until a terminating old pod is gone, a pull the kubelet retries), instead of the platform's deadline (a
+stuck deployer pod: 6 h).
 This holds for the revert too, which then ends unverified instead of waiting.
 
 A run's own workloads (`Watched.rejudge`) are judged on after they complete, until the last one does: a
@@ -44,8 +45,10 @@ from rollguard.kinds import images_of, kind_of, pods_of_revision
 # How long a platform-declared failure waits for the pod that says how it failed (see
 # Kind.evidence_pending); past it the failure is reported with what is known.
 EVIDENCE_GRACE = 5.0
-# How long pods may be refused creation (or a DC's deployer pod fail to pull) before it is hopeless.
-REFUSAL_GRACE = 30.0
+# How long pods may be refused creation (or a DC's deployer pod fail to pull), with no progress meanwhile,
+# before it is hopeless: longer than a pod's default 30 s termination grace, during which a terminating
+# old pod still holds its quota and a surge pod is refused in a healthy rollout.
+REFUSAL_GRACE = 45.0
 
 
 @dataclass
@@ -98,7 +101,7 @@ class Source(enum.Enum):
 
 def held(item: Watched, progress: Progress, *, now: float) -> Progress:
     """``progress`` with what lasting conditions make of it (pure but for the item's clocks): a hook
-    running holds the no-progress clock; pods refused for REFUSAL_GRACE fail the workload."""
+    running holds the no-progress clock; pods refused for REFUSAL_GRACE without progress fail the workload."""
     if progress.done:
         item.blocked_since = 0.0
         return progress
@@ -107,7 +110,8 @@ def held(item: Watched, progress: Progress, *, now: float) -> Progress:
     if not progress.blocked:
         item.blocked_since = 0.0
         return progress
-    item.blocked_since = item.blocked_since or now
+    if not item.blocked_since or progress.message != item.last_progress:
+        item.blocked_since = now  # refused since now, or the rollout moved meanwhile: the clock restarts
     if now < item.blocked_since + REFUSAL_GRACE:
         return progress
     return replace(

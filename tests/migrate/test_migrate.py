@@ -153,7 +153,10 @@ def test_failing_deployment_reverted_with_the_dcs_serving(sandbox, namespace, cl
     result = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR, "--results-dir", str(results),
                        report=tmp_path / "r.json")  # fmt: skip
     assert (results / "status").read_text() == "reverted"
-    assert "ErrImagePull" in (results / "summary").read_text() or "ImagePullBackOff" in (results / "summary").read_text()
+    assert (
+        "ErrImagePull" in (results / "summary").read_text()
+        or "ImagePullBackOff" in (results / "summary").read_text()
+    )
     seen = recorder.stop()
     assert result.code == 1, result.stdout + result.stderr
     assert result.report["status"] == "reverted"
@@ -247,6 +250,7 @@ def test_bad_input_refused_with_nothing_changed(sandbox, namespace, client, tmp_
     client.delete(DEPLOYMENT_CONFIGS, "hooked", namespace=namespace)
     wait_gone(client, REPLICATION_CONTROLLERS, namespace, "hooked-1")  # collected: not under the next check
     client.create(DEPLOYMENTS, deployment_body("worker", OLD), namespace=namespace)  # not ours: a clash
+    rolled_out(client, DEPLOYMENT, namespace, "worker")  # its ReplicaSet made before the fingerprint
     before = resource_versions(client, namespace)
     clash = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR)
     assert clash.code == 2, clash.stdout + clash.stderr
@@ -338,5 +342,31 @@ def test_killed_migration_reverted_by_rollguard_revert(sandbox, namespace, clien
     for name, replicas in (("api", 2), ("worker", 1)):
         assert client.get(DEPLOYMENT_CONFIGS, name, namespace=namespace)["spec"]["replicas"] == replicas
         wait_gone(client, DEPLOYMENTS, namespace, name)
+    assert client.get(HORIZONTAL_POD_AUTOSCALERS, "api", namespace=namespace)["spec"]["scaleTargetRef"]["kind"] == (
+        "DeploymentConfig")  # fmt: skip
+
+
+def test_sigterm_mid_migration_reverts_with_the_dcs_serving(sandbox, namespace, client, tmp_path):
+    recorder = shop(
+        client, namespace, image=f"{IMAGE}:v1-slow8"
+    )  # the Deployment's pods take 8 s to be ready
+    dc_pods = set(recorder.seen[0])
+    proc = start_rollguard(
+        sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR, report=tmp_path / "r.json"
+    )
+    try:
+        wait_until(client, DEPLOYMENTS, namespace, "api", lambda d: True, timeout=120, what="to be created")
+    finally:
+        proc.send_signal(signal.SIGTERM)  # the Tekton step's timeout, a pod evicted
+        out, err = proc.communicate(timeout=180)
+    seen = recorder.stop()
+    assert proc.returncode == 1, out + err
+    assert json.loads((tmp_path / "r.json").read_text())["status"] == "reverted"
+    assert "interrupted by SIGTERM" in out + err
+    assert not recorder.without_ready(), seen
+    assert set(seen[-1]) == dc_pods, seen
+    for name in ("api", "worker"):
+        wait_gone(client, DEPLOYMENTS, namespace, name)
+    assert client.get(DEPLOYMENT_CONFIGS, "api", namespace=namespace)["spec"]["replicas"] == 2
     assert client.get(HORIZONTAL_POD_AUTOSCALERS, "api", namespace=namespace)["spec"]["scaleTargetRef"]["kind"] == (
         "DeploymentConfig")  # fmt: skip

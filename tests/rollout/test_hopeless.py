@@ -2,7 +2,7 @@
 
 Pods the API refuses to create (here the namespace's ResourceQuota, enforced by the sandbox's real
 kube-apiserver; the ReplicaSet and replication managers are the real kube-controller-manager's) never
-come: rollguard fails such a rollout once the refusal has lasted `rollguard.run.wait.REFUSAL_GRACE` (30 s),
+come: rollguard fails such a rollout once the refusal has lasted `rollguard.run.wait.REFUSAL_GRACE` (45 s),
 naming the quota, instead of waiting for the platform's 600 s deadline. A deployer pod's single
 ErrImagePull is not such a verdict: the kubelet retries the pull, and OpenShift waits.
 """
