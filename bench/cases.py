@@ -53,6 +53,7 @@ class GroupResult:
     # answered (bench.counted); the run clock's 0.1 s stamp of its "changed" line where that is missing
     applied: Stats = field(default_factory=Stats)
     together: Stats = field(default_factory=Stats)  # the sandbox's floor: all N changed at once, bare
+    together_written: Stats = field(default_factory=Stats)  # the floor's GET and PUT of all N, answered
     baseline: Stats = field(default_factory=Stats)
     runs: list[CliRun] = field(default_factory=list)
     baseline_requests: list[Counter[str]] = field(default_factory=list)
@@ -181,6 +182,8 @@ def group_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...], *, old
                 data = p.json() or {}
                 if data.get("ok"):
                     g.together.add(float(data["seconds"]))
+                    if "written" in data:
+                        g.together_written.add(float(data["written"]))
                     res.current[ns] = image
                 else:
                     g.problems.append(f"all-at-once run failed: {data.get('error') or p.tail()}")

@@ -14,6 +14,8 @@ import statistics
 import time
 from typing import Any
 
+from bench.pilot import until
+
 WORKLOADS, NAMESPACES, SIZE = 300, 10, (160, 50)
 LIST_LATENCY = 0.05  # per LIST call, so the data arrives after the app has started, as over a network
 
@@ -61,12 +63,8 @@ async def _timed(pilot: Any, *keys: str) -> float:
     return (painted[0] if painted else time.perf_counter()) - start
 
 
-async def _until(pilot: Any, done: Any, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"no {what} within {timeout:.0f} s")
-        await pilot.pause(0.005)
+async def _until(pilot: Any, done: Any, what: str) -> None:
+    await until(pilot, done, what, timeout=30.0, step=0.005)  # 5 ms: the detail's wait is its measure
 
 
 async def measure() -> dict[str, Any]:

@@ -21,6 +21,7 @@ from collections import Counter  # noqa: E402
 from typing import Any  # noqa: E402
 
 from bench.counted import peak_rss_kib  # noqa: E402
+from bench.pilot import until  # noqa: E402
 
 SIZE = (160, 50)
 BUDGET = float(__import__("os").environ.get("ROLLGUARD_TUI_BIG_BUDGET", "540"))  # bench.big gives the process 600
@@ -29,11 +30,7 @@ IMAGED = ("big-000", "svc-000")  # a DeploymentConfig (even index)
 
 
 async def _until(pilot: Any, done: Any, what: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"no {what} within {timeout:.0f} s")
-        await pilot.pause(0.02)
+    await until(pilot, done, what, timeout=timeout, step=0.02)  # 20 ms: long waits, no CPU spent polling
 
 
 async def measure(kubeconfig: str) -> dict[str, Any]:

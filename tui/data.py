@@ -108,6 +108,7 @@ def group_view(group: assessment.Group) -> GroupView:
         last_run=last if last and last.run_id else None,
         history=history,
         lock_holder=group.lock_holder if group.lock_live else "",
+        kept_dcs=tuple(journal.kept_dcs),
     )
 
 

@@ -110,6 +110,7 @@ class GroupView:
     last_run: RunView | None = None
     history: tuple[RunView, ...] = ()
     lock_holder: str = ""
+    kept_dcs: tuple[str, ...] = ()  # `rollguard migrate` replaced these DCs and keeps them at 0
 
     @property
     def key(self) -> str:

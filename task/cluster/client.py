@@ -50,6 +50,10 @@ __all__ = [
     "pod_log_query",
 ]  # fmt: skip
 PROBE_TIMEOUT = 5.0  # seconds the probe of a silent API server waits for an answer
+REQUEST_TIMEOUT = 30.0  # seconds a request waits for its answer (an admission webhook may take 30)
+# ... and a request sent again while the API server answers nothing: a server that is back answers
+# at once, and a run whose time is up (its SIGTERM grace) is not kept waiting for long
+HELD_TIMEOUT = 10.0
 
 _RETRIES = 5
 _POOL_SIZE = 64  # connections kept per host: a run's watches plus its writes (run.group_write.WRITERS) at once
@@ -79,9 +83,11 @@ def hold_through_outages(api: Api, *, stop: threading.Event, say: Callable[[str]
     """From now on, requests of ``api`` that get no answer while the API server answers nothing at all
     are retried until it answers again or ``stop`` is set, and ``say`` hears of the silence
     (`rollguard.cluster.pulse`); once it answers again, the watches are re-established from their last
-    resourceVersion (`Client.cut_watches`). The function returned ends that. A test double holds nothing."""
+    resourceVersion (`Client.cut_watches`); ``stop`` set during an outage ends the requests in flight
+    (`Client.cut_requests`) and sends no more. The function returned ends the hold. A test double holds
+    nothing."""
     if isinstance(api, Client):
-        api.pulse.hold(stop=stop, say=say, on_recovery=api.cut_watches)
+        api.pulse.hold(stop=stop, say=say, on_recovery=api.cut_watches, on_give_up=api.cut_requests)
         return api.pulse.release
     return lambda: None
 
@@ -113,7 +119,7 @@ class Client:
         self.page_bytes = PAGE_BYTES
         # A request's timeout (seconds to read its answer) and attempts: the commands' defaults; an
         # interactive reader (the TUI) sets short ones on its copy (`with_timeouts`).
-        self.timeout = 30.0
+        self.timeout = REQUEST_TIMEOUT
         self.retries = _RETRIES
         # The first page of a list: small where a consumer shows objects as they arrive (status -A, the
         # TUI); a reader that needs every object before it decides (a rollout) asks for whole pages.
@@ -328,6 +334,12 @@ class Client:
                 self._watches.discard(resp)
             resp.release_conn()
 
+    def cut_requests(self) -> None:
+        """End every request in flight at once (each gets `Unreachable`): its socket is shut."""
+        cut = getattr(self._api, "cut_connections", None)
+        if cut is not None:
+            cut()
+
     def cut_watches(self) -> None:
         """Cut every open watch stream, so that each is re-established from its last resourceVersion by
         its consumer (`rollguard.cluster.cache`). After an outage a stream may be dead without either
@@ -419,22 +431,33 @@ class Client:
         counted: the request is sent again, fenced again, until the server answers or the hold stops.
         """
         attempt = held = 0
+        outage = False  # the last attempt got no answer, nor did the probe: the next waits less long
         while True:
+            silent = self.pulse.given_up()
+            if silent:
+                raise Unreachable(
+                    f"{method} {path}: not sent: no answer from the API server for {silent:.0f}s, "
+                    "and the run may wait no longer"
+                )
             if self._guard is not None and method in MUTATING:
                 self._guard()  # before every attempt: a retry may come after the run lost its group
             try:
-                resp = self._send(method, path, query=query, body=body, verb=verb, content_type=content_type)
+                resp = self._send(
+                    method, path, query=query, body=body, verb=verb, content_type=content_type,
+                    timeout=HELD_TIMEOUT if outage else self.timeout,
+                )  # fmt: skip
                 raw = resp.data or b"{}"
                 data: Obj = json.loads(raw)
                 return data, len(raw)
             except Unreachable:
-                if self.silent():
+                outage = self.silent()
+                if outage:
                     self.pulse.stop.wait(HOLD_BACKOFF[min(held, len(HOLD_BACKOFF) - 1)])
                     held += 1
                     continue
                 attempt += 1
-                if attempt >= self.retries:
-                    raise
+                if attempt >= self.retries or (self.pulse.holding and self.pulse.stop.is_set()):
+                    raise  # out of attempts, or the run may wait no longer (its SIGTERM grace is over)
                 time.sleep(0.2 * 2 ** (attempt - 1))
             except ApiError as exc:
                 attempt += 1

@@ -164,6 +164,14 @@ class Journal:
         """No run is under way or left half done: the live group is what the journal verified."""
         return self.state.final
 
+    @property
+    def kept_dcs(self) -> list[str]:
+        """The DCs a finished `rollguard migrate` keeps at 0 for the way back (its ``migration`` is
+        ``kept``), sorted; [] when there is no such migration."""
+        if self.migration.get("state") != "kept":
+            return []
+        return sorted(str(n) for n in self.migration.get("replicas") or {})
+
     def to_json(self) -> Obj:
         return {
             "version": 1,

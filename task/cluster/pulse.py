@@ -78,9 +78,8 @@ class Pulse:
 
     def silent_for(self) -> float:
         """Seconds a request has waited for an answer since the server last gave one (0: none waits).
-
-        The TUI's header reads it (`rollguard.tui.backend.watchful`); so do the tests
-        (tests/unit/test_outage_hold.py); the monitor reads `_silence` itself."""
+        `given_up` asks it, and the TUI's header (`rollguard.tui.backend.watchful`); the monitor reads
+        `_silence` itself, under its own lock."""
         with self._cond:
             return self._silence(self._clock())
 
@@ -92,19 +91,42 @@ class Pulse:
             return 0.0
         return max(now - max(min(waiting), self._answered_at), 0.0)
 
+    def given_up(self) -> float:
+        """While a run holds but may wait no longer (``stop``): the seconds the server has not answered,
+        when that is an outage (at least `FIRST_REPORT`); else 0. A request is then not even sent: it
+        would only wait out its timeout, past the time the run has left (its SIGTERM grace)."""
+        if not self.holding or not self.stop.is_set():
+            return 0.0
+        silent = self.silent_for()
+        return silent if silent >= FIRST_REPORT else 0.0
+
     # -- a run's hold -----------------------------------------------------------------------------------
 
     def hold(
-        self, *, stop: threading.Event, say: Callable[[str], None], on_recovery: Callable[[], None] = lambda: None
+        self,
+        *,
+        stop: threading.Event,
+        say: Callable[[str], None],
+        on_recovery: Callable[[], None] = lambda: None,
+        on_give_up: Callable[[], None] = lambda: None,
     ) -> None:
         """From now on retry what gets no answer while the server answers nothing, until ``stop``; say
         so while it lasts (a monitor thread, ended by `release`), and call ``on_recovery`` once it
-        answers again after a silence said."""
+        answers again after a silence said. ``on_give_up``: called when ``stop`` is set during an
+        outage, to end the requests still waiting (they would wait out their timeouts)."""
         self.stop = stop
         self.holding = True
         threading.Thread(
             target=self._monitor, args=(say, on_recovery), name="api-pulse", daemon=True
         ).start()
+        threading.Thread(
+            target=self._give_up_when_stopped, args=(stop, on_give_up), name="api-give-up", daemon=True
+        ).start()
+
+    def _give_up_when_stopped(self, stop: threading.Event, on_give_up: Callable[[], None]) -> None:
+        stop.wait()  # a run that ends without being stopped leaves this daemon thread waiting
+        if self.holding and self.given_up():
+            on_give_up()
 
     def release(self) -> None:
         """End the hold and its monitor."""

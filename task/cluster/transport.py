@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -37,9 +39,37 @@ class Transport:
     """
 
     def __init__(self, configuration: Any) -> None:
+        # urllib3 retries a failed connection or read 3 times by itself: each timeout counted four
+        # times over (a request to an API server that does not answer waited 4 x 30 s per attempt),
+        # and a write resent behind the client's back. Which requests to retry is the client's decision.
+        configuration.retries = 0
         self.configuration = configuration
         self.rest_client = k8s.module("client.rest").RESTClientObject(configuration)
         self.user_agent = "rollguard"
+        # Every connection this transport opens, so that `cut_connections` can end the requests that
+        # wait on them (urllib3 has no handle on a request in flight).
+        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()  # those the pool dropped go by themselves
+        self._track_lock = threading.Lock()
+        manager = self.rest_client.pool_manager
+        manager.pool_classes_by_scheme = {
+            scheme: _tracked(pool, self._track) for scheme, pool in manager.pool_classes_by_scheme.items()
+        }
+
+    def _track(self, connection: Any) -> None:
+        with self._track_lock:
+            self._connections.add(connection)
+
+    def cut_connections(self) -> None:
+        """Shut the socket of every connection, in use or idle: a request waiting on one ends at once
+        (`Unreachable`) instead of at its timeout. For a run whose time is up while the API server does
+        not answer (`rollguard.cluster.pulse`)."""
+        with self._track_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            sock = getattr(connection, "sock", None)
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
 
     def call_api(
         self,
@@ -68,6 +98,18 @@ class Transport:
             _preload_content=_preload_content,
             _request_timeout=_request_timeout,
         )
+
+
+def _tracked(pool_class: Any, track: Any) -> Any:
+    """``pool_class`` (a urllib3 connection pool class) whose connections call ``track`` as they connect."""
+    base: Any = pool_class.ConnectionCls
+
+    def connect(self: Any) -> None:
+        track(self)
+        base.connect(self)
+
+    connection_class = type(f"Tracked{base.__name__}", (base,), {"connect": connect})
+    return type(f"Tracked{pool_class.__name__}", (pool_class,), {"ConnectionCls": connection_class})
 
 
 def send(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rollguard.commands.common import (
     NAMESPACE_HELP,
@@ -19,6 +19,10 @@ from rollguard.commands.common import (
     session,
 )
 from rollguard.core.errors import ApiError, RefusedError
+
+if TYPE_CHECKING:  # imported when run: the CLI starts without the engine
+    from rollguard.cluster.api import Api
+    from rollguard.run.migrate import Migrate
 
 
 def add(sub: Any, action: str, *, help: str, description: str) -> argparse.ArgumentParser:
@@ -49,6 +53,32 @@ def add(sub: Any, action: str, *, help: str, description: str) -> argparse.Argum
     return p
 
 
+def unfinished_migration(client: Api, namespace: str, selector: str, *, timeout: int, lease: int) -> Migrate | None:
+    """The `rollguard migrate --revert` run that reverts the group's killed migration, if its journal
+    holds one (None otherwise): it points the HPAs back and brings the DCs back up and serving before it
+    deletes the Deployments, which a plain revert of the journal's workloads would do all at once."""
+    from rollguard.cluster.journal import JournalStore
+    from rollguard.plan.inputs import parse_selector
+    from rollguard.plan.migrate_decide import MigrateAction, MigrateRequest, MigrationState
+    from rollguard.run.migrate import Migrate
+
+    normalized = parse_selector(selector)
+    try:
+        journal = JournalStore(client, namespace=namespace, selector=normalized).load()
+    except ApiError:  # not ours to judge here: the repair's own preflight reads (and refuses) it
+        return None
+    if journal is None or journal.final or MigrationState.of(journal) is not MigrationState.MIGRATING:
+        return None
+    printer(f"journal of group {normalized!r}: a migration (run {journal.run_id}) was left "
+            f"'{journal.state}'; reverting it as rollguard migrate -l {normalized!r} --revert does")  # fmt: skip
+    request = MigrateRequest(namespace=namespace, selector=normalized, action=MigrateAction.REVERT,
+                             timeout=timeout, lease_seconds=lease)  # fmt: skip
+    cancel = threading.Event()
+    job = Migrate(client, request, out=printer, cancel=cancel)
+    install_sigterm(cancel, lambda: job.cache.wake() if job.cache else None, job.abort, on_signal=job.stopped_by)
+    return job
+
+
 def run(args: argparse.Namespace) -> int:
     from rollguard.core.report import Outcome
     from rollguard.core.structs import Status
@@ -67,6 +97,13 @@ def run(args: argparse.Namespace) -> int:
         where = session(args)
         namespace, namespace_from, client = where.namespace, where.namespace_from, where.client
         printer(where.heading(action))
+        if action == "revert" and args.selector and not args.targets and not args.dry_run:
+            migration = unfinished_migration(client, namespace, args.selector, timeout=timeout, lease=lease)
+            if migration is not None:  # a killed `rollguard migrate`: its own revert keeps the traffic
+                outcome = migration.execute()
+                outcome.namespace_from = namespace_from
+                finish(outcome, report=args.report, report_ok=report_ok, dry_run=False)
+                return outcome.exit_code
         plan = plan_repair(
             client,
             action=action,

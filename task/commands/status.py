@@ -100,7 +100,7 @@ def render(namespaces: Sequence[NamespaceState], *, only: Sequence[WorkloadState
                     f"{ns.namespace}: group {group.selector!r} (journal {group.name}: "
                     f"{group.state}{', run ' + group.run_id if group.run_id else ''}{lock})"
                 )
-                kept = migration_kept(group.journal.migration)
+                kept = group.journal.kept_dcs
                 if kept:  # `rollguard migrate` ran: its DCs at 0 are the way back, not a broken group
                     lines.append(
                         f"  migrated to Deployments; {', '.join(f'dc/{n}' for n in kept)} kept at 0 replicas for "
@@ -151,13 +151,6 @@ def to_json(namespaces: Sequence[NamespaceState]) -> list[Any]:
         }
         for ns in namespaces
     ]
-
-
-def migration_kept(migration: dict[str, Any]) -> list[str]:
-    """The DCs a finished `rollguard migrate` keeps at 0 (its journal's ``migration``), sorted; [] if none."""
-    if migration.get("state") != "kept":
-        return []
-    return sorted(str(n) for n in migration.get("replicas") or {})
 
 
 def run(args: argparse.Namespace) -> int:

@@ -2,9 +2,10 @@
 
 A `Kind` answers every question whose answer depends on the workload's kind: where its revisions and
 triggers live, how its revisions are numbered, when its rollout is complete (its readiness predicate,
-returning a reason), its deadline, when a rollout is hopeless (pods that cannot be created), and how rollguard's changes are written into
-it. Callers ask a `Kind` and never test which one they hold; each kind's module (`deploymentconfig`,
-`deployment`) holds its own quirks, `triggers` the image-trigger rules.
+returning a reason), its deadline, when a rollout is hopeless (pods that cannot be created), and how
+rollguard's changes are written into it. Callers ask a `Kind` and never test which one they hold; each
+kind's module (`deploymentconfig`, `deployment`) holds its own quirks, `triggers` the image-trigger
+rules; its names are its row of `rollguard.core.structs.KIND_NAMES`.
 """
 
 from __future__ import annotations

@@ -349,7 +349,11 @@ class DeploymentConfigKind(Kind):
         return None
 
     def deadline(self, obj: Obj) -> int:
+        """The strategy's timeoutSeconds; a Custom strategy's is 600 s whatever params it carries
+        (openshift-controller-manager deployer_controller.go getTimeoutSecondsForStrategy)."""
         strategy = obj.get("spec", {}).get("strategy", {}) or {}
+        if strategy.get("type") == "Custom":
+            return DEFAULT_DEADLINE
         params = (
             strategy.get("recreateParams" if strategy.get("type") == "Recreate" else "rollingParams") or {}
         )

@@ -236,6 +236,9 @@ def _journal_refusal(journal: Journal | None, request: MigrateRequest) -> Refuse
     state = MigrationState.of(journal)
     sel = request.selector
     if request.action is not MigrateAction.MIGRATE:
+        unfinished = journal is not None and not journal.final and journal.command == "migrate"
+        if request.action is MigrateAction.REVERT and state is MigrationState.MIGRATING and unfinished:
+            return None  # a killed migration: --revert (and `rollguard revert -l`) put it back
         if state is not MigrationState.KEPT:
             flag = f"--{request.action}"
             return RefusedError(
@@ -243,7 +246,7 @@ def _journal_refusal(journal: Journal | None, request: MigrateRequest) -> Refuse
                 + (f" (its migration is {state})" if state is not None else ""),
                 fix=f"migrate it first (rollguard migrate -l {sel!r}); {flag} acts on what that run kept",
             )
-        if journal is not None and not journal.final:
+        if journal is not None and not journal.final and journal.command != "migrate":
             return RefusedError(
                 f"a {journal.command} run of the group {sel!r} was left unfinished (journal state {journal.state})",
                 fix=f"finish it first (rollguard revert -l {sel!r})",
@@ -380,6 +383,8 @@ def _decide_kept(read: MigrateRead, request: MigrateRequest) -> MigratePlan:
         for name in names:
             key = kind.ref({"metadata": {"name": name}}).key
             f = found.get(key)
+            if f is None and not source and MigrationState.of(journal) is MigrationState.MIGRATING:
+                continue  # the killed run had not created it yet
             if f is None:
                 raise RefusedError(
                     f"{key} of the migration (run {journal.run_id}) is gone from the group {request.selector!r}",

@@ -35,15 +35,22 @@ from rollguard.cluster.journal import WorkloadEntry
 from rollguard.core.errors import ApiError, NotFound, RollguardError, RolloutFailed
 from rollguard.core.report import WorkloadResult
 from rollguard.core.resources import HORIZONTAL_POD_AUTOSCALERS
-from rollguard.core.structs import Obj, Phase, RunState, WorkloadOutcome, WorkloadPhase
+from rollguard.core.structs import Obj, Phase, RunState, Status, WorkloadOutcome, WorkloadPhase
 from rollguard.kinds.conversion import is_source, scale_ref_text
 from rollguard.plan.migrate_decide import MigrateAction, MigratePlan, MigrateRequest, MigrationState
 from rollguard.plan.migrate_read import plan_migrate
 from rollguard.plan.rollout_decide import Plan, WorkloadPlan
+from rollguard.run import events
 from rollguard.run.group import GroupRun, Printer, actor
 from rollguard.run.group_write import SETTLE_SECONDS, each_at_once, watched_after
 from rollguard.run.refusals import add_evidence
 from rollguard.run.wait import Watched, wait_for
+
+EVENT_REASONS = {
+    MigrateAction.MIGRATE: "RollguardMigrated",
+    MigrateAction.FINISH: "RollguardMigrationFinished",
+    MigrateAction.REVERT: "RollguardMigrationReverted",
+}
 
 
 def scaled(obj: Obj, replicas: int) -> Obj:
@@ -93,12 +100,15 @@ class Migrate(GroupRun):
         self.mplan = plan_migrate(self.client, self.request, lock=self.lock, journal_store=self.store)
         return self.mplan.plan
 
+    def _what(self) -> str:
+        """The command as typed: ``migrate``, ``migrate --finish`` or ``migrate --revert``."""
+        action = self.migration.action
+        return self.command if action is MigrateAction.MIGRATE else f"{self.command} --{action}"
+
     def begin(self, plan: Plan) -> None:
         m = self.migration
         names = ", ".join(w.key for w in plan.workloads)
-        self.say(
-            f"run {self.run_id}: {self.command} {m.action} of group {self.selector!r} in {self.namespace}: {names}"
-        )
+        self.say(f"run {self.run_id}: {self._what()} of group {self.selector!r} in {self.namespace}: {names}")
         for wp in plan.workloads:
             for note in wp.notes:
                 self.say(f"{wp.key}: {note}")
@@ -234,6 +244,30 @@ class Migrate(GroupRun):
         ):
             out.outcome = WorkloadOutcome.REMOVED
         return out
+
+    def after_run(self, plan: Plan, status: Status) -> None:
+        """An Event on every workload of the run still there: who, which run, how it ended and why."""
+        if status is Status.REFUSED:  # stopped before any change: nothing to record
+            return
+        reason = {
+            Status.SUCCEEDED: EVENT_REASONS[self.migration.action],
+            Status.REVERTED: "RollguardReverted",
+        }.get(status, "RollguardInconsistent")
+        message = f"{actor()} run {self.run_id} ({self._what()}): {status}"
+        if self.first_error:
+            message += f"; {'warning' if status is Status.SUCCEEDED else 'cause'}: {self.first_error}"
+
+        def emit(wp: WorkloadPlan) -> None:
+            obj = self.cache.get(wp.kind.resource, wp.snapshot.ref.name) if self.cache is not None else None
+            if obj is None:  # deleted (a Deployment reverted, a DC finished): nothing to record it on
+                return
+            try:
+                events.emit(self.client, wp.snapshot.ref, obj, reason=reason, message=message,
+                            warning=status is not Status.SUCCEEDED)  # fmt: skip
+            except ApiError as exc:  # the audit trail is best effort: the journal holds the record too
+                self.errors.append(f"could not record an event on {wp.key}: {exc}")
+
+        each_at_once(list(plan.workloads), emit)
 
     # -- the way back -------------------------------------------------------------------------------------
 

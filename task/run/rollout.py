@@ -110,6 +110,13 @@ class Rollout(GroupRun):
                 f"'{plan.journal.state}'; its last verified state is carried forward"
             )
             self.journal = plan.journal
+        elif plan.journal is not None:
+            # A finished run's entries are replaced, but not what the group keeps across runs: the audit
+            # trail, the last success (drift's reference, which a failed run must not wipe) and a kept
+            # migration (`migrate --finish`/`--revert` and `status` read it).
+            self.journal.history = list(plan.journal.history)
+            self.journal.last_success = dict(plan.journal.last_success)
+            self.journal.migration = dict(plan.journal.migration)
         self.journal.open_run(
             run_id=self.run_id, command=self.command, actor=actor(), state=RunState.APPLYING
         )
@@ -126,7 +133,7 @@ class Rollout(GroupRun):
                 name=wp.snapshot.ref.name,
                 verified=wp.baseline,
                 # a killed run's change this run finishes is this run's own from here on: reverted on failure
-                target_images=dict(earlier[wp.key].target_images if wp.finish else wp.target_images),
+                target_images=dict(earlier[wp.key].target_images) if wp.finish else self._targets(wp),
                 phase=WorkloadPhase.APPLIED if wp.finish else WorkloadPhase.PENDING,
                 created=wp.remove_on_revert,
                 restore=combined_restore(earlier[wp.key].restore, wp.restore)
@@ -142,6 +149,15 @@ class Rollout(GroupRun):
     def change(self, plan: Plan, cache: NamespaceCache) -> list[Watched]:
         self._promote(plan, cache)
         return self._apply(plan) + self._members(plan)
+
+    @staticmethod
+    def _targets(wp: WorkloadPlan) -> dict[str, str]:
+        """The images the run's write sets: its --image targets, and with -f every image of the merged
+        manifest, so that the next run can tell its change landed if this one is killed (`plan.members`)."""
+        if wp.manifest is None or not wp.needs_change:
+            return dict(wp.target_images)
+        body = wp.server_view if wp.server_view is not None else wp.write_body(wp.snapshot.raw)
+        return {**images_of((body.get("spec") or {}).get("template") or {}), **wp.target_images}
 
     def _members(self, plan: Plan) -> list[Watched]:
         """The members this run does not write, watched with its own changes (`rollguard.plan.members`):
@@ -244,7 +260,8 @@ class Rollout(GroupRun):
         for wp in plan.workloads:
             for container, promo in wp.promoted.items():
                 wp.target_images[container] = resolved[(promo.stream, promo.tag)]
-            self.journal.workloads[wp.key].target_images = dict(wp.target_images)
+            entry = self.journal.workloads[wp.key]
+            entry.target_images = {**entry.target_images, **wp.target_images}
 
     def record_success(self, templates: dict[str, Obj], *, verified: Collection[str] | None = None) -> None:
         self.journal.tags = {}  # the promoted tags are now the verified state

@@ -330,7 +330,7 @@ def test_sigkill_then_a_run_of_another_target(client, sandbox, proxy, tmp_path, 
 # -- runs with -f: whole manifests, one of them bringing a new workload -----------------------------
 
 MANIFEST_ENV = [{"name": "RELEASE", "value": "r2"}]
-MANIFEST_FOLLOW_UPS = ("rollout-f", "rollout-f-crash")
+MANIFEST_FOLLOW_UPS = ("rollout-f", "rollout-f-crash", "rollout-other", "rollout-other-crash")
 
 
 def release_manifests(path: Path, image: str, *, crash_second: str | None = None) -> Path:
@@ -400,6 +400,63 @@ def manifest_case(client, sandbox, proxy, kubeconfig: Path, step: Step, follow_u
         return account, verdict.checks + 2
 
 
+def manifest_other_case(client, sandbox, proxy, kubeconfig: Path, step: Step, follow_up: str, tmp: Path) -> tuple[str, int]:
+    """``rollout -f`` killed after its k-th mutating call, then a run of another target (issue 31):
+
+    - ``rollout-other``: ``--image deploy/web=v3``, exit 0; each other workload on what it ran right after
+      the kill (the killed run's change finished where it landed, the created ``extra`` kept as it was);
+    - ``rollout-other-crash``: ``--image dc/dc2=v3-crash``, exit 1; the group back on the last verified
+      state and ``extra`` deleted unless the killed run's success was recorded.
+    """
+    from tests.helpers.cluster import view
+
+    proxy.reset()
+    with h.scratch_namespace(client, f"crash-fo-{step.k}-{follow_up}") as ns:
+        h.make_group(client, ns)
+        first = release_manifests(tmp / f"o-{step.k}-{follow_up}-first.yaml", h.NEW)
+        killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(first))
+        proxy.after_mutation(step.k, h.killer(killed))
+        result = h.finish(killed)
+        assert result.code == -signal.SIGKILL, f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
+        seen = label(proxy.mutating()[step.k - 1])
+        after_kill = h.journal(client, ns)
+        members = (*h.GROUP, (h.DEPLOYMENT, "extra"))
+        names = {d["metadata"]["name"] for d in client.list(DEPLOYMENTS, namespace=ns)["items"]}
+        left = {n: view(client, ns, k, n).images["app"] for k, n in members if k == h.DC or n in names}
+        h.expire_lease(client, ns)
+        report = tmp / f"fo-{step.k}-{follow_up}.json"
+        if follow_up == "rollout-other":
+            args, want_code = ["--image", f"deploy/web={h.NEWER}"], 0
+        else:
+            args, want_code = ["--image", f"dc/dc2={h.NEWER_CRASH}"], 1
+        again = h.finish(h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *args, report=report), report)
+        assert again.code == want_code, (
+            f"k={step.k} {follow_up}: exit {again.code}, wanted {want_code}\n{again.stdout[-1500:]}{again.stderr[-800:]}"
+        )
+        state = after_kill["run"]["state"] if after_kill else "no journal"
+        if follow_up == "rollout-other-crash":
+            side = expected_side(after_kill)
+            verdict = h.assert_consistent(client, sandbox.kubeconfig, ns, (side,))
+            extra = extra_state(client, ns)
+            assert extra == ("absent" if side == h.OLD else side), f"k={step.k}: extra is {extra}, the group on {side}"
+            return f"k={step.k} after {seen}: journal {state!r}; {follow_up} exit 1; group on {side}, extra {extra}", verdict.checks + 2
+        checks = 0
+        for kind, name in members:
+            want = h.NEWER if name == "web" else left.get(name, "absent")
+            got = extra_state(client, ns) if name == "extra" else view(client, ns, kind, name).images["app"]
+            assert got == want, f"k={step.k}: {name} runs {got}, wanted {want}"
+            if name != "extra":
+                live = view(client, ns, kind, name)
+                assert live.complete and not live.paused, f"k={step.k}: {name} {live}"
+            checks += 1
+        record = h.journal(client, ns)
+        assert record is not None and record["run"]["state"] == "succeeded", record and record["run"]
+        assert not h.lease_live(client, ns), "a lock is still held"
+        drift = h.rollguard(sandbox.kubeconfig, "drift-check", "-n", ns, "-l", h.SELECTOR, timeout=60)
+        assert drift.code == 0, f"drift-check: {drift.code}\n{drift.stdout}\n{drift.stderr}"
+        return f"k={step.k} after {seen}: journal {state!r}; {follow_up} exit 0; left {left}", checks + 4
+
+
 @pytest.mark.chaos
 @pytest.mark.parametrize("follow_up", MANIFEST_FOLLOW_UPS)
 def test_sigkill_during_a_manifest_run_after_every_mutating_call(client, sandbox, proxy, tmp_path, ledger_entry, follow_up):
@@ -418,6 +475,8 @@ def test_sigkill_during_a_manifest_run_after_every_mutating_call(client, sandbox
     assert any(s.label == "POST deployments" for s in steps), [s.label for s in steps]  # the create
     run_cases(
         ledger_entry, steps, follow_up,
-        lambda step: manifest_case(client, sandbox, proxy, kubeconfig, step, follow_up, tmp_path),
+        lambda step: (manifest_other_case if "other" in follow_up else manifest_case)(
+            client, sandbox, proxy, kubeconfig, step, follow_up, tmp_path
+        ),
         prefix="-f ",
     )

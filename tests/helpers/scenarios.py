@@ -5,19 +5,24 @@ Everything goes through the API (rollguard's Client) and waits on watch events (
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+
+import yaml
 
 from rollguard.cluster.client import Client
 from rollguard.cluster.journal import Journal, JournalStore, WorkloadEntry
-from rollguard.core.errors import Conflict
+from rollguard.core.errors import Conflict, NotFound
 from rollguard.core.resources import (
+    CONFIG_MAPS,
     DEPLOYMENT_CONFIGS,
     DEPLOYMENTS,
     EVENTS,
     IMAGE_STREAMS,
     LEASES,
+    NAMESPACES,
     REPLICATION_CONTROLLERS,
     Resource,
 )
@@ -225,3 +230,26 @@ def events(client: Client, namespace: str, reason: str) -> list[Obj]:
 
 
 __all__ = ["rolled_out"]
+
+
+OCM = "openshift-controller-manager"  # the namespace of its config, as on OpenShift
+
+
+@contextlib.contextmanager
+def deployer_image_format(client: Client, image_format: str) -> Iterator[Callable[[], None]]:
+    """Gives a call that sets the cluster's deployer image (openshift-controller-manager's config,
+    ``deployer.imageTemplateFormat.format``) to ``image_format``; the config is removed on leaving,
+    whatever happened, so the next test gets the working deployer image."""
+
+    def apply() -> None:
+        with contextlib.suppress(Conflict):  # there already, from an earlier test of the session
+            client.create(NAMESPACES, {"metadata": {"name": OCM}})
+        config = {"deployer": {"imageTemplateFormat": {"format": image_format}}}
+        body = {"metadata": {"name": "config"}, "data": {"config.yaml": yaml.safe_dump(config)}}
+        client.create(CONFIG_MAPS, body, namespace=OCM)
+
+    try:
+        yield apply
+    finally:
+        with contextlib.suppress(NotFound):
+            client.delete(CONFIG_MAPS, "config", namespace=OCM)

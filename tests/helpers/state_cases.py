@@ -6,19 +6,13 @@ import datetime as dt
 
 import yaml
 
+from rollguard.state.inventory import LISTS
 from tests.helpers import CASES
 
 FIXTURES = CASES / "state"
 AFTER_RUN = dt.datetime(2024, 5, 2, 9, 5, tzinfo=dt.UTC)  # five minutes after the cases' runs
-PLURAL = {
-    "DeploymentConfig": "dcs",
-    "Deployment": "deployments",
-    "ReplicationController": "rcs",
-    "ReplicaSet": "rss",
-    "Pod": "pods",
-    "ConfigMap": "configmaps",
-    "Lease": "leases",
-}
+# an object's kind -> its list's name as `assess_namespace` takes it (``dcs``, ``rcs`` ...), from inventory's table
+PLURAL = {res.kind: arg for arg, (res, _, _) in LISTS.items()}
 
 
 def load(name: str) -> dict[str, list[dict]]:

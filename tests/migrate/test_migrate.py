@@ -53,7 +53,7 @@ from tests.helpers.migration import (
     service,
     wait_gone,
 )
-from tests.helpers.scenarios import image_stream, pause
+from tests.helpers.scenarios import events, image_stream, pause
 from tests.helpers.tui_live import BINDINGS, ROLES, grant
 
 FLAKY = f"{IMAGE}:v1-flakypull"  # the first pull of each new pod fails (ErrImagePull), then it runs
@@ -126,6 +126,11 @@ def test_group_migrated_with_ready_endpoints_at_every_step(sandbox, namespace, c
     outcomes = {f"{w['kind']}/{w['name']}": w["outcome"] for w in result.report["workloads"]}
     assert outcomes == {"DeploymentConfig/api": "kept at 0 replicas", "DeploymentConfig/worker": "kept at 0 replicas",
                         "Deployment/api": "rolled-out", "Deployment/worker": "rolled-out"}  # fmt: skip
+    migrated = {
+        (e["involvedObject"]["kind"], e["involvedObject"]["name"])
+        for e in events(client, namespace, "RollguardMigrated")
+    }
+    assert migrated == {(k, n) for k in ("DeploymentConfig", "Deployment") for n in ("api", "worker")}
     # status shows the migrated group (the DCs at 0 are the way back), drift-check finds nothing wrong
     status = rollguard(sandbox.kubeconfig, "status", "-n", namespace, "-l", SELECTOR)
     assert "migrated to Deployments; dc/api, dc/worker kept at 0 replicas" in status.stdout, status.stdout
@@ -143,8 +148,14 @@ def test_group_migrated_with_ready_endpoints_at_every_step(sandbox, namespace, c
 def test_failing_deployment_reverted_with_the_dcs_serving(sandbox, namespace, client, tmp_path):
     recorder = shop(client, namespace, image=FLAKY)
     dc_pods = set(recorder.seen[0])
-    result = rollguard(
-        sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR, report=tmp_path / "r.json"
+    results = tmp_path / "results"  # as the Tekton step writes them
+    results.mkdir()
+    result = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR, "--results-dir", str(results),
+                       report=tmp_path / "r.json")  # fmt: skip
+    assert (results / "status").read_text() == "reverted"
+    assert (
+        "ErrImagePull" in (results / "summary").read_text()
+        or "ImagePullBackOff" in (results / "summary").read_text()
     )
     seen = recorder.stop()
     assert result.code == 1, result.stdout + result.stderr
@@ -239,6 +250,7 @@ def test_bad_input_refused_with_nothing_changed(sandbox, namespace, client, tmp_
     client.delete(DEPLOYMENT_CONFIGS, "hooked", namespace=namespace)
     wait_gone(client, REPLICATION_CONTROLLERS, namespace, "hooked-1")  # collected: not under the next check
     client.create(DEPLOYMENTS, deployment_body("worker", OLD), namespace=namespace)  # not ours: a clash
+    rolled_out(client, DEPLOYMENT, namespace, "worker")  # its ReplicaSet made before the fingerprint
     before = resource_versions(client, namespace)
     clash = rollguard(sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR)
     assert clash.code == 2, clash.stdout + clash.stderr
@@ -306,3 +318,55 @@ def test_missing_permissions_refused_with_nothing_changed(sandbox, namespace, cl
     assert no_patch.code == 2, no_patch.stdout + no_patch.stderr
     assert "not allowed to patch horizontalpodautoscalers.autoscaling" in no_patch.stderr, no_patch.stderr
     assert resource_versions(client, namespace) == before
+
+
+def test_killed_migration_reverted_by_rollguard_revert(sandbox, namespace, client, tmp_path):
+    recorder = shop(client, namespace)
+    proc = start_rollguard(
+        sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR, "--lease-duration", "5s"
+    )
+    try:
+        wait_until(
+            client, DEPLOYMENT_CONFIGS, namespace, "worker", lambda d: d["spec"]["replicas"] == 0, timeout=120
+        )
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+    expire_lease(client, namespace, JOURNAL)
+    result = rollguard(
+        sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "r.json"
+    )
+    seen = recorder.stop()
+    assert result.code == 0, result.stdout + result.stderr
+    assert not recorder.without_ready(), seen
+    for name, replicas in (("api", 2), ("worker", 1)):
+        assert client.get(DEPLOYMENT_CONFIGS, name, namespace=namespace)["spec"]["replicas"] == replicas
+        wait_gone(client, DEPLOYMENTS, namespace, name)
+    assert client.get(HORIZONTAL_POD_AUTOSCALERS, "api", namespace=namespace)["spec"]["scaleTargetRef"]["kind"] == (
+        "DeploymentConfig")  # fmt: skip
+
+
+def test_sigterm_mid_migration_reverts_with_the_dcs_serving(sandbox, namespace, client, tmp_path):
+    recorder = shop(
+        client, namespace, image=f"{IMAGE}:v1-slow8"
+    )  # the Deployment's pods take 8 s to be ready
+    dc_pods = set(recorder.seen[0])
+    proc = start_rollguard(
+        sandbox.kubeconfig, "migrate", "-n", namespace, "-l", SELECTOR, report=tmp_path / "r.json"
+    )
+    try:
+        wait_until(client, DEPLOYMENTS, namespace, "api", lambda d: True, timeout=120, what="to be created")
+    finally:
+        proc.send_signal(signal.SIGTERM)  # the Tekton step's timeout, a pod evicted
+        out, err = proc.communicate(timeout=180)
+    seen = recorder.stop()
+    assert proc.returncode == 1, out + err
+    assert json.loads((tmp_path / "r.json").read_text())["status"] == "reverted"
+    assert "interrupted by SIGTERM" in out + err
+    assert not recorder.without_ready(), seen
+    assert set(seen[-1]) == dc_pods, seen
+    for name in ("api", "worker"):
+        wait_gone(client, DEPLOYMENTS, namespace, name)
+    assert client.get(DEPLOYMENT_CONFIGS, "api", namespace=namespace)["spec"]["replicas"] == 2
+    assert client.get(HORIZONTAL_POD_AUTOSCALERS, "api", namespace=namespace)["spec"]["scaleTargetRef"]["kind"] == (
+        "DeploymentConfig")  # fmt: skip

@@ -7,15 +7,12 @@ the failure's cause, deployer pods, what the API normalises, and no-progress dea
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from rollguard.cluster.client import Client
-from rollguard.core.errors import Conflict, NotFound
 from rollguard.core.resources import (
     CONFIG_MAPS,
     DEPLOYMENT_CONFIGS,
@@ -35,14 +32,13 @@ from tests.helpers.cluster import (
     view,
     wait_until,
 )
-from tests.helpers.scenarios import image_stream, latest_dc, triggered_dc
+from tests.helpers.scenarios import OCM, deployer_image_format, image_stream, latest_dc, triggered_dc
 from tests.helpers.triggers import annotated_web, trigger_entries
 
 OLD = "registry.local/shop/api:v1"
 NEW = "registry.local/shop/api:v2"
 CRASH = "registry.local/shop/api:v2-crash"
 SLOW = "registry.local/shop/api:v2-slow4"
-OCM = "openshift-controller-manager"
 
 
 def test_failed_dc_error_says_how_it_failed_not_its_cause(sandbox, namespace, client, tmp_path: Path):
@@ -87,19 +83,9 @@ def break_deployer_image(client: Client) -> Iterator[Callable[[], None]]:
     """Makes the cluster's deployer image one that cannot be pulled (a mirror registry without it, say);
     repaired after the test whatever happens."""
 
-    def breaks() -> None:
-        with contextlib.suppress(Conflict):  # there already, from an earlier test of the session
-            client.create(NAMESPACES, {"metadata": {"name": OCM}})
-        unknown = "registry.local/broken/origin-${component}@sha256:" + "0" * 64
-        config = {"deployer": {"imageTemplateFormat": {"format": unknown}}}
-        body = {"metadata": {"name": "config"}, "data": {"config.yaml": yaml.safe_dump(config)}}
-        client.create(CONFIG_MAPS, body, namespace=OCM)
-
-    try:
+    unknown = "registry.local/broken/origin-${component}@sha256:" + "0" * 64
+    with deployer_image_format(client, unknown) as breaks:
         yield breaks
-    finally:
-        with contextlib.suppress(NotFound):
-            client.delete(CONFIG_MAPS, "config", namespace=OCM)
 
 
 def test_a_deployer_pod_that_cannot_start_is_named_at_once(

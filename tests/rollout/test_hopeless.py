@@ -2,23 +2,20 @@
 
 Pods the API refuses to create (here the namespace's ResourceQuota, enforced by the sandbox's real
 kube-apiserver; the ReplicaSet and replication managers are the real kube-controller-manager's) never
-come: rollguard fails such a rollout once the refusal has lasted `rollguard.run.wait.REFUSAL_GRACE` (30 s),
+come: rollguard fails such a rollout once the refusal has lasted `rollguard.run.wait.REFUSAL_GRACE` (45 s),
 naming the quota, instead of waiting for the platform's 600 s deadline. A deployer pod's single
 ErrImagePull is not such a verdict: the kubelet retries the pull, and OpenShift waits.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-import yaml
 
 from rollguard.cluster.client import Client
-from rollguard.core.errors import Conflict, NotFound
-from rollguard.core.resources import CONFIG_MAPS, NAMESPACES, PODS, Resource
+from rollguard.core.resources import PODS, Resource
 from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
@@ -33,9 +30,9 @@ from tests.helpers.cluster import (
     view,
     wait_until,
 )
+from tests.helpers.scenarios import deployer_image_format
 
 QUOTAS = Resource("", "v1", "resourcequotas", "ResourceQuota")
-OCM = "openshift-controller-manager"
 
 
 def exhaust_quota(client: Client, namespace: str, pods: int) -> None:
@@ -129,22 +126,8 @@ def flaky_deployer_image(client: Client) -> Iterator[Callable[[], None]]:
     """Makes the cluster's deployer image one whose first pull fails (a registry hiccup: the sandbox
     registry's `-flakypull` rule); repaired after the test whatever happens."""
 
-    def flaky() -> None:
-        with contextlib.suppress(Conflict):
-            client.create(NAMESPACES, {"metadata": {"name": OCM}})
-        config = {
-            "deployer": {
-                "imageTemplateFormat": {"format": "registry.local/mirror/origin-${component}-flakypull:v4"}
-            }
-        }
-        body = {"metadata": {"name": "config"}, "data": {"config.yaml": yaml.safe_dump(config)}}
-        client.create(CONFIG_MAPS, body, namespace=OCM)
-
-    try:
+    with deployer_image_format(client, "registry.local/mirror/origin-${component}-flakypull:v4") as flaky:
         yield flaky
-    finally:
-        with contextlib.suppress(NotFound):
-            client.delete(CONFIG_MAPS, "config", namespace=OCM)
 
 
 def test_a_deployer_pods_single_err_image_pull_is_no_verdict(

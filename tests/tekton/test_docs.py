@@ -14,7 +14,7 @@ from tests.tekton.manifests import GENERATED, ROOT, TEKTON_DOC, generated_block,
 from tests.tekton.test_docs_render import is_our_task
 
 DOCS = [TEKTON_DOC, ROOT / "docs" / "migrating.md", ROOT / "docs" / "opendevstack.md"]
-COMMAND_DOCS = [*DOCS, ROOT / "README.md", ROOT / "docs" / "diagnostics.md"]
+COMMAND_DOCS = [*DOCS, ROOT / "README.md", ROOT / "docs" / "diagnostics.md", ROOT / "docs" / "migrating-to-deployments.md"]
 
 
 def fenced(path: Path, language: str) -> list[str]:

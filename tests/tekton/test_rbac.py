@@ -51,6 +51,7 @@ from tests.helpers.cluster import (
     view,
     wait_until,
 )
+from tests.helpers.scenarios import image_stream
 from tests.tekton.manifests import RBAC_FILE, Obj, subparsers
 
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
@@ -188,15 +189,6 @@ def sa_token(admin: Client, namespace: str, name: str, timeout: float = 60.0) ->
     return base64.b64decode(secret["data"]["token"]).decode()
 
 
-def image_stream(name: str, tags: dict[str, str]) -> Obj:
-    return {
-        "apiVersion": "image.openshift.io/v1",
-        "kind": "ImageStream",
-        "metadata": {"name": name},
-        "spec": {"tags": [{"name": t, "from": {"kind": "DockerImage", "name": ref}} for t, ref in tags.items()]},
-    }
-
-
 @pytest.fixture(scope="module")
 def setup(sandbox: cluster.Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     admin = Client.connect(kubeconfig=str(sandbox.kubeconfig))
@@ -213,8 +205,8 @@ def setup(sandbox: cluster.Sandbox, tmp_path_factory: pytest.TempPathFactory) ->
             tmp_path_factory.mktemp("rbac") / "kubeconfig", sandbox, token, "rollguard", target
         )
         # The group: a DC fed by the image trigger of ImageStream api:latest, and a plain Deployment.
-        admin.create(IMAGE_STREAMS, image_stream("api", {"latest": OLD}), namespace=target)
-        admin.create(IMAGE_STREAMS, image_stream("api", CD_TAGS), namespace=cd)
+        image_stream(admin, target, "api", {"latest": OLD})
+        image_stream(admin, cd, "api", CD_TAGS)
         trigger = [{"type": "ConfigChange"}, {"type": "ImageChange", "imageChangeParams": {
             "automatic": True, "containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": "api:latest"}}}]  # fmt: skip
         admin.create(DEPLOYMENT_CONFIGS, dc_body("api", " ", triggers=trigger), namespace=target)

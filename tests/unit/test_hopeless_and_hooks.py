@@ -91,16 +91,19 @@ def test_pods_the_api_refuses_block_a_dc_and_a_deployment() -> None:
 
 def test_a_lasting_block_fails_and_a_passing_one_does_not() -> None:
     item = Watched(WorkloadRef(DC, "api"), {}, deadline=1000.0, deadline_reason="")
-    blocked = Progress(Phase.PROGRESSING, "api-2 running: 0 of 1 new replicas ready", blocked="pods refused")
+    message = "api-2 running: 0 of 2 new replicas ready"
+    item.last_progress = message  # as the wait loop records it
+    blocked = Progress(Phase.PROGRESSING, message, blocked="pods refused")
     assert held(item, blocked, now=10.0) is blocked and item.next_deadline() == 10.0 + REFUSAL_GRACE
-    cleared = Progress(Phase.PROGRESSING, "api-2 running: 0 of 1 new replicas ready")
-    held(item, cleared, now=20.0)
-    assert held(item, blocked, now=10.0 + REFUSAL_GRACE).phase is Phase.PROGRESSING  # the clock restarted
-    verdict = held(item, blocked, now=20.0 + 2 * REFUSAL_GRACE)
-    assert (
-        verdict.phase is Phase.FAILED
-        and verdict.message == f"dc/api: pods refused (for {REFUSAL_GRACE:.0f}s)"
-    )
+    held(item, Progress(Phase.PROGRESSING, message), now=20.0)  # the refusal cleared: its clock stops
+    assert held(item, blocked, now=10.0 + REFUSAL_GRACE).phase is Phase.PROGRESSING  # and restarts
+    moved = Progress(Phase.PROGRESSING, "api-2 running: 1 of 2 new replicas ready", blocked="pods refused")
+    held(item, moved, now=20.0 + REFUSAL_GRACE)  # refused still, but the rollout moved: not standing still
+    item.last_progress = moved.message
+    assert held(item, moved, now=19.0 + 2 * REFUSAL_GRACE).phase is Phase.PROGRESSING
+    verdict = held(item, moved, now=20.0 + 2 * REFUSAL_GRACE)
+    assert verdict.phase is Phase.FAILED
+    assert verdict.message == f"dc/api: pods refused (for {REFUSAL_GRACE:.0f}s)"
 
 
 def test_the_newest_failed_create_event_of_the_object_names_the_refusal() -> None:
@@ -134,3 +137,14 @@ def test_status_of_a_running_hook_is_progressing_past_the_deadline() -> None:
     assert state.message.endswith("; mid hook pod api-2-hook-mid running")
     stuck = assess(DC, dc(), [rc("Running", **started)], pods=[RUNNING_DEPLOYER], now=now)
     assert "stuck" in [f.name for f in stuck.findings], stuck.findings
+
+
+def test_a_custom_strategy_has_the_default_deadline() -> None:
+    """getTimeoutSecondsForStrategy: Custom is DefaultRecreateTimeoutSeconds, its params notwithstanding."""
+    custom = dc()
+    custom["spec"]["strategy"] = {
+        "type": "Custom",
+        "customParams": {},
+        "rollingParams": {"timeoutSeconds": 5},
+    }
+    assert KINDS[DC].deadline(custom) == 600

@@ -191,7 +191,7 @@ def test_the_scan_sees_each_form(snippet: str) -> None:
 def test_the_scan_leaves_kind_neutral_code_alone() -> None:
     neutral = """
 kind = kind_of(ref)
-if kind.rollout_blocker(obj): pass
+if kind.settled(obj): pass
 same = a.kind == b.kind
 cached = kind.kind in revisions_by_kind
 by_kind = {k.kind: k for k in KINDS.values()}

@@ -101,9 +101,11 @@ def test_every_held_write_is_fenced_again() -> None:
 def test_the_hold_ends_when_the_run_may_wait_no_longer() -> None:
     stop = threading.Event()
     stop.set()  # the SIGTERM grace is over
-    client, _said = holding(Cluster(down=1000), stop)
+    cluster = Cluster(down=1000)
+    client, _said = holding(cluster, stop)
     with pytest.raises(Unreachable):
         client.get(CONFIG_MAPS, "j", namespace="shop")
+    assert cluster.calls == ["GET /api/v1/namespaces/shop/configmaps/j"]  # no more attempts, no probe
     client.pulse.release()
 
 
@@ -169,3 +171,32 @@ def test_a_holding_run_says_while_nothing_answers_and_when_it_answers_again(monk
     assert heard("the API server answers again after "), said
     assert recovered.wait(5)  # the client then re-establishes its watches (Client.cut_watches)
     pulse.release()
+
+
+def test_a_run_out_of_time_sends_nothing_more_while_nothing_answers() -> None:
+    """SIGTERM's grace is over during an outage: a request would only wait out its timeout, past the
+    platform's SIGKILL; it is not sent, and the run ends with what it knows (exit 3)."""
+    clock = Clock()
+    cluster = Cluster()
+    client = Client(cluster)
+    client.pulse = Pulse(clock=clock)
+    stop = threading.Event()
+    hold_through_outages(client, stop=stop, say=lambda _line: None)
+    client.pulse.sent()  # a request that gets no answer
+    clock.now += 12
+    stop.set()
+    with pytest.raises(Unreachable, match="not sent: no answer from the API server for 12s"):
+        client.get(CONFIG_MAPS, "j", namespace="shop")
+    assert cluster.calls == []
+    client.pulse.release()
+
+
+def test_the_transport_leaves_retries_to_the_client() -> None:
+    """urllib3's own 3 retries counted each timeout four times over and resent writes unseen."""
+    from rollguard.cluster import k8s
+    from rollguard.cluster.transport import Transport
+
+    configuration = k8s.module("client.configuration").Configuration()
+    configuration.host = "https://127.0.0.1:1"
+    transport = Transport(configuration)
+    assert transport.rest_client.pool_manager.connection_pool_kw["retries"].total == 0

@@ -25,7 +25,7 @@ from rollguard.kinds.deploymentconfig import ENCODED_DC_ANNOTATION
 from rollguard.state.assessment import assess_namespace
 from tests.helpers import CASES
 from tests.helpers import tui_objects as tui_fixtures
-from tests.helpers.state_cases import AFTER_RUN, FIXTURES, load
+from tests.helpers.state_cases import AFTER_RUN, FIXTURES, PLURAL, load
 
 RESOURCE = {
     "dcs": reduce.workload,
@@ -35,15 +35,6 @@ RESOURCE = {
     "pods": reduce.pod,
     "configmaps": reduce.whole,
     "leases": reduce.whole,
-}
-KIND_TO_ARG = {
-    "DeploymentConfig": "dcs",
-    "Deployment": "deployments",
-    "ReplicationController": "rcs",
-    "ReplicaSet": "rss",
-    "Pod": "pods",
-    "ConfigMap": "configmaps",
-    "Lease": "leases",
 }
 UNIT = CASES
 
@@ -72,7 +63,7 @@ def test_state_fixtures_assess_alike(fixture: str) -> None:
 def _tui_lists(objs: list[dict]) -> dict[str, dict[str, list[dict]]]:
     by_ns: dict[str, dict[str, list[dict]]] = {}
     for obj in objs:
-        arg = KIND_TO_ARG.get(obj.get("kind", ""))
+        arg = PLURAL.get(obj.get("kind", ""))
         if arg:
             lists = by_ns.setdefault(obj["metadata"]["namespace"], {a: [] for a in RESOURCE})
             lists[arg].append({k: v for k, v in obj.items() if k != "kind"})

@@ -38,6 +38,7 @@ from tests.helpers.cluster import (
     rollguard,
     start_rollguard,
     view,
+    wait_until,
 )
 from tests.helpers.servers import http_server
 
@@ -239,6 +240,8 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
     first = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
                             "--verify", str(checks), "--lease-duration", "5s")
     record = journal_reaches(client, namespace, "verifying")
+    # the journal says 'verifying' before the check's Job is made: kill the run once the Job is there
+    wait_until(client, JOBS, namespace, f"smoke-{record['run']['id']}", lambda job: True, what="to be created")
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
     assert record["workloads"]["dc/dc1"]["verified"]["images"] == {"app": OLD}

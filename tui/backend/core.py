@@ -24,8 +24,9 @@ from rollguard.cluster.pulse import Pulse
 from rollguard.cluster.reduce import Interner
 from rollguard.core.allocator import fix_mmap_threshold
 from rollguard.core.errors import Forbidden, NotFound, RefusedError
-from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, NAMESPACES, Resource
+from rollguard.core.resources import NAMESPACES, Resource
 from rollguard.core.structs import Obj
+from rollguard.kinds import KINDS
 from rollguard.state import assessment
 from rollguard.tui import data
 from rollguard.tui.backend.watchful import Watchful
@@ -194,9 +195,9 @@ class Core:
         if not self.all_namespaces:
             return [self.namespace or "default"]
         found: set[str] = set()
-        for res in (DEPLOYMENT_CONFIGS, DEPLOYMENTS):
+        for kind in KINDS.values():
             found |= {
                 o["metadata"].get("namespace", "")
-                for o in self._list(res, None, self.options.selector or None)
+                for o in self._list(kind.resource, None, self.options.selector or None)
             }
         return sorted(found)

@@ -280,6 +280,11 @@ def journal_text(group: GroupView | None) -> str:
     lines = [f"[b]journal[/] ConfigMap {group.journal}   [b]selector[/] {group.selector}"]
     if group.lock_holder:
         lines.append(f"[b]running now[/] {group.lock_holder}")
+    if group.kept_dcs:  # a migrated group: its DCs at 0 are the way back, not damage
+        lines.append(
+            f"[b]migrated[/] to Deployments; {', '.join(f'dc/{n}' for n in group.kept_dcs)} kept at 0 replicas: "
+            f"rollguard migrate -l {group.selector!r} --finish deletes them, --revert returns to them"
+        )
     run = group.last_run
     if run is not None:
         lines.append(
