@@ -8,7 +8,8 @@ hook's command and the merged env plus OPENSHIFT_DEPLOYMENT_NAME/NAMESPACE, rest
 OnFailure for the `Retry` policy, activeDeadlineSeconds = the strategy's activeDeadlineSeconds less the
 deployer pod's age, terminationGracePeriodSeconds 10, the strategy's labels and annotations). The
 deployer controller then sets the RC as the pod's plain owner (openshift-controller-manager
-pkg/apps/deployer/deployer_controller.go setDeployerPodsOwnerRef). A hook has no timeout of its own.
+pkg/apps/deployer/deployer_controller.go setDeployerPodsOwnerRef), once an update of the pod enqueues
+the RC (factory.go updatePod: not at the pod's creation). A hook has no timeout of its own.
 A failed hook (the pod's `status.message`, usually empty, is its error) with `Abort` or `Retry` fails the
 strategy with `<kind> hook failed: the <kind> hook failed: <message>, aborting rollout of <ns>/<rc>`
 (recreate.go, rolling.go wrap Execute's error); with `Ignore` the rollout goes on. Events: Started,
@@ -128,8 +129,11 @@ class Hooks:
                 why = f"couldn't create lifecycle pod for {m['name']}: {e.body.get('message') or e}"
                 return self._failed(dc, hook, kind, label, why, ())
             self.pods.store(pod)
-            self._own(pod, rc)  # the deployer controller's setDeployerPodsOwnerRef, on the pod's add event
             return Outcome(RUNNING, (f"--> {kind}: Running hook pod ...",))
+        if not pod["metadata"].get("ownerReferences"):
+            # the deployer controller's setDeployerPodsOwnerRef, when a pod update (binding, status) of
+            # a pod annotated with the RC's name enqueues the RC (factory.go updatePod): not at creation
+            self._own(pod, rc)
         phase = (pod.get("status") or {}).get("phase")
         if phase == "Succeeded":
             self.recorder.event(
@@ -139,8 +143,6 @@ class Hooks:
         if phase == "Failed":
             message = str((pod.get("status") or {}).get("message") or "")
             return self._failed(dc, hook, kind, label, message, (f"--> {kind}: Failed",))
-        if not pod["metadata"].get("ownerReferences"):
-            self._own(pod, rc)
         return Outcome(RUNNING)
 
     def _tag_images(self, dc: JSON, hook: JSON, rc: JSON, kind: str, label: str) -> Outcome:

@@ -53,11 +53,11 @@ class WorkQueue:
             self._cond.notify()
 
     def add_rate_limited(self, key: Hashable) -> None:
-        """Requeue after a failure: 10 ms doubling per consecutive failure, at most 10 s."""
+        """Requeue after a failure: 10 ms doubling per consecutive failure, at most 10 s (`backoff`)."""
         with self._cond:
             n = self._failures.get(key, 0)
             self._failures[key] = n + 1
-        self.add_after(key, min(0.01 * 2**n, 10.0))
+        self.add_after(key, backoff(n))
 
     def forget(self, key: Hashable) -> None:
         with self._cond:
@@ -95,6 +95,20 @@ class WorkQueue:
     def __len__(self) -> int:
         with self._cond:
             return len(self._queue)
+
+
+BASE_DELAY, MAX_DELAY = 0.01, 10.0
+
+
+def backoff(failures: int) -> float:
+    """The delay after ``failures`` consecutive failures of one key, as client-go's
+    ItemExponentialFailureRateLimiter.When (util/workqueue/default_rate_limiters.go): base * 2^failures,
+    capped at the maximum, and capped *before* the power can overflow (there: past MaxInt64 ns; here a
+    float overflow raised OverflowError in the worker after ~1000 failures of a key, e.g. a DC whose
+    namespace is being deleted, and the worker thread died: every DC of the sandbox stopped rolling out)."""
+    if failures >= 64:  # far past the cap: 0.01 s * 2^10 is already above it
+        return MAX_DELAY
+    return min(BASE_DELAY * 2**failures, MAX_DELAY)
 
 
 def run_workers(queue: WorkQueue, sync: Callable[[Any], None], workers: int) -> list[threading.Thread]:

@@ -100,12 +100,15 @@ class Migrate(GroupRun):
         self.mplan = plan_migrate(self.client, self.request, lock=self.lock, journal_store=self.store)
         return self.mplan.plan
 
+    def _what(self) -> str:
+        """The command as typed: ``migrate``, ``migrate --finish`` or ``migrate --revert``."""
+        action = self.migration.action
+        return self.command if action is MigrateAction.MIGRATE else f"{self.command} --{action}"
+
     def begin(self, plan: Plan) -> None:
         m = self.migration
         names = ", ".join(w.key for w in plan.workloads)
-        self.say(
-            f"run {self.run_id}: {self.command} {m.action} of group {self.selector!r} in {self.namespace}: {names}"
-        )
+        self.say(f"run {self.run_id}: {self._what()} of group {self.selector!r} in {self.namespace}: {names}")
         for wp in plan.workloads:
             for note in wp.notes:
                 self.say(f"{wp.key}: {note}")
@@ -250,12 +253,7 @@ class Migrate(GroupRun):
             Status.SUCCEEDED: EVENT_REASONS[self.migration.action],
             Status.REVERTED: "RollguardReverted",
         }.get(status, "RollguardInconsistent")
-        what = (
-            "migrate"
-            if self.migration.action is MigrateAction.MIGRATE
-            else f"migrate --{self.migration.action}"
-        )
-        message = f"{actor()} run {self.run_id} ({what}): {status}"
+        message = f"{actor()} run {self.run_id} ({self._what()}): {status}"
         if self.first_error:
             message += f"; {'warning' if status is Status.SUCCEEDED else 'cause'}: {self.first_error}"
 

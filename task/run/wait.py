@@ -17,6 +17,10 @@ until a terminating old pod is gone, a pull the kubelet retries), instead of the
 stuck deployer pod: 6 h).
 This holds for the revert too, which then ends unverified instead of waiting.
 
+A run's own workloads (`Watched.rejudge`) are judged on after they complete, until the last one does: a
+pod of the completed revision that then crash-loops fails it (`late_failure`), so no success is said
+beside a member that was ready for a moment only.
+
 Deadlines are honoured to the time: ``--timeout`` ends the wait at its deadline whatever the workload
 is doing, and the only grace (`EVIDENCE_GRACE`) is for the platform's own failure verdict on a DC,
 whose deployer pod's watch event may lag the RC's: never for rollguard's deadlines or fail-fast. The
@@ -65,6 +69,10 @@ class Watched:
     evidence_until: float = 0.0  # time.monotonic() until which a failure waits for its evidence
     started: float = field(default_factory=time.monotonic)  # when the wait began (the write)
     blocked_since: float = 0.0  # time.monotonic() since when its pods are refused (0: they are not)
+    # Judged on after it completed, until every item is done: a pod of the revision it completed that
+    # then crash-loops (ready first, dying seconds later) fails it, so that no success is said beside a
+    # member that is no longer healthy. Set for what the run wrote, not for members it only watches.
+    rejudge: bool = False
 
     def next_deadline(self) -> float:
         """When this item must be judged again at the latest. While a platform failure waits for its
@@ -175,6 +183,24 @@ def judged(
     return progress, Source.RUN
 
 
+def late_failure(
+    item: Watched, obj: Obj | None, revisions: list[Obj], pods: list[Obj], *, crash_restarts: int
+) -> Progress | None:
+    """A completed item's pods failing after all, as fail-fast judges new pods (pure); None while fine."""
+    if obj is None:
+        return Progress(Phase.FAILED, deleted_message(item.ref.key))
+    kind = kind_of(item.ref)
+    revision = kind.new_revision(obj, kind.owned(obj, revisions))
+    if revision is None:
+        return None  # written anew since (someone's edit): the next wait judges that, not this one
+    for pod in sorted(pods_of_revision(revision, pods), key=lambda p: p["metadata"]["name"]):
+        doom = pod_doom(pod, crash_restarts=crash_restarts)
+        if doom is not None:
+            message = f"{item.ref.key}: {doom.describe()} (after its rollout completed)"
+            return Progress(Phase.FAILED, message, item.verdict.revision if item.verdict else 0)
+    return None
+
+
 def wait_for(
     cache: NamespaceCache,
     items: list[Watched],
@@ -192,12 +218,19 @@ def wait_for(
         owners = {res: cache.owners(res) for res in {kind_of(i.ref).revisions for i in items}}
         pod_owners = cache.owners(PODS)
         pending = []
+        late: Watched | None = None
         for item in items:
-            if item.verdict is not None:
-                continue
             kind = kind_of(item.ref)
             obj = cache.get(kind.resource, item.ref.name)
             revisions = owners[kind.revisions].candidates(obj) if obj is not None else []
+            if item.verdict is not None:
+                if item.rejudge and fail_fast and item.verdict.phase is Phase.COMPLETE:
+                    pods = [p for r in revisions for p in pod_owners.children(r)]
+                    failure = late_failure(item, obj, revisions, pods, crash_restarts=crash_restarts)
+                    if failure is not None:
+                        item.verdict, late = failure, item
+                        out(f"{item.ref.key}: {failure.phase.value}: {failure.message}")
+                continue
             if not item.moved_at:
                 item.moved_at = now
             pods = [p for r in revisions for p in pod_owners.children(r)]
@@ -227,6 +260,8 @@ def wait_for(
                     return
             else:
                 pending.append(item)
+        if late is not None and stop_on_failure:
+            return
         if not pending or cancel.is_set():
             return
         # Every pending item's next deadline is after `now` (one past it was judged above), so this

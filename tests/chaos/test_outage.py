@@ -245,3 +245,44 @@ def test_api_server_stopped_under_the_final_journal_write(client, sandbox, proxy
                       states=verdict.checks + 2,
                       detail=f"stopped {api.continued_at - api.stopped_at:.0f}s (lease {LEASE}s) as the journal "
                              f"recorded success; exit 0 {ended:.0f}s after SIGCONT, journal succeeded")
+
+
+TERM_GRACE = 5  # ROLLGUARD_TERM_GRACE of the SIGTERM case: far shorter than the outage
+
+
+def test_sigterm_during_an_outage_ends_within_its_grace(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
+    """The API server stops mid-watch and Tekton's timeout SIGTERMs the run while nothing answers. It
+    cannot revert; once its grace is over it must end at once with exit 3 and its report, while the API
+    server is still stopped, not be SIGKILLed by the platform half-way (before, the requests in flight
+    waited out their timeouts, urllib3 retried each three times unseen, and the run ended 73 s after a
+    grace of 8 s). Once the API server answers again, `revert -l` finishes the group from the journal."""
+    kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
+    h.make_group(client, namespace)
+    report = tmp_path / "r.json"
+    api = ApiServer(sandbox)
+    try:
+        run = Run(h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW),
+                          "--lease-duration", f"{LEASE}s", report=report,
+                          env={"ROLLGUARD_TERM_GRACE": str(TERM_GRACE)}))  # fmt: skip
+        journal_reaches(client, namespace, "watching")
+        api.stop()
+        run.wait_silent(10)
+        run.proc.send_signal(signal.SIGTERM)
+        sent = time.monotonic()
+        run.proc.wait(timeout=90)  # the API server is still stopped
+        took = time.monotonic() - sent
+    finally:
+        api.cont()
+    result = run.finish(report)
+    assert result.code == 3, result.stdout[-3000:] + result.stderr[-1500:]
+    assert took < TERM_GRACE + 10, f"ended {took:.0f}s after SIGTERM (grace {TERM_GRACE}s)"
+    assert result.report["status"] in ("superseded", "inconsistent"), result.report
+    assert "Traceback" not in result.stderr, result.stderr[-3000:]
+    h.expire_lease(client, namespace)  # the run could not give its lease back
+    repaired = h.finish(h.start(kubeconfig, "revert", "-n", namespace, "-l", h.SELECTOR), timeout=150)
+    assert repaired.code == 0, repaired.stdout[-2000:] + repaired.stderr
+    verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.OLD,))
+    ledger_entry.case("SIGTERM during an outage", faults={"SIGSTOP kube-apiserver": 1, "SIGTERM": 1},
+                      states=verdict.checks + 2,
+                      detail=f"SIGTERM after 10s without an answer; exit 3 ({result.report['status']}) "
+                             f"{took:.0f}s later (grace {TERM_GRACE}s), API still stopped; revert -l repaired")
