@@ -68,7 +68,7 @@ class RollguardApp(DataLoop):
         self.liveness = Liveness()
         self.init_data_loop()
         self.repairs: list[Repair] = []  # confirmed from this TUI, running or ended (`b` reopens them)
-        self.detached = False  # quit while a repair ran: the process must not wait for its thread
+        self.quitting = False  # the user chose to stop the running repairs and quit once they ended
 
     def on_mount(self) -> None:
         self.push_screen(WorkloadsScreen())
@@ -147,6 +147,8 @@ class RollguardApp(DataLoop):
             )
             self.refresh_now()
         self._repairs_changed()
+        if self.quitting and not self.running_repairs():
+            self.exit()
 
     def _repairs_changed(self) -> None:
         for screen in self._screens():
@@ -175,22 +177,29 @@ class RollguardApp(DataLoop):
         return running[-1] if running else None
 
     async def action_quit(self) -> None:
-        """Quit; while a repair runs, ask first: wait for it, or detach."""
+        """Quit (`q`, ctrl+c as in k9s); while a repair runs, ask first: wait for it, or stop it and quit.
+
+        A repair runs in this process: quitting cannot leave it running. Stopping it interrupts it as
+        Ctrl-C interrupts the command (what it changed is reverted, its journal says the rest), and the
+        TUI quits once it has ended."""
         running = self.running_action()
         if running is None:
             self.exit()
             return
-        what = running.what
-        command = running.plan.command or "rollguard revert"
-        if any(isinstance(s, QuitScreen) for s in self.screen_stack):
+        if self.quitting or any(isinstance(s, QuitScreen) for s in self.screen_stack):
             return
+        command = running.plan.command or "rollguard revert"
 
         def chosen(choice: str | None) -> None:
-            if choice == "detach":
-                self.detached = True
-                self.exit()
+            if choice == "stop":
+                self.quitting = True
+                for repair in self.running_repairs():
+                    repair.cancel_event.set()
+                self.notify(
+                    "stopping the repair (what it changed is reverted); rollguard quits once it has ended"
+                )
 
-        self.push_screen(QuitScreen(what.capitalize(), command), chosen)
+        self.push_screen(QuitScreen(running.what.capitalize(), command), chosen)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

@@ -59,7 +59,10 @@ def hold_repairs(
     def execute(plan: Any, out: Callable[[str], None], cancel: Any) -> ResultView:
         for line in before:
             out(line)
-        release.wait(30)
+        deadline = time.monotonic() + 30
+        while not release.wait(0.05) and time.monotonic() < deadline:
+            if cancel.is_set():  # stopped (quit): interrupted, as the real repair ends
+                return ResultView(Status.REVERTED, 1, "interrupted")
         for line in after:
             out(line)
         return result or ResultView(Status.SUCCEEDED, 0, "done")
@@ -102,5 +105,3 @@ def footer_keys(app: RollguardApp) -> set[str]:
     return {
         key for key, active in app.screen.active_bindings.items() if active.binding.show and active.enabled
     }
-
-

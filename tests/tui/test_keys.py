@@ -22,7 +22,7 @@ from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import ResultView
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.helpers.tui import SIZE, confirm, hold_repairs, make_app, settle
+from tests.helpers.tui import SIZE, confirm, hold_repairs, make_app, settle, until
 from tests.helpers.tui_objects import cluster_of, neighbours, reference_case, rollout_from_another_shell
 
 
@@ -286,7 +286,7 @@ async def test_the_revision_cursor_follows_the_revision_not_the_row(fake):
         assert screen.action_label("revert", "revision").endswith("to revision 1")
 
 
-async def test_quitting_while_a_repair_runs_asks_wait_or_detach(fake):
+async def test_quitting_while_a_repair_runs_asks_wait_or_stop(fake):
     app = make_app(fake)
     release = hold_repairs(app, before=["dc/dc1: redeploying"])
     try:
@@ -303,9 +303,10 @@ async def test_quitting_while_a_repair_runs_asks_wait_or_detach(fake):
             assert app.screen.focused.id == "wait"
             await pilot.press("enter")  # a reflex Enter waits: nothing is left behind
             await pilot.pause()
-            assert isinstance(app.screen, ConfirmScreen) and app.is_running and not app.detached
-            await pilot.press("q", "d")
-            await pilot.pause()
-            assert app.detached
+            assert isinstance(app.screen, ConfirmScreen) and app.is_running and not app.quitting
+            repair = app.running_action()
+            await pilot.press("ctrl+c", "s")  # ctrl+c as q: asks; stop it and quit once it has ended
+            await until(pilot, lambda: not app.is_running, what="quit after the repair stopped")
+            assert repair.cancel_event.is_set() and repair.result is not None
     finally:
         release.set()

@@ -104,7 +104,7 @@ class ConfirmScreen(Dialog):
     BINDINGS = [
         Binding("escape,n", "cancel", "Cancel / close (while it runs: to the background)"),
         # a modal screen hides the app's own `q`: quitting here asks first while the repair runs
-        Binding("q", "app.quit", "Quit (asks wait or detach while it runs)"),
+        Binding("q,ctrl+c", "app.quit", "Quit (while it runs: asks wait, or stop it and quit)"),
     ]
 
     def __init__(
