@@ -85,6 +85,18 @@ async def until(pilot: Any, predicate: Callable[[], bool], *, timeout: float = 1
         await asyncio.sleep(0)
 
 
+async def confirm(pilot: Any, dialog: Any, *, timeout: float = 10.0) -> None:
+    """Confirm a single workload's repair as a user must: tab to Confirm, wait until it is armed, Enter."""
+    await until(pilot, lambda: dialog.state == "ready", timeout=timeout, what="the plan")
+    for _ in range(4):
+        if dialog.focused is not None and dialog.focused.id == "confirm":
+            break
+        await pilot.press("tab")
+    button = dialog.query_one("#confirm")
+    await until(pilot, lambda: button.armed, what="Confirm armed")
+    await pilot.press("enter")
+
+
 def footer_keys(app: RollguardApp) -> set[str]:
     """The keys the footer offers now (bindings whose check_action says visible)."""
     return {
