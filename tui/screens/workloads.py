@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -73,6 +74,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self._offered: tuple[bool, ...] = ()
         self.folded: set[str] = set()
         self._shown_status = ("", "")
+        self.findings_room = 0  # columns the findings take at < WIDE (see `redraw`)
 
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="status")
@@ -140,7 +142,9 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         if inventory is None:
             self.update_status()
             return
-        lines = build_lines(
+        narrow = self.size.width < WIDE
+        build = partial(
+            build_lines,
             inventory,
             text_filter=self.text_filter,
             sort=self.sort,
@@ -148,12 +152,17 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             now=self.app.clock(),
             show_namespace=self.app.backend.all_namespaces,
             folded=frozenset(self.folded),
-            short=self.size.width < WIDE,
+            short=narrow,
             repairs=badges_by_group(self.app.repairs, time.monotonic()),
-            previous=self.table.by_key,
         )
+        lines = build(previous=self.table.by_key, room=self.findings_room if narrow else 0)
         started = time.perf_counter()
         self.table.show(lines)
+        if narrow:  # every finding in its short form, or +N: the findings fit beside the other columns
+            room = self.table.findings_room(self.size.width)
+            if room != self.findings_room:
+                self.findings_room = room
+                self.table.show(build(previous=self.table.by_key, room=room), refit=True)
         self.app.timings.setdefault("first_table_s", time.perf_counter() - started)
         self.update_status()
         self.update_reason()
