@@ -156,7 +156,7 @@ async def test_bursts_of_every_printable_key_on_every_screen_change_nothing(fake
                     if isinstance(app.screen, WorkloadsScreen) and app.focused is app.screen.table:
                         break
                     await pilot.press("escape")
-                    await calm(app, pilot, rounds=1)
+                    await pilot.pause()
                 assert isinstance(app.screen, WorkloadsScreen), (opener, app.screen_stack)
                 app.screen.action_clear_filter()
                 await calm(app, pilot, rounds=1)

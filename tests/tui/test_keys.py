@@ -310,3 +310,19 @@ async def test_quitting_while_a_repair_runs_asks_wait_or_stop(fake):
             assert repair.cancel_event.is_set() and repair.result is not None
     finally:
         release.set()
+
+
+async def test_the_shown_command_is_complete_and_c_copies_it(fake):
+    """The equivalent command names the context and kubeconfig the TUI uses; `c` copies it (OSC 52)."""
+    app = make_app(fake, context="dev", kubeconfig="/home/me/.kube/shop")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "r")
+        dialog = app.screen
+        await settle(app, pilot)
+        assert isinstance(dialog, ConfirmScreen) and dialog.state == "ready"
+        command = dialog.plan.command
+        assert command == "rollguard redeploy dc/dc1 -n shop-dev --context dev --kubeconfig /home/me/.kube/shop"
+        await pilot.press("c")
+        assert app.clipboard == command
+        assert dialog.state == "ready" and isinstance(app.screen, ConfirmScreen)  # copying changes nothing

@@ -103,6 +103,9 @@ class ConfirmScreen(Dialog):
     app: RollguardApp
     BINDINGS = [
         Binding("escape,n", "cancel", "Cancel / close (while it runs: to the background)"),
+        # the equivalent command to the terminal's clipboard (OSC 52: works over SSH and in tmux with
+        # set-clipboard on); a copy changes nothing, so a stray `c` is harmless
+        Binding("c", "copy_command", "Copy the command"),
         # a modal screen hides the app's own `q`: quitting here asks first while the repair runs
         Binding("q,ctrl+c", "app.quit", "Quit (while it runs: asks wait, or stop it and quit)"),
     ]
@@ -205,7 +208,9 @@ class ConfirmScreen(Dialog):
         self.query_one("#notes", Static).update("\n".join(notes))
         self.query_one("#notes-box").display = bool(notes)
         if plan.command:
-            self.query_one("#command", Static).update(Text.assemble(("$ ", "dim"), (plan.command, "bold")))
+            self.query_one("#command", Static).update(
+                Text.assemble(("$ ", "dim"), (plan.command, "bold"), ("  (c copies it)", "dim"))
+            )
         if self.repair is not None:
             return  # reopened: it was confirmed already
         summary = self.query_one("#summary", Static)
@@ -250,6 +255,14 @@ class ConfirmScreen(Dialog):
             self.action_confirm()
         else:
             self.app.notify(f"type {self.typed_name} exactly to confirm, or esc", severity="warning")
+
+    def action_copy_command(self) -> None:
+        command = self.plan.command if self.plan else ""
+        if not command:
+            self.app.notify("no command to copy yet", severity="warning", timeout=3)
+            return
+        self.app.copy_to_clipboard(command)
+        self.app.notify(f"copied to the clipboard (OSC 52): {command}", markup=False, timeout=4)
 
     @on(ArmedButton.NotYet)
     def _not_yet(self) -> None:
