@@ -22,6 +22,7 @@ from rollguard.core.errors import ApiError, RefusedError
 
 if TYPE_CHECKING:  # imported when run: the CLI starts without the engine
     from rollguard.cluster.api import Api
+    from rollguard.plan.repair_types import RepairPlan
     from rollguard.run.migrate import Migrate
 
 
@@ -53,25 +54,20 @@ def add(sub: Any, action: str, *, help: str, description: str) -> argparse.Argum
     return p
 
 
-def unfinished_migration(client: Api, namespace: str, selector: str, *, timeout: int, lease: int) -> Migrate | None:
-    """The `rollguard migrate --revert` run that reverts the group's killed migration, if its journal
-    holds one (None otherwise): it points the HPAs back and brings the DCs back up and serving before it
-    deletes the Deployments, which a plain revert of the journal's workloads would do all at once."""
-    from rollguard.cluster.journal import JournalStore
-    from rollguard.plan.inputs import parse_selector
+def unfinished_migration(client: Api, plan: RepairPlan, *, timeout: int, lease: int) -> Migrate | None:
+    """The `rollguard migrate --revert` run that reverts the group's killed migration, if the journal the
+    repair's preflight read holds one (None otherwise): it points the HPAs back and brings the DCs back up
+    and serving before it deletes the Deployments, which a revert of the journal's workloads would do
+    all at once."""
     from rollguard.plan.migrate_decide import MigrateAction, MigrateRequest, MigrationState
     from rollguard.run.migrate import Migrate
 
-    normalized = parse_selector(selector)
-    try:
-        journal = JournalStore(client, namespace=namespace, selector=normalized).load()
-    except ApiError:  # not ours to judge here: the repair's own preflight reads (and refuses) it
-        return None
+    journal = plan.run_plan.journal
     if journal is None or journal.final or MigrationState.of(journal) is not MigrationState.MIGRATING:
         return None
-    printer(f"journal of group {normalized!r}: a migration (run {journal.run_id}) was left "
-            f"'{journal.state}'; reverting it as rollguard migrate -l {normalized!r} --revert does")  # fmt: skip
-    request = MigrateRequest(namespace=namespace, selector=normalized, action=MigrateAction.REVERT,
+    printer(f"journal of group {plan.selector!r}: a migration (run {journal.run_id}) was left "
+            f"'{journal.state}'; reverting it as rollguard migrate -l {plan.selector!r} --revert does")  # fmt: skip
+    request = MigrateRequest(namespace=plan.namespace, selector=plan.selector, action=MigrateAction.REVERT,
                              timeout=timeout, lease_seconds=lease)  # fmt: skip
     cancel = threading.Event()
     job = Migrate(client, request, out=printer, cancel=cancel)
@@ -97,13 +93,6 @@ def run(args: argparse.Namespace) -> int:
         where = session(args)
         namespace, namespace_from, client = where.namespace, where.namespace_from, where.client
         printer(where.heading(action))
-        if action == "revert" and args.selector and not args.targets and not args.dry_run:
-            migration = unfinished_migration(client, namespace, args.selector, timeout=timeout, lease=lease)
-            if migration is not None:  # a killed `rollguard migrate`: its own revert keeps the traffic
-                outcome = migration.execute()
-                outcome.namespace_from = namespace_from
-                finish(outcome, report=args.report, report_ok=report_ok, dry_run=False)
-                return outcome.exit_code
         plan = plan_repair(
             client,
             action=action,
@@ -113,7 +102,12 @@ def run(args: argparse.Namespace) -> int:
             to_revision=getattr(args, "to_revision", None),
             allow_failed=getattr(args, "allow_failed", False),
         )
-        if args.dry_run:
+        migration = None
+        if action == "revert" and plan.grouped and not args.targets and not args.dry_run:
+            migration = unfinished_migration(client, plan, timeout=timeout, lease=lease)
+        if migration is not None:  # a killed `rollguard migrate`: its own revert keeps the traffic
+            outcome = migration.execute()
+        elif args.dry_run:
             printer("\n".join(plan.diff()))
             changed = sum(c.changed for c in plan.changes)
             printer(f"dry run: {changed} of {len(plan.changes)} workloads would change; nothing was changed")

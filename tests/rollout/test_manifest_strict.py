@@ -4,9 +4,10 @@ Before: ``-f`` with ``envv:`` in a container passed the dry run (the API server 
 does not have), printed a clean diff and exited 0; the env was never applied, while ``kubectl apply``
 refuses the same file (``unknown field "envv"``). Now the preflight checks every field against the
 schema the API server publishes (``/openapi/v2``; the sandbox's kube-apiserver 1.20 has no
-``fieldValidation=Strict``), for a Deployment and for a DeploymentConfig's pod template alike (a
-PodTemplateSpec in openshift/api apps/v1 types.go, whatever the emulation's open CRD schema says):
-exit 2, the field and its path named, nothing changed.
+``fieldValidation=Strict``), for a Deployment and a DeploymentConfig alike (its spec by the type the
+emulation publishes as openshift/api apps/v1 types.go declares it, its pod template as the core/v1
+PodTemplateSpec that file names, which the CRD leaves open): exit 2, the field and its path named,
+nothing changed.
 
 Removals: before, a manifest that dropped `env:` or `resources:` kept the live values; now what the
 previous verified run's manifest set and the new one omits is removed, as kubectl apply removes it,
@@ -49,6 +50,13 @@ def test_a_misspelled_field_is_refused_with_its_path(sandbox, namespace, client,
             assert '"spec.template.spec.containers[0].envv" (not a field of io.k8s.api.core.v1.Container)' in result.stderr
             assert "unknown field" in result.stderr
     assert '"spec.template.spec.restartPolicyy"' in result.stderr  # every unknown field, not the first only
+    # a field of the DC spec itself, by the type the API server publishes (openshift/api DeploymentConfigSpec)
+    dc1 = dc_body("dc1", NEW)
+    dc1["spec"]["strategy"]["rollingParamz"] = {"timeoutSeconds": 60}
+    manifest = tmp_path / "strategy.yaml"
+    manifest.write_text(yaml.safe_dump(dc1))
+    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "-f", str(manifest))
+    assert result.code == 2 and '"spec.strategy.rollingParamz"' in result.stderr, result.stdout + result.stderr
     assert resource_versions(client, namespace) == before
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -38,6 +37,11 @@ if TYPE_CHECKING:
     from rollguard.tui.app import RollguardApp
 
 
+def escape(text: str) -> str:
+    """``text`` shown as it is in Textual markup (typed text: a filter can hold any `[`, `=`, `"`)."""
+    return text.replace("[", "\\[")
+
+
 class WorkloadsScreen(ActionsMixin, Screen[None]):
     """Rollout groups and their workloads; the keys in the footer follow the selected row."""
 
@@ -58,6 +62,8 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         Binding("b", "repairs", "Repair in background"),
         *ACTION_BINDINGS,
     ]
+    # keys that open a text box: the keys typed right after them go there (`rollguard.tui.keysink`)
+    TYPING_KEYS = {"slash": "filter", "colon": "command", "n": "typed", "c": "typed"}
 
     def __init__(self) -> None:
         super().__init__()
@@ -66,6 +72,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.reverse = False
         self._offered: tuple[bool, ...] = ()
         self.folded: set[str] = set()
+        self._shown_status = ("", "")
 
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="status")
@@ -92,10 +99,11 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.redraw()
 
     def _tick(self) -> None:
-        """Once a second while not live or while a repair runs: ages and elapsed times keep counting."""
+        """Once a second: the data's freshness (a hung server shows within seconds, an age keeps
+        counting), and a running repair's elapsed time."""
         if self.app.running_repairs():
             self.redraw()  # the badge's elapsed time (only the changed cells are repainted)
-        elif not self.app.liveness.live and self.app.live_enabled:
+        elif self.app.live_enabled:
             self.update_status()
 
     def repairs_changed(self) -> None:
@@ -159,10 +167,10 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         # context and liveness first: what an 80-column terminal must never cut off
         parts = [f"[b]{backend.context_name or '(in-cluster)'}[/]"]
         if self.app.live_enabled:
-            parts.append(header(self.app.liveness, now))
+            parts.append(header(self.app.freshness(), now))
         parts.append(f"[b]ns[/] {where}")
         if backend.options.selector:
-            parts.append(f"[b]selector[/] {backend.options.selector}")
+            parts.append(f"[b]selector[/] {escape(backend.options.selector)}")
         if inv is not None:
             shown = sum(1 for ln in self.table.lines if ln.row is not None)
             parts.append(
@@ -170,14 +178,18 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             )
         parts.append(f"sort {self.sort}{' ↑' if self.reverse else ''}")
         if self.text_filter:
-            parts.append(f"filter “{self.text_filter}”")
+            parts.append(f"filter “{escape(self.text_filter)}”")  # typed text is not markup
         if self.app.read_only:
             parts.insert(1, "[reverse] read-only [/]")
         running = repairs_header(self.app.repairs, now)
         if running:  # after context and liveness: an 80-column header keeps it in view
             parts.insert(2 if self.app.live_enabled else 1, f"[b reverse magenta]{escape(running)}[/]")
-        self.query_one("#status", Static).update(" · ".join(parts))
-        text = banner(self.app.liveness, now) if self.app.live_enabled else ""
+        status = " · ".join(parts)
+        text = banner(self.app.freshness(), now) if self.app.live_enabled else ""
+        if (status, text) == self._shown_status:
+            return  # the tick's usual case: nothing to repaint
+        self._shown_status = (status, text)
+        self.query_one("#status", Static).update(status)
         box = self.query_one("#banner", Static)
         box.update(text)
         box.display = bool(text)
@@ -328,7 +340,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             self.app.load(context=args[0])
         else:
             self.app.notify(
-                f"unknown command “:{verb}”: use :ns NAME, :ns all or :ctx NAME", severity="warning"
+                f"unknown command “:{escape(verb)}”: use :ns NAME, :ns all or :ctx NAME", severity="warning"
             )
 
     def action_filter(self) -> None:
