@@ -264,8 +264,8 @@ class GroupRun:
         try:
             self.check_cancel()
             watched = self.change(plan, cache)
-            for item in watched:  # what it wrote must still be healthy when the last one completes
-                item.rejudge = item.ref.key not in self.observed
+            for item in watched:  # every member must still be what it was judged when the last completes
+                item.rejudge, item.watched_only = True, item.ref.key in self.observed
             wait_for(
                 cache,
                 watched,

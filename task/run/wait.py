@@ -69,10 +69,12 @@ class Watched:
     evidence_until: float = 0.0  # time.monotonic() until which a failure waits for its evidence
     started: float = field(default_factory=time.monotonic)  # when the wait began (the write)
     blocked_since: float = 0.0  # time.monotonic() since when its pods are refused (0: they are not)
-    # Judged on after it completed, until every item is done: a pod of the revision it completed that
-    # then crash-loops (ready first, dying seconds later) fails it, so that no success is said beside a
-    # member that is no longer healthy. Set for what the run wrote, not for members it only watches.
+    # Judged on after it completed, until every item is done (`late_failure`), so that no success is
+    # said beside a member that is no longer what it was judged: someone else's edit fails it, and (for
+    # what the run wrote, not for members it only watches: ``watched_only``) a pod of the revision it
+    # completed that then crash-loops (ready first, dying seconds later).
     rejudge: bool = False
+    watched_only: bool = False
 
     def next_deadline(self) -> float:
         """When this item must be judged again at the latest. While a platform failure waits for its
@@ -186,9 +188,16 @@ def judged(
 def late_failure(
     item: Watched, obj: Obj | None, revisions: list[Obj], pods: list[Obj], *, crash_restarts: int
 ) -> Progress | None:
-    """A completed item's pods failing after all, as fail-fast judges new pods (pure); None while fine."""
+    """A completed item failing after all (pure): deleted, or edited by someone else (as `judged` tells
+    an edit), or, unless ``watched_only``, a pod as fail-fast judges new pods (``crash_restarts`` -1 with
+    fail-fast off: no pod verdict); None while fine."""
     if obj is None:
         return Progress(Phase.FAILED, deleted_message(item.ref.key))
+    running = images_of(obj.get("spec", {}).get("template", {}))
+    if running != item.expected_images:
+        return Progress(Phase.FAILED, edited_message(item.ref.key, running))
+    if item.watched_only or crash_restarts < 0:
+        return None
     kind = kind_of(item.ref)
     revision = kind.new_revision(obj, kind.owned(obj, revisions))
     if revision is None:
@@ -224,9 +233,11 @@ def wait_for(
             obj = cache.get(kind.resource, item.ref.name)
             revisions = owners[kind.revisions].candidates(obj) if obj is not None else []
             if item.verdict is not None:
-                if item.rejudge and fail_fast and item.verdict.phase is Phase.COMPLETE:
+                if item.rejudge and item.verdict.phase is Phase.COMPLETE:
                     pods = [p for r in revisions for p in pod_owners.children(r)]
-                    failure = late_failure(item, obj, revisions, pods, crash_restarts=crash_restarts)
+                    failure = late_failure(
+                        item, obj, revisions, pods, crash_restarts=crash_restarts if fail_fast else -1
+                    )
                     if failure is not None:
                         item.verdict, late = failure, item
                         out(f"{item.ref.key}: {failure.phase.value}: {failure.message}")

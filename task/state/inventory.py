@@ -283,12 +283,18 @@ def namespace_lists(
             # A namespace's lists go out at once: `status -n NS` waits for one round trip, not seven. (Where
             # problems are noted rather than refused, one after another: their order stays the lists'.)
             args = (*WORKLOADS, "configmaps", "leases") + (() if selector else OWNED)
-            with ThreadPoolExecutor(len(args) if problems is None else 1, thread_name_prefix="list") as pool:
+            # The first list that fails ends the read: the lists not yet sent are dropped and those in
+            # flight not waited for (with one worker, a hung server would otherwise cost every list its
+            # own timeout, one after another).
+            pool = ThreadPoolExecutor(len(args) if problems is None else 1, thread_name_prefix="list")
+            try:
                 futures = {
                     arg: pool.submit(reader.listed, arg, namespace=ns, selector=None if arg in OWNED else selector)
                     for arg in args
                 }
                 lists = {arg: future.result() for arg, future in futures.items()}
+            finally:
+                pool.shutdown(wait=False, cancel_futures=True)
             if selector:
                 reader.owned(ns, lists)
             return lists
