@@ -209,7 +209,9 @@ class ConfirmScreen(Dialog):
         self.query_one("#notes-box").display = bool(notes)
         if plan.command:
             self.query_one("#command", Static).update(
-                Text.assemble(("$ ", "dim"), (plan.command, "bold"), ("  (c copies it)", "dim"))
+                Text.assemble(
+                    ("$ ", "dim"), (plan.command, "bold"), ("" if self.narrow else "  (c copies it)", "dim")
+                )
             )
         if self.repair is not None:
             return  # reopened: it was confirmed already
