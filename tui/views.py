@@ -233,9 +233,7 @@ class PlanView:
     command: str
     refusal: str = ""  # non-empty: the action would be refused (exit 2), nothing to confirm
     notes: tuple[str, ...] = ()
-    handle: RepairPlan | None = field(
-        default=None, compare=False, repr=False
-    )  # the repair's own, to carry out
+    handle: RepairPlan | None = field(default=None, compare=False, repr=False)  # the repair's own, to carry out
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.widgets.badges import SHORT
 from rollguard.tui.widgets.workload_table import WorkloadTable
 from tests.helpers.snapshot import SVGScreenshot
-from tests.helpers.tui import SIZE, confirm, hold_repairs, make_app, settle
+from tests.helpers.tui import SIZE, hold_repairs, make_app, settle
 from tests.helpers.tui_objects import cluster_of, neighbours, reference_case
 
 
@@ -105,7 +105,7 @@ async def test_80x24_repair_running(fake, svg):
             await settle(app, pilot)
             await pilot.press("down", "r")
             await settle(app, pilot)
-            await confirm(pilot, app.screen)
+            await pilot.press("y")
             await pilot.pause(0.3)
             dialog = app.screen
             assert isinstance(dialog, ConfirmScreen) and dialog.state == "running"
@@ -126,10 +126,8 @@ async def test_disconnected_banner(fake, svg):
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         app.live_enabled = True  # the header as a live app shows it; no watches run (a fixed picture)
-        app._set_liveness(
-            Liveness(Link.DISCONNECTED, contact=time.monotonic() - 42, error="connection refused")
-        )
+        app._set_liveness(Liveness(Link.DISCONNECTED, contact=time.monotonic() - 42, error="connection refused"))
         app.screen.update_status()
         await pilot.pause()
-        assert "disconnected · stale 42s" in str(app.screen.query_one("#status").render())
+        assert "disconnected · updated 42s ago" in str(app.screen.query_one("#status").render())
         assert app.export_screenshot() == svg
