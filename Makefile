@@ -37,6 +37,7 @@ TYPECHECK := $(VENV)/typecheck
 
 lint: venv
 	$(VENV)/bin/ruff check task tui sandbox tests bench
+	$(VENV)/bin/ruff format --check task tui sandbox tests bench
 	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/rollguard
 	for f in task/*; do ln -s "$(CURDIR)/$$f" $(TYPECHECK)/rollguard/; done
 	ln -s "$(CURDIR)/tui" $(TYPECHECK)/rollguard/tui

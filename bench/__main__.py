@@ -62,7 +62,9 @@ def only_cases(text: str) -> tuple[str, ...]:
     chosen = tuple(part.strip() for part in text.split(",") if part.strip())
     unknown = [c for c in chosen if c not in ONLY]
     if unknown or not chosen:
-        raise argparse.ArgumentTypeError(f"unknown case(s) {unknown or text!r}; choose from {', '.join(ONLY)}")
+        raise argparse.ArgumentTypeError(
+            f"unknown case(s) {unknown or text!r}; choose from {', '.join(ONLY)}"
+        )
     return chosen
 
 
@@ -142,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
 
         guarded(meta, "idle traffic", idle)
         guarded(meta, "case 1: limit", lambda: cases.measure_limit(ctx, rollouts))
+
         def checked() -> None:
             rollouts.verify = verify.verify_overhead(ctx, rollouts.current, sizes)
 

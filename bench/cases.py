@@ -200,7 +200,9 @@ def group_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...], *, old
                     res.current[ns] = image
                 else:
                     g.problems.append(f"old-stage run failed: {data.get('error') or p.tail()}")
-        ctx.log(f"N={n}: rollguard {g.rollguard.fmt()}, floor {g.together.fmt()}, old stage {g.baseline.fmt()}")
+        ctx.log(
+            f"N={n}: rollguard {g.rollguard.fmt()}, floor {g.together.fmt()}, old stage {g.baseline.fmt()}"
+        )
 
 
 def crash_run(ctx: Ctx, res: RolloutResults, n: int, fail: FailResult, extra: tuple[str, ...] = ()) -> None:
@@ -304,5 +306,7 @@ def manifest_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...]) -> 
         else:
             result.problems.append(f"rollout -f ended {run.status}: {run.proc.tail()}")
         if not (check.json() or {}).get("ok"):
-            result.problems.append(f"after rollout -f: {(check.json() or {}).get('problems') or check.tail()}")
+            result.problems.append(
+                f"after rollout -f: {(check.json() or {}).get('problems') or check.tail()}"
+            )
     ctx.log(f"N={n}: rollout -f {result.wall.fmt()}")

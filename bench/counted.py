@@ -35,7 +35,9 @@ def main(argv: list[str]) -> int:
     def init(self: Any, *a: Any, **kw: Any) -> None:
         original(self, *a, **kw)
         clients.append(self)
-        send = self._api.call_api  # the official transport's side of Client (see rollguard.cluster.client.Transport)
+        send = (
+            self._api.call_api
+        )  # the official transport's side of Client (see rollguard.cluster.client.Transport)
 
         def timed(*args: Any, **kwargs: Any) -> Any:
             t = time.monotonic()
@@ -76,7 +78,9 @@ def workload_write(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """Is this request (``call_api``'s arguments) a write of a workload, not a server-side dry run?"""
     path = args[0] if args else kwargs.get("path", "")  # Transport.call_api(path, method, ...)
     method = args[1] if len(args) > 1 else kwargs.get("method", "")
-    if method not in ("PUT", "POST") or not any(f"/{r}" in str(path) for r in ("deploymentconfigs", "deployments")):
+    if method not in ("PUT", "POST") or not any(
+        f"/{r}" in str(path) for r in ("deploymentconfigs", "deployments")
+    ):
         return False
     return not any(key == "dryRun" for key, _value in kwargs.get("query_params") or [])
 

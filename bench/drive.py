@@ -29,7 +29,7 @@ from rollguard.cluster.cache import NamespaceCache
 from rollguard.cluster.client import Client
 from rollguard.core.errors import Conflict, NotFound
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, DEPLOYMENTS, NAMESPACES, PODS, Resource
-from rollguard.core.structs import DC, DEPLOYMENT, Obj, Phase, WorkloadRef
+from rollguard.core.structs import DC, DEPLOYMENT, Obj, RolloutPhase, WorkloadRef
 from rollguard.kinds import KINDS, images_of
 from rollguard.run.wait import Watched, wait_for
 from tests.helpers.cluster import dc_body, deployment_body
@@ -93,7 +93,7 @@ def all_complete(cache: NamespaceCache, expected: dict[tuple[str, str], str], ti
         cache, watched, fail_fast=False, crash_restarts=0, stop_on_failure=True,
         cancel=threading.Event(), out=lambda _line: None,
     )  # fmt: skip
-    return all(w.verdict is not None and w.verdict.phase is Phase.COMPLETE for w in watched)
+    return all(w.verdict is not None and w.verdict.phase is RolloutPhase.COMPLETE for w in watched)
 
 
 def wait_complete(
@@ -182,7 +182,9 @@ def scale(client: Client, args: argparse.Namespace) -> dict[str, Any]:
 
 def limit(client: Client, args: argparse.Namespace) -> dict[str, Any]:
     kind = KINDS[args.kind]
-    cache = group_cache(client, args.namespace, {args.kind})  # before the clock: the rollout itself, not our set-up
+    cache = group_cache(
+        client, args.namespace, {args.kind}
+    )  # before the clock: the rollout itself, not our set-up
     try:
         t0 = time.perf_counter()
         written = set_image(client, args.namespace, args.kind, args.name, args.image)
@@ -199,7 +201,7 @@ def limit(client: Client, args: argparse.Namespace) -> dict[str, Any]:
         seconds = time.perf_counter() - t0
     finally:
         cache.stop()
-    ok = item.verdict is not None and item.verdict.phase is Phase.COMPLETE
+    ok = item.verdict is not None and item.verdict.phase is RolloutPhase.COMPLETE
     return {"ok": ok, "seconds": seconds, "requests": dict(client.requests)}
 
 
@@ -266,7 +268,7 @@ def check(client: Client, args: argparse.Namespace) -> dict[str, Any]:
             problems.append(f"{kind} {name} runs {images}")
         if obj["spec"].get("paused"):
             problems.append(f"{kind} {name} is paused")
-        if k.progress(obj, revisions).phase is not Phase.COMPLETE:
+        if k.progress(obj, revisions).phase is not RolloutPhase.COMPLETE:
             problems.append(f"{kind} {name} is not complete")
     return {"ok": not problems, "problems": problems}
 

@@ -166,7 +166,11 @@ def startup(ctx: Ctx, res: ReadResults, namespace: str) -> None:
                     first.add(parts.startup_s)
         # -X importtime figures of one run jump by 2-4x on a busy machine: take the median of a few
         profiles = [
-            run(python_module("rollguard.cli", *args), timeout=120, env={**installed, "PYTHONPROFILEIMPORTTIME": "1"})
+            run(
+                python_module("rollguard.cli", *args),
+                timeout=120,
+                env={**installed, "PYTHONPROFILEIMPORTTIME": "1"},
+            )
             for _ in range(IMPORT_REPS)
         ]
         per_module: dict[str, list[float]] = {}

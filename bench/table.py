@@ -104,15 +104,24 @@ def cost_goals(r: RolloutResults, reads: ReadResults) -> list[list[str]]:
         if value is None or math.isnan(value):
             rows.append([name, "not measured", f"<= {goal:g}", "-"])
             return
-        verdict = "met" if value <= goal + 1e-9 else f"missed by {value - goal:.2g}" + (f": {why}" if why else "")
+        verdict = (
+            "met" if value <= goal + 1e-9 else f"missed by {value - goal:.2g}" + (f": {why}" if why else "")
+        )
         rows.append([name, shown, f"<= {goal:g}", verdict])
 
-    ok, with_renewals = fits({n: g.runs for n, g in r.groups.items()}), fits({n: g.runs for n, g in r.groups.items()}, renewals=True)
+    ok, with_renewals = (
+        fits({n: g.runs for n, g in r.groups.items()}),
+        fits({n: g.runs for n, g in r.groups.items()}, renewals=True),
+    )
     if len([g for g in r.groups.values() if g.runs]) >= 2:
         (a, b), (a2, b2) = ok["total"], with_renewals["total"]
         row("requests per added workload, successful rollout (Lease renewals apart)", b,
             f"{b:.2f} ({b2:.2f} with them)", "pages of the lists (one more per page of objects)")  # fmt: skip
-        row("requests, fixed part, successful rollout (Lease renewals apart)", a, f"{a:.1f} ({a2:.1f} with them)")
+        row(
+            "requests, fixed part, successful rollout (Lease renewals apart)",
+            a,
+            f"{a:.1f} ({a2:.1f} with them)",
+        )
     crash = fits({n: f.runs for n, f in r.fails.items()})
     if len([f for f in r.fails.values() if f.runs]) >= 2:
         b = crash["total"][1]
@@ -125,7 +134,8 @@ def cost_goals(r: RolloutResults, reads: ReadResults) -> list[list[str]]:
             bare = (
                 f"; the bare script's own {n} writes (GET and PUT each, all at once) took "
                 f"{g.together_written.median:.2f} s to be answered on this sandbox"
-                if g.together_written.n else ""
+                if g.together_written.n
+                else ""
             )
             row(name, g.applied.median, f"{g.applied.median:.2f}",
                 "preflight (reads, then every write as a dry run), lock, claims and journal ahead of the writes"
@@ -139,7 +149,8 @@ def cost_goals(r: RolloutResults, reads: ReadResults) -> list[list[str]]:
             over,
             f"{over:+.2f} ({g.rollguard.median:.2f} against {g.together.median:.2f})",
             f"{outside:.2f} s of it outside the run's clock (interpreter start-up, imports, the report)"
-            if not math.isnan(outside) else "",
+            if not math.isnan(outside)
+            else "",
         )
     if reads.paired and reads.kubectl.n and reads.paired in reads.startup:
         mine = reads.startup[reads.paired].median
@@ -151,7 +162,8 @@ def cost_goals(r: RolloutResults, reads: ReadResults) -> list[list[str]]:
             f"{value:.2f}x ({mine:.2f} s against {reads.kubectl.median:.2f} s; pairs' median "
             f"{med(reads.pair_ratios):.2f}x)",
             f"{first.median:.2f} s go to start-up before the first request (interpreter, imports, kubeconfig)"
-            if first is not None and first.n else "",
+            if first is not None and first.n
+            else "",
         )
     helped = reads.startup.get("rollguard --help")
     if helped is not None and helped.n:
@@ -549,7 +561,9 @@ def growth_by_verb(r: RolloutResults) -> list[str]:
     if not rows:
         return []
     sizes = sorted(n for n, g in r.groups.items() if g.runs)
-    renewed = ", ".join(f"N={n}: {med([x.renewals for x in g.runs]):.0f}" for n, g in sorted(r.groups.items()) if g.runs)
+    renewed = ", ".join(
+        f"N={n}: {med([x.renewals for x in g.runs]):.0f}" for n, g in sorted(r.groups.items()) if g.runs
+    )
     return [
         f"Growth fit by verb (least squares over N = {', '.join(map(str, sizes))}; requests = fixed part + "
         "per added workload x N), less the Lease renewals, which come with the run's length, not its size (one "
@@ -593,10 +607,15 @@ def section_reads(reads: ReadResults) -> list[str]:
 
 
 def section_startup(reads: ReadResults) -> list[str]:
-    out = ["## 5. Start-up", "", "Process time of the installed `rollguard` script, from spawn to exit, from compiled bytecode "
-           "as `pip install` leaves it (`bench.metrics.bytecode_env`); for a command that talks to the cluster, "
-           "also the time until its first request is handed to the transport (the same command started "
-           "through `bench.counted`, which stamps it): the start-up proper, before the server has any say.", ""]
+    out = [
+        "## 5. Start-up",
+        "",
+        "Process time of the installed `rollguard` script, from spawn to exit, from compiled bytecode "
+        "as `pip install` leaves it (`bench.metrics.bytecode_env`); for a command that talks to the cluster, "
+        "also the time until its first request is handed to the transport (the same command started "
+        "through `bench.counted`, which stamps it): the start-up proper, before the server has any say.",
+        "",
+    ]
     rows = []
     for label, stats in reads.startup.items():
         heavy = ", ".join(f"`{m}` {ms:.0f} ms" for m, ms in reads.imports.get(label, [])[:4])

@@ -24,7 +24,9 @@ from bench.counted import peak_rss_kib  # noqa: E402
 from bench.pilot import until  # noqa: E402
 
 SIZE = (160, 50)
-BUDGET = float(__import__("os").environ.get("ROLLGUARD_TUI_BIG_BUDGET", "540"))  # bench.big gives the process 600
+BUDGET = float(
+    __import__("os").environ.get("ROLLGUARD_TUI_BIG_BUDGET", "540")
+)  # bench.big gives the process 600
 CHANGED = ("big-001", "svc-001")  # a Deployment (odd index) of the big cluster
 IMAGED = ("big-000", "svc-000")  # a DeploymentConfig (even index)
 
@@ -137,7 +139,9 @@ async def _steps(pilot: Any, app: Any, backend: Any, clients: list[Any], out: di
 
     def imaged() -> bool:
         rows = app.inventory.rows if app.inventory else ()
-        return any(r.namespace == IMAGED[0] and r.name == IMAGED[1] and image in r.images.values() for r in rows)
+        return any(
+            r.namespace == IMAGED[0] and r.name == IMAGED[1] and image in r.images.values() for r in rows
+        )
 
     await _until(pilot, imaged, "image change on its row", min(_left(), 120))
     out["live_image_s"] = time.perf_counter() - start
@@ -146,7 +150,10 @@ async def _steps(pilot: Any, app: Any, backend: Any, clients: list[Any], out: di
     # the peak with it, as a session left open reaches them.
     read_s = out["everything_s"]
     await _until(
-        pilot, lambda: backend.timings.get("everything_s") != read_s, "a whole re-judgement", min(_left(), 180)
+        pilot,
+        lambda: backend.timings.get("everything_s") != read_s,
+        "a whole re-judgement",
+        min(_left(), 180),
     )
     out["everything_s"] = backend.timings["everything_s"]
     await pilot.pause(1.0)  # its rows shown

@@ -92,7 +92,11 @@ def verify_overhead(ctx: Ctx, current: dict[str, str], sizes: tuple[int, ...]) -
             if checked.status == "succeeded":
                 current[ns] = image
             reported = (checked.report.get("checks") or [{}])[0]
-            if plain.status != "succeeded" or checked.status != "succeeded" or reported.get("outcome") != "passed":
+            if (
+                plain.status != "succeeded"
+                or checked.status != "succeeded"
+                or reported.get("outcome") != "passed"
+            ):
                 result.problems.append(
                     f"runs ended {plain.status} / {checked.status} (check {reported.get('outcome')}): "
                     f"{checked.proc.tail()}"

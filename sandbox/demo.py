@@ -38,7 +38,7 @@ def create_component(kubeconfig: Path) -> None:
     from rollguard.cluster.cache import NamespaceCache
     from rollguard.cluster.client import Client
     from rollguard.core.resources import DEPLOYMENT_CONFIGS, NAMESPACES, PODS, REPLICATION_CONTROLLERS
-    from rollguard.core.structs import DC, Phase, WorkloadRef
+    from rollguard.core.structs import DC, RolloutPhase, WorkloadRef
     from rollguard.run.wait import Watched, wait_for
 
     client = Client.connect(kubeconfig=str(kubeconfig))
@@ -82,7 +82,7 @@ def create_component(kubeconfig: Path) -> None:
         out=lambda _line: None,
     )
     cache.stop()
-    failed = [w.ref.key for w in watched if w.verdict is None or w.verdict.phase is not Phase.COMPLETE]
+    failed = [w.ref.key for w in watched if w.verdict is None or w.verdict.phase is not RolloutPhase.COMPLETE]
     if failed:
         raise SystemExit(f"demo: {failed} did not roll out their first version")
     print(f"created {len(NAMES)} DeploymentConfigs of component shop-api in namespace {NAMESPACE}, all on v1")
@@ -116,7 +116,9 @@ def verified_rollout(kubeconfig: Path) -> int:
     print(checks.read_text(), end="", flush=True)
     try:
         images = [arg for n in NAMES for arg in ("--image", f"dc/{n}={REPO}/{n}:v3")]
-        return rollguard(kubeconfig, "rollout", "-n", NAMESPACE, "-l", SELECTOR, *images, "--verify", str(checks))
+        return rollguard(
+            kubeconfig, "rollout", "-n", NAMESPACE, "-l", SELECTOR, *images, "--verify", str(checks)
+        )
     finally:
         server.shutdown()
         server.server_close()

@@ -91,7 +91,9 @@ def lines(inst: Instance, until: float) -> list[tuple[float, str]]:
         out.append((t0 + 0.02, f"INFO {app} {version}: running 12 tests"))
         if inst.end is not None:
             code = inst.exit_code if inst.exit_code is not None else int(arg[0])
-            verdict = "PASS: 12 of 12 tests passed" if code == 0 else f"FAIL: 3 of 12 tests failed (exit {code})"
+            verdict = (
+                "PASS: 12 of 12 tests passed" if code == 0 else f"FAIL: 3 of 12 tests failed (exit {code})"
+            )
             out.append((max(inst.end, t0 + 0.03), verdict))
     elif kind == "crash":
         out.append((t0 + 0.02, "INFO connecting to the database at db:5432"))
@@ -116,7 +118,11 @@ def lines(inst: Instance, until: float) -> list[tuple[float, str]]:
         if inst.end is not None:
             code = inst.exit_code if inst.exit_code is not None else 0
             last = max(inst.end, out[-1][0] + 0.001)
-            said = f"FATAL {app} {version}: out of memory (heap limit reached)" if kind == "dies" and code else ""
+            said = (
+                f"FATAL {app} {version}: out of memory (heap limit reached)"
+                if kind == "dies" and code
+                else ""
+            )
             out.append((last, inst.message or said or f"INFO {app} {version} shutting down (exit {code})"))
     return [(t, text) for t, text in out if t <= until]
 

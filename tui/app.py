@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.worker import get_current_worker
 
 from rollguard.core.errors import EXIT_INCONSISTENT, ServerError, TooManyRequests, Unreachable
-from rollguard.core.structs import Status
+from rollguard.core.structs import ExitStatus
 from rollguard.tui.backend import Backend
 from rollguard.tui.errors import describe_error
 from rollguard.tui.keys import APP_BINDINGS
@@ -34,7 +34,7 @@ from rollguard.tui.messages import (
     Problem,
     ProgressLine,
 )
-from rollguard.tui.repairs import Repair
+from rollguard.tui.repairs import TrackedRepair
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.help import HelpScreen
 from rollguard.tui.screens.quit import QuitScreen
@@ -86,7 +86,7 @@ class RollguardApp(App[int]):
         self._dirty = threading.Event()
         self._retry = threading.Event()
         self.liveness = Liveness()
-        self.repairs: list[Repair] = []  # confirmed from this TUI, running or ended (`b` reopens them)
+        self.repairs: list[TrackedRepair] = []  # confirmed from this TUI, running or ended (`b` reopens them)
         self.detached = False  # quit while a repair ran: the process must not wait for its thread
 
     @property
@@ -162,7 +162,9 @@ class RollguardApp(App[int]):
                     return
                 if not transient(exc) or not self.live_enabled:
                     self.post_message(Problem(describe_error(exc)))
-                    self.post_message(LivenessChanged(Liveness(Link.DISCONNECTED, contact, describe_error(exc))))
+                    self.post_message(
+                        LivenessChanged(Liveness(Link.DISCONNECTED, contact, describe_error(exc)))
+                    )
                     return
                 backend.stop_live()
                 failures += 1
@@ -362,14 +364,14 @@ class RollguardApp(App[int]):
 
     # -- repairs in the background --------------------------------------------------------------------
 
-    def start_repair(self, repair: Repair) -> None:
+    def start_repair(self, repair: TrackedRepair) -> None:
         """A confirmed repair: the app owns it, so its dialog can go to the background and come back."""
         self.repairs.append(repair)
         self._run_repair(repair)
         self._repairs_changed()
 
     @work(thread=True, exit_on_error=False, group="action")
-    def _run_repair(self, repair: Repair) -> None:
+    def _run_repair(self, repair: TrackedRepair) -> None:
         def line(text: str) -> None:  # from this thread; post_message is thread-safe
             self.post_message(ProgressLine(repair, text))
 
@@ -377,10 +379,10 @@ class RollguardApp(App[int]):
             result = self.backend.execute(repair.plan, line, repair.cancel_event)
         except Exception as exc:
             # Nothing tells how far the action got: the status of a run that could not say what it left.
-            result = ResultView(Status.INCONSISTENT, EXIT_INCONSISTENT, describe_error(exc))
+            result = ResultView(ExitStatus.INCONSISTENT, EXIT_INCONSISTENT, describe_error(exc))
         self.post_message(ActionFinished(repair, result))
 
-    def _dialogs_of(self, repair: Repair) -> list[ConfirmScreen]:
+    def _dialogs_of(self, repair: TrackedRepair) -> list[ConfirmScreen]:
         return [s for s in self.screen_stack if isinstance(s, ConfirmScreen) and s.repair is repair]
 
     @on(ProgressLine)
@@ -411,7 +413,7 @@ class RollguardApp(App[int]):
             if hasattr(screen, "repairs_changed"):
                 screen.repairs_changed()
 
-    def running_repairs(self) -> list[Repair]:
+    def running_repairs(self) -> list[TrackedRepair]:
         return [r for r in self.repairs if r.running]
 
     def reopen_repair(self) -> bool:
@@ -427,7 +429,7 @@ class RollguardApp(App[int]):
         )
         return True
 
-    def running_action(self) -> Repair | None:
+    def running_action(self) -> TrackedRepair | None:
         """The newest repair running now (in its dialog or in the background), if any."""
         running = self.running_repairs()
         return running[-1] if running else None
@@ -460,4 +462,3 @@ class RollguardApp(App[int]):
             for title, help_text, callback in commands():
                 yield SystemCommand(title, help_text, callback)
         yield SystemCommand("Help", "List every key", self.action_help)
-

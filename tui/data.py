@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from rollguard.cluster.journal import JOURNAL_LABEL, Journal
-from rollguard.core.report import Outcome
+from rollguard.core.report import Report
 from rollguard.core.resources import (
     CONFIG_MAPS,
     DEPLOYMENT_CONFIGS,
@@ -190,7 +190,9 @@ def namespace_part(ns_state: assessment.NamespaceState, previous: Part | None = 
         groups.setdefault(row.group_key, GroupView(namespace=row.namespace, selector=row.group))
     used = {r.group_key for r in rows}
     views = previous[2] if previous is not None else {}
-    kept = {k: g if (was := views.get(k)) is None or was != g else was for k, g in groups.items() if k in used}
+    kept = {
+        k: g if (was := views.get(k)) is None or was != g else was for k, g in groups.items() if k in used
+    }
     return ns_state, rows, kept
 
 
@@ -223,7 +225,9 @@ def inventory_of(
     return Inventory(rows=tuple(rows), groups=groups, namespaces=tuple(all_ns))
 
 
-def find_state(states: Mapping[str, assessment.NamespaceState], row: WorkloadRow) -> assessment.WorkloadState | None:
+def find_state(
+    states: Mapping[str, assessment.NamespaceState], row: WorkloadRow
+) -> assessment.WorkloadState | None:
     ns_state = states.get(row.namespace)
     if ns_state is None:
         return None
@@ -347,9 +351,15 @@ def needs(action: str, namespace: str, kinds: Iterable[str]) -> list[tuple[str, 
     return permissions(action, namespace, set(kinds))
 
 
-def missing_text(needs: Iterable[tuple[str, Resource, str]], access: Mapping[tuple[str, str, str], bool]) -> str:
+def missing_text(
+    needs: Iterable[tuple[str, Resource, str]], access: Mapping[tuple[str, str, str], bool]
+) -> str:
     """``update on deploymentconfigs.apps.openshift.io in NS``: the reviews answered no ("" if none)."""
-    missing = [f"{verb} on {res.label} in {ns}" for verb, res, ns in needs if access.get((verb, res.label, ns)) is False]
+    missing = [
+        f"{verb} on {res.label} in {ns}"
+        for verb, res, ns in needs
+        if access.get((verb, res.label, ns)) is False
+    ]
     return ", ".join(dict.fromkeys(missing))
 
 
@@ -386,7 +396,7 @@ def plan_view(action: str, target: Target, plan: RepairPlan, command: str) -> Pl
     )
 
 
-def result_view(outcome: Outcome) -> ResultView:
+def result_view(outcome: Report) -> ResultView:
     return ResultView(
         status=outcome.status,
         exit_code=outcome.exit_code,
@@ -397,5 +407,8 @@ def result_view(outcome: Outcome) -> ResultView:
 
 def as_yaml(obj: Obj) -> str:
     """An object as `oc get -o yaml` shows it, less managedFields (noise for a repair decision)."""
-    shown = {**obj, "metadata": {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}}
+    shown = {
+        **obj,
+        "metadata": {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"},
+    }
     return yaml.safe_dump(shown, sort_keys=False, default_flow_style=False, width=1000)

@@ -77,4 +77,6 @@ def banner(state: Liveness, now: float) -> str:
         else "nothing has been read yet"
     )
     cause = f": {state.error}" if state.error else ""
-    return f"{'Reconnecting' if state.link is Link.RECONNECTING else 'Disconnected'}{cause}. {shown}; retrying."
+    return (
+        f"{'Reconnecting' if state.link is Link.RECONNECTING else 'Disconnected'}{cause}. {shown}; retrying."
+    )

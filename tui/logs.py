@@ -142,7 +142,9 @@ def nothing_to_show(*, pod: str | None, deployer: str | None) -> str:
     if pod:
         return f"no pod {pod}: it was deleted"
     if deployer:  # a cancelled rollout's is deleted
-        return f"no pod to show the logs of: the revision has no pods, and its deployer pod {deployer} is gone"
+        return (
+            f"no pod to show the logs of: the revision has no pods, and its deployer pod {deployer} is gone"
+        )
     return "no pod to show the logs of: none runs now"
 
 

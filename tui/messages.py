@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.message import Message
 
 from rollguard.tui.liveness import Liveness
-from rollguard.tui.repairs import Repair
+from rollguard.tui.repairs import TrackedRepair
 from rollguard.tui.views import DetailView, Inventory, PlanView, ResultView
 
 
@@ -61,7 +61,7 @@ class PlanLoaded(Message):
 class ProgressLine(Message):
     """One line of a repair's live progress (posted to the app, which owns the repair)."""
 
-    def __init__(self, repair: Repair, line: str) -> None:
+    def __init__(self, repair: TrackedRepair, line: str) -> None:
         super().__init__()
         self.repair = repair
         self.line = line
@@ -70,7 +70,7 @@ class ProgressLine(Message):
 class ActionFinished(Message):
     """A repair ended (posted to the app; its dialog, open or reopened later, shows the result)."""
 
-    def __init__(self, repair: Repair, result: ResultView) -> None:
+    def __init__(self, repair: TrackedRepair, result: ResultView) -> None:
         super().__init__()
         self.repair = repair
         self.result = result

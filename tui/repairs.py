@@ -18,7 +18,7 @@ from rollguard.tui.views import PlanView, ResultView
 
 
 @dataclass(eq=False)
-class Repair:
+class TrackedRepair:
     """One confirmed repair: its plan, the group it acts on, and what it printed so far."""
 
     plan: PlanView
@@ -47,17 +47,17 @@ def elapsed(seconds: float) -> str:
     return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
 
 
-def badge(repair: Repair, now: float) -> str:
+def badge(repair: TrackedRepair, now: float) -> str:
     """The group row's badge: ``⟳ revert 0:42`` while it runs."""
     return f"⟳ {repair.plan.action} {elapsed(now - repair.started)}"
 
 
-def badges_by_group(repairs: list[Repair], now: float) -> dict[str, str]:
+def badges_by_group(repairs: list[TrackedRepair], now: float) -> dict[str, str]:
     """Group key -> badge, for the repairs still running (the newest wins on one group)."""
     return {r.group: badge(r, now) for r in repairs if r.running}
 
 
-def header_text(repairs: list[Repair], now: float) -> str:
+def header_text(repairs: list[TrackedRepair], now: float) -> str:
     """The header's note while repairs run in the background (empty when none runs)."""
     running = [r for r in repairs if r.running]
     if not running:

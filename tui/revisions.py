@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rollguard.cluster.journal import Journal
-from rollguard.core.structs import WorkloadPhase
+from rollguard.core.structs import EntryPhase
 
 VERIFIED_PHASES = (
-    WorkloadPhase.COMPLETE,
-    WorkloadPhase.RESUMED,
-    WorkloadPhase.REDEPLOYED,
-    WorkloadPhase.UNCHANGED,
+    EntryPhase.COMPLETE,
+    EntryPhase.RESUMED,
+    EntryPhase.REDEPLOYED,
+    EntryPhase.UNCHANGED,
 )
 BAD_STATUS = {"Failed": "failed", "Cancelled": "cancelled"}
 
@@ -42,7 +42,7 @@ def revision_marks(revisions: Iterable[tuple[int, str]], journal: Journal | None
             run = journal.run_id or "?"
             if entry.phase in VERIFIED_PHASES:
                 known[entry.revision_after] = f"verified by run {run}"
-            elif entry.phase is WorkloadPhase.FAILED:
+            elif entry.phase is EntryPhase.FAILED:
                 known[entry.revision_after] = f"failed in run {run}"
             else:
                 known.setdefault(entry.revision_after, f"rolled out by run {run}, not verified")

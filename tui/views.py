@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from rollguard.core.images import short_image
-from rollguard.core.structs import RunState, Status, WorkloadRef
+from rollguard.core.structs import ExitStatus, RunState, WorkloadRef
 from rollguard.state.model import FINDINGS, HEALTHY, MUTABLE_IMAGE, OVERLAPPING
 
 if TYPE_CHECKING:
@@ -233,14 +233,16 @@ class PlanView:
     command: str
     refusal: str = ""  # non-empty: the action would be refused (exit 2), nothing to confirm
     notes: tuple[str, ...] = ()
-    handle: RepairPlan | None = field(default=None, compare=False, repr=False)  # the repair's own, to carry out
+    handle: RepairPlan | None = field(
+        default=None, compare=False, repr=False
+    )  # the repair's own, to carry out
 
 
 @dataclass(frozen=True)
 class ResultView:
     """How an action ended."""
 
-    status: Status
+    status: ExitStatus
     exit_code: int
     summary: str
     errors: tuple[str, ...] = ()

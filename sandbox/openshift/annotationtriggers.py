@@ -190,8 +190,10 @@ class AnnotationTriggerController:
             return
         images = triggered_images(obj)
         self._seen[key] = (triggers, images)
-        if not old_triggers or old_triggers != triggers or any(
-            old_images.get(path, image) != image for path, image in images.items()
+        if (
+            not old_triggers
+            or old_triggers != triggers
+            or any(old_images.get(path, image) != image for path, image in images.items())
         ):
             self.queue.add(key)
 

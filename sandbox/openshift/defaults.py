@@ -332,7 +332,9 @@ def _validate_trigger(t: Any, path: str) -> list[str]:
             )
         reason = _stream_tag_name_error(str(src["name"]))
         if reason:
-            errors.append(f"{path}.imageChangeParams.from.name: Invalid value: {json.dumps(src['name'])}: {reason}")
+            errors.append(
+                f"{path}.imageChangeParams.from.name: Invalid value: {json.dumps(src['name'])}: {reason}"
+            )
         namespace = src.get("namespace")
         if namespace and (len(str(namespace)) > 253 or not _DNS_SUBDOMAIN.fullmatch(str(namespace))):
             errors.append(
@@ -415,7 +417,11 @@ def _validate_strategy(strategy: JSON, pod: JSON) -> list[str]:
         )
     if isinstance(rolling, dict):  # IsNotMoreThan100Percent
         unavailable = rolling.get("maxUnavailable")
-        if isinstance(unavailable, str) and re.fullmatch(r"[0-9]+%", unavailable) and int(unavailable[:-1]) > 100:
+        if (
+            isinstance(unavailable, str)
+            and re.fullmatch(r"[0-9]+%", unavailable)
+            and int(unavailable[:-1]) > 100
+        ):
             errors.append(
                 f"spec.strategy.rollingParams.maxUnavailable: Invalid value: {json.dumps(unavailable)}: "
                 "should not be more than 100%"

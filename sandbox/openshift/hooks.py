@@ -34,7 +34,7 @@ RUNNING, DONE = "running", "done"
 
 
 @dataclass
-class Outcome:
+class Report:
     """Where a hook stands: RUNNING, DONE, or a failure message that aborts the rollout."""
 
     state: str
@@ -100,14 +100,14 @@ class Hooks:
     def __init__(self, kube: Kube, pods: Informer, recorder: Recorder) -> None:
         self.kube, self.pods, self.recorder = kube, pods, recorder
 
-    def run(self, dc: JSON, rc: JSON, config: JSON, kind: str, deployer: JSON) -> Outcome:
+    def run(self, dc: JSON, rc: JSON, config: JSON, kind: str, deployer: JSON) -> Report:
         strategy = (config.get("spec") or {}).get("strategy") or {}
         params = strategy.get(
             "rollingParams" if strategy.get("type", "Rolling") == "Rolling" else "recreateParams"
         )
         hook = (params or {}).get(kind)
         if not hook:
-            return Outcome(DONE)
+            return Report(DONE)
         m = rc["metadata"]
         label = f"{m['namespace']}/{m['name']}"
         if not hook.get("execNewPod"):
@@ -125,11 +125,11 @@ class Hooks:
                 pod = self.kube.request("POST", f"/api/v1/namespaces/{m['namespace']}/pods", body)
             except ApiError as e:
                 if e.status == 409:
-                    return Outcome(RUNNING)  # there, not cached yet
+                    return Report(RUNNING)  # there, not cached yet
                 why = f"couldn't create lifecycle pod for {m['name']}: {e.body.get('message') or e}"
                 return self._failed(dc, hook, kind, label, why, ())
             self.pods.store(pod)
-            return Outcome(RUNNING, (f"--> {kind}: Running hook pod ...",))
+            return Report(RUNNING, (f"--> {kind}: Running hook pod ...",))
         if not pod["metadata"].get("ownerReferences"):
             # the deployer controller's setDeployerPodsOwnerRef, when a pod update (binding, status) of
             # a pod annotated with the RC's name enqueues the RC (factory.go updatePod): not at creation
@@ -139,13 +139,13 @@ class Hooks:
             self.recorder.event(
                 dc, "Normal", "Completed", f"The {kind}-hook for rc {label} completed successfully"
             )
-            return Outcome(DONE, (f"--> {kind}: Success",))
+            return Report(DONE, (f"--> {kind}: Success",))
         if phase == "Failed":
             message = str((pod.get("status") or {}).get("message") or "")
             return self._failed(dc, hook, kind, label, message, (f"--> {kind}: Failed",))
-        return Outcome(RUNNING)
+        return Report(RUNNING)
 
-    def _tag_images(self, dc: JSON, hook: JSON, rc: JSON, kind: str, label: str) -> Outcome:
+    def _tag_images(self, dc: JSON, hook: JSON, rc: JSON, kind: str, label: str) -> Report:
         """lifecycle.go tagImages: each container's image into ImageStreamTag `to`, errors aggregated."""
         template = ((rc.get("spec") or {}).get("template") or {}).get("spec") or {}
         images = {c.get("name"): c.get("image", "") for c in template.get("containers") or []}
@@ -175,7 +175,7 @@ class Hooks:
         if not errors:
             done = f"The {kind}-hook for rc {label} completed successfully"
             self.recorder.event(dc, "Normal", "Completed", done)
-            return Outcome(DONE, tuple(lines))
+            return Report(DONE, tuple(lines))
         message = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"  # utilerrors.NewAggregate
         return self._failed(dc, hook, kind, label, message, tuple(lines))
 
@@ -217,7 +217,7 @@ class Hooks:
 
     def _failed(
         self, dc: JSON, hook: JSON, kind: str, label: str, err: str, lines: tuple[str, ...]
-    ) -> Outcome:
+    ) -> Report:
         if hook.get("failurePolicy") == "Ignore":
             self.recorder.event(
                 dc,
@@ -225,11 +225,11 @@ class Hooks:
                 "Failed",
                 f"The {kind}-hook failed: {err} (ignore), rollout of {label} will continue",
             )
-            return Outcome(DONE, lines)
+            return Report(DONE, lines)
         self.recorder.event(
             dc, "Warning", "Failed", f"The {kind}-hook failed: {err}, aborting rollout of {label}"
         )
-        return Outcome(
+        return Report(
             f"{kind} hook failed: the {kind} hook failed: {err}, aborting rollout of {label}", lines
         )
 

@@ -207,7 +207,9 @@ class ImageStreamController:
                 # strategy.go tagsChanged: a reference tag is not imported; its status item is the name
                 # alone, with no image (tagReferenceToTagEvent)
                 tag.pop("conditions", None)
-                add_tag_event(tag, {"created": now(), "dockerImageReference": ref_name, "image": "", "generation": tgen})
+                add_tag_event(
+                    tag, {"created": now(), "dockerImageReference": ref_name, "image": "", "generation": tgen}
+                )
                 out.append(tag)
                 continue
             try:

@@ -68,7 +68,9 @@ def review(
         new = defaults.default_dc(obj, create=request.get("operation") == "CREATE")
         if not request.get("subResource") and isinstance(new.get("spec"), dict):
             # the kube-apiserver's image policy admission (sandbox/openshift/imagepolicy.py)
-            new["spec"]["template"] = imagepolicy.resolve_local_names(new, new["spec"].get("template"), lookup)
+            new["spec"]["template"] = imagepolicy.resolve_local_names(
+                new, new["spec"].get("template"), lookup
+            )
         name = obj.get("metadata", {}).get("name", "")
         # Kubernetes' own word on the pod template (one dry-run request to the API server): only for the
         # main resource, whose writes OpenShift validates in full (the status one validates the status).

@@ -37,7 +37,11 @@ class Listed:
 
     items: list[Obj]
     resource_version: str
-FAILING_LIST_TIMEOUT = 30.0  # seconds `start` waits for first lists that fail (a long timeout is for slow ones)
+
+
+FAILING_LIST_TIMEOUT = (
+    30.0  # seconds `start` waits for first lists that fail (a long timeout is for slow ones)
+)
 
 
 class NamespaceCache:
@@ -93,9 +97,13 @@ class NamespaceCache:
         deadline = started + timeout
         for res, synced in self._synced.items():
             # in steps, so that a cache stopped meanwhile (another context chosen) does not keep waiting
-            while not synced.wait(min(max(deadline - time.monotonic(), 0.1), 0.5)) and not self._stop.is_set():
+            while (
+                not synced.wait(min(max(deadline - time.monotonic(), 0.1), 0.5)) and not self._stop.is_set()
+            ):
                 now = time.monotonic()
-                failing = any(not isinstance(e, NotFound | Forbidden) for e in self.errors)  # not: no such kind
+                failing = any(
+                    not isinstance(e, NotFound | Forbidden) for e in self.errors
+                )  # not: no such kind
                 if now >= deadline or (failing and now >= started + FAILING_LIST_TIMEOUT):
                     if self.errors:
                         raise self.errors[-1]
@@ -142,7 +150,9 @@ class NamespaceCache:
         with self._lock:
             index = self._owners.get(res)
             if index is None:
-                index = self._owners[res] = Owners(o for names in self._objects[res].values() for o in names.values())
+                index = self._owners[res] = Owners(
+                    o for names in self._objects[res].values() for o in names.values()
+                )
             return index
 
     def get(self, res: Resource, name: str) -> Obj | None:

@@ -157,7 +157,9 @@ class ClaimHeldError(RefusedError):
     is the same group's run whose journal is not written yet, or a repair of named workloads.
     """
 
-    def __init__(self, *, key: str, claim: ClaimView, lease: str, namespace: str, overlap: bool = True) -> None:
+    def __init__(
+        self, *, key: str, claim: ClaimView, lease: str, namespace: str, overlap: bool = True
+    ) -> None:
         self.holder = claim.holder
         group = (
             f"rollout group {claim.selector!r}"
@@ -167,8 +169,13 @@ class ClaimHeldError(RefusedError):
         fix = "wait for that run to finish (or, if it died, for its lease to expire)"
         super().__init__(
             f"{key} is claimed by {claim.holder} ({group} in {namespace}, claim Lease {lease}): "
-            + ("it belongs to two rollout groups, and that run acts on it now" if overlap else "that run acts on it now"),
-            fix=fix + "; to stop this, make the groups' selectors exclusive (`rollguard status` names workloads "
+            + (
+                "it belongs to two rollout groups, and that run acts on it now"
+                if overlap
+                else "that run acts on it now"
+            ),
+            fix=fix
+            + "; to stop this, make the groups' selectors exclusive (`rollguard status` names workloads "
             "in two groups)"
             if overlap
             else fix + "; `rollguard status` shows where it stands",
@@ -206,7 +213,9 @@ class Claims:
         for run in runs.values():
             if run.group_lease and run.group_lease not in leases:
                 try:
-                    leases[run.group_lease] = self._client.get(LEASES, run.group_lease, namespace=self.namespace)
+                    leases[run.group_lease] = self._client.get(
+                        LEASES, run.group_lease, namespace=self.namespace
+                    )
                 except NotFound:
                     leases[run.group_lease] = None
         return {holder: claim_live(run.view, leases.get(run.group_lease)) for holder, run in runs.items()}
@@ -214,7 +223,11 @@ class Claims:
     def _refusal(self, held: tuple[str, ClaimView]) -> ClaimHeldError:
         key, view = held
         return ClaimHeldError(
-            key=key, claim=view, lease=REGISTER, namespace=self.namespace, overlap=bool(view.selector and self.selector)
+            key=key,
+            claim=view,
+            lease=REGISTER,
+            namespace=self.namespace,
+            overlap=bool(view.selector and self.selector),
         )
 
     def check(self, refs: list[WorkloadRef]) -> None:
@@ -250,7 +263,10 @@ class Claims:
         resourceVersion of ``current`` as precondition; returns the register as stored (None: deleted)."""
         if current is not None and not runs:
             self._client.delete(
-                LEASES, REGISTER, namespace=self.namespace, resource_version=current["metadata"]["resourceVersion"]
+                LEASES,
+                REGISTER,
+                namespace=self.namespace,
+                resource_version=current["metadata"]["resourceVersion"],
             )
             return None
         metadata: Obj = {
@@ -258,10 +274,17 @@ class Claims:
             "namespace": self.namespace,
             "labels": {MANAGED_BY: "rollguard", CLAIM_LABEL: "true"},
             "annotations": {
-                CLAIMS_ANNOTATION: json.dumps({h: r.to_json() for h, r in sorted(runs.items())}, sort_keys=True)
+                CLAIMS_ANNOTATION: json.dumps(
+                    {h: r.to_json() for h, r in sorted(runs.items())}, sort_keys=True
+                )
             },
         }
-        body: Obj = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": metadata, "spec": {}}
+        body: Obj = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": metadata,
+            "spec": {},
+        }
         if current is None:
             return self._client.create(LEASES, body, namespace=self.namespace)
         metadata["resourceVersion"] = current["metadata"]["resourceVersion"]

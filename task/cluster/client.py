@@ -56,7 +56,9 @@ REQUEST_TIMEOUT = 30.0  # seconds a request waits for its answer (an admission w
 HELD_TIMEOUT = 10.0
 
 _RETRIES = 5
-_POOL_SIZE = 64  # connections kept per host: a run's watches plus its writes (run.group_write.WRITERS) at once
+_POOL_SIZE = (
+    64  # connections kept per host: a run's watches plus its writes (run.group_write.WRITERS) at once
+)
 _MERGE_PATCH = "application/merge-patch+json"
 PAGE_SIZE = 500  # at most, client-go's pager default
 # Pages are sized to about this much JSON from the size of the items seen so far (500 DeploymentConfigs
@@ -79,7 +81,9 @@ def guarded(api: Api, guard: Callable[[], None]) -> Api:
     return _Guarded(api, guard)
 
 
-def hold_through_outages(api: Api, *, stop: threading.Event, say: Callable[[str], None]) -> Callable[[], None]:
+def hold_through_outages(
+    api: Api, *, stop: threading.Event, say: Callable[[str], None]
+) -> Callable[[], None]:
     """From now on, requests of ``api`` that get no answer while the API server answers nothing at all
     are retried until it answers again or ``stop`` is set, and ``say`` hears of the silence
     (`rollguard.cluster.pulse`); once it answers again, the watches are re-established from their last

@@ -37,13 +37,20 @@ from rollguard.cluster.journal_codec import (
 )
 from rollguard.core.errors import Conflict, NotFound
 from rollguard.core.resources import CONFIG_MAPS
-from rollguard.core.structs import Obj, RunState, VerifiedState, WorkloadPhase
+from rollguard.core.structs import EntryPhase, Obj, RunState, VerifiedState
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 JOURNAL_LABEL = "rollguard.io/journal"
 __all__ = [
-    "DATA_KEY", "Journal", "JournalStore", "WorkloadEntry", "group_name", "is_part", "parse_configmap",
-    "precise_now", "stamp_order",
+    "DATA_KEY",
+    "Journal",
+    "JournalStore",
+    "WorkloadEntry",
+    "group_name",
+    "is_part",
+    "parse_configmap",
+    "precise_now",
+    "stamp_order",
 ]
 SAME_AS_VERIFIED = "=verified"  # a last-success template equal to the entry's verified one
 SELECTOR_ANNOTATION = "rollguard.io/selector"
@@ -88,7 +95,7 @@ class WorkloadEntry:
     name: str
     verified: VerifiedState
     target_images: dict[str, str] = field(default_factory=dict)
-    phase: WorkloadPhase = WorkloadPhase.PENDING
+    phase: EntryPhase = EntryPhase.PENDING
     revision_after: int = 0
     note: str = ""
     created: bool = False  # the run creates it (from -f): a revert deletes it
@@ -98,7 +105,7 @@ class WorkloadEntry:
     applied: Obj = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.phase = WorkloadPhase(self.phase)  # the word itself is accepted too; a typo is not
+        self.phase = EntryPhase(self.phase)  # the word itself is accepted too; a typo is not
 
     def to_json(self) -> Obj:
         return {
@@ -122,7 +129,7 @@ class WorkloadEntry:
             name=data["name"],
             verified=VerifiedState.from_json(data["verified"]),
             target_images=dict(data.get("target_images", {})),
-            phase=WorkloadPhase.read(data.get("phase", WorkloadPhase.PENDING)),
+            phase=EntryPhase.read(data.get("phase", EntryPhase.PENDING)),
             revision_after=int(data.get("revision_after", 0)),
             note=data.get("note", ""),
             created=bool(data.get("created", False)),

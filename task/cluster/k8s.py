@@ -132,7 +132,9 @@ class _Later(types.ModuleType):
         try:
             return getattr(real, attr)
         except AttributeError:
-            return importlib.import_module(f"{self.__name__}.{attr}")  # ``oauthlib.oauth2`` of ``import oauthlib``
+            return importlib.import_module(
+                f"{self.__name__}.{attr}"
+            )  # ``oauthlib.oauth2`` of ``import oauthlib``
 
 
 def _cpu_count() -> int:

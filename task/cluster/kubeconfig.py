@@ -138,7 +138,12 @@ def resolve_paths(entry: Config, section: str, base: str) -> Config:
             body[key] = os.path.normpath(os.path.join(base, os.path.expanduser(value)))
     plugin = body.get("exec")
     command = plugin.get("command") if isinstance(plugin, dict) else None
-    if isinstance(plugin, dict) and isinstance(command, str) and os.sep in command and not os.path.isabs(command):
+    if (
+        isinstance(plugin, dict)
+        and isinstance(command, str)
+        and os.sep in command
+        and not os.path.isabs(command)
+    ):
         # an exec credential plugin named by a relative path, like ./bin/token-helper (client-go resolves
         # it against the file too; a bare name is looked up on PATH)
         body["exec"] = {**plugin, "command": os.path.normpath(os.path.join(base, command))}

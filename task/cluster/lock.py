@@ -203,8 +203,10 @@ class GroupLock:
                 # the last good renew proves nothing any more the group is lost.
                 self.last_error = str(exc)
                 if self.safe_for <= 0:
-                    self.lose(f"its lease was not renewed for {self.duration - fence_margin(self.duration):.0f}s "
-                               f"(last error: {exc})")
+                    self.lose(
+                        f"its lease was not renewed for {self.duration - fence_margin(self.duration):.0f}s "
+                        f"(last error: {exc})"
+                    )
                     return
                 wait = min(RETRY_EVERY, max(self.safe_for / 2, 0.1))
 

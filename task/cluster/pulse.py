@@ -25,7 +25,9 @@ from collections.abc import Callable
 
 FIRST_REPORT = 10.0  # seconds without an answer before a holding run says so
 HOLD_BACKOFF = (0.5, 1.0, 2.0)
-ANSWERS_AGAIN = "the API server answers again"  # seconds between the attempts of a request held through an outage
+ANSWERS_AGAIN = (
+    "the API server answers again"  # seconds between the attempts of a request held through an outage
+)
 
 
 class Pulse:
@@ -115,9 +117,7 @@ class Pulse:
         outage, to end the requests still waiting (they would wait out their timeouts)."""
         self.stop = stop
         self.holding = True
-        threading.Thread(
-            target=self._monitor, args=(say, on_recovery), name="api-pulse", daemon=True
-        ).start()
+        threading.Thread(target=self._monitor, args=(say, on_recovery), name="api-pulse", daemon=True).start()
         threading.Thread(
             target=self._give_up_when_stopped, args=(stop, on_give_up), name="api-give-up", daemon=True
         ).start()

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from rollguard.cluster.client import Client
     from rollguard.cluster.kubeconfig import Connection
-    from rollguard.core.report import Outcome
+    from rollguard.core.report import Report
 
 
 NAMESPACE_HELP = (
@@ -65,7 +65,6 @@ def lease_seconds(args: argparse.Namespace) -> int:
             fix=f"use a duration between {MIN_LEASE_SECONDS}s and {MAX_LEASE_SECONDS // 60}m",
         )
     return seconds
-
 
 
 @dataclass
@@ -193,13 +192,13 @@ def write_or_warn(write: Callable[[], None], what: str) -> None:
         print(f"rollguard: could not write the {what}: {exc}", file=sys.stderr, flush=True)
 
 
-def finish(outcome: Outcome, *, report: str | None, report_ok: bool, dry_run: bool) -> None:
+def finish(outcome: Report, *, report: str | None, report_ok: bool, dry_run: bool) -> None:
     """The end every changing command shares: a refusal on stderr, else the summary line (a dry run
     has printed its own), then the report unless its path was refused in preflight."""
     from rollguard.core.report import write_report
-    from rollguard.core.structs import Status
+    from rollguard.core.structs import ExitStatus
 
-    if outcome.status is Status.REFUSED:
+    if outcome.status is ExitStatus.REFUSED:
         print(f"rollguard: refused: {outcome.error}", file=sys.stderr)
     elif not dry_run:
         printer(outcome.summary())

@@ -70,7 +70,10 @@ def run(args: argparse.Namespace) -> int:
     from rollguard.state.model import FINDINGS
 
     started = dt.datetime.now(dt.UTC)
-    report: dict[str, Any] = {"status": DriftStatus.ERROR, "checked_at": started.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    report: dict[str, Any] = {
+        "status": DriftStatus.ERROR,
+        "checked_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
     client = None
     try:
         check_report_path(args.report)

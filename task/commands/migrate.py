@@ -30,7 +30,7 @@ from rollguard.commands.common import (
 from rollguard.core.errors import ApiError, RefusedError
 
 if TYPE_CHECKING:  # imported when run: the CLI starts without the engine
-    from rollguard.core.report import Outcome
+    from rollguard.core.report import Report
     from rollguard.run.migrate import Migrate
 
 
@@ -114,12 +114,12 @@ def manifests_yaml(migrate: Migrate) -> dict[str, str]:
     return out
 
 
-def preview(migrate: Migrate, *, output: str | None, output_dir: str | None) -> Outcome:
+def preview(migrate: Migrate, *, output: str | None, output_dir: str | None) -> Report:
     """``--dry-run`` or ``-o yaml``: the whole preflight, then the plan or the manifests; nothing changed."""
     import yaml
 
-    from rollguard.core.report import Outcome
-    from rollguard.core.structs import Status
+    from rollguard.core.report import Report
+    from rollguard.core.structs import ExitStatus
     from rollguard.kinds.conversion import scale_ref_text
     from rollguard.plan.preview import planned_results
 
@@ -150,8 +150,8 @@ def preview(migrate: Migrate, *, output: str | None, output_dir: str | None) -> 
             printer(f"# {wp.key} as the server would store it (dry run)")
             printer(yaml.safe_dump(wp.server_view or wp.manifest, sort_keys=False).rstrip("\n"))
         printer(f"dry run: {len(m.dcs)} DeploymentConfigs would be migrated; nothing was changed")
-    return Outcome(
-        status=Status.DRY_RUN,
+    return Report(
+        status=ExitStatus.DRY_RUN,
         command="migrate",
         namespace=plan.namespace,
         selector=plan.selector,
@@ -160,13 +160,13 @@ def preview(migrate: Migrate, *, output: str | None, output_dir: str | None) -> 
 
 
 def run(args: argparse.Namespace) -> int:
-    from rollguard.core.report import Outcome, default_results_dir, write_results
-    from rollguard.core.structs import Status
+    from rollguard.core.report import Report, default_results_dir, write_results
+    from rollguard.core.structs import ExitStatus
     from rollguard.plan.inputs import parse_duration, parse_selector
     from rollguard.plan.migrate_decide import MigrateAction, MigrateRequest
     from rollguard.run.migrate import Migrate
 
-    outcome: Outcome
+    outcome: Report
     report_ok = results_ok = False
     namespace, namespace_from = args.namespace or "", ""
     results = args.results_dir or default_results_dir()
@@ -221,16 +221,16 @@ def run(args: argparse.Namespace) -> int:
             )
             outcome = migrate.execute()
     except ApiError as exc:  # only a preview gets here: its preflight reads failed, nothing was changed
-        outcome = Outcome(
-            status=Status.REFUSED,
+        outcome = Report(
+            status=ExitStatus.REFUSED,
             command="migrate",
             namespace=namespace,
             selector=args.selector,
             error=f"the API server refused or failed a read during preflight: {exc}",
         )
     except RefusedError as exc:
-        outcome = Outcome(
-            status=Status.REFUSED,
+        outcome = Report(
+            status=ExitStatus.REFUSED,
             command="migrate",
             namespace=namespace,
             selector=args.selector,

@@ -71,13 +71,15 @@ def unfinished_migration(client: Api, plan: RepairPlan, *, timeout: int, lease: 
                              timeout=timeout, lease_seconds=lease)  # fmt: skip
     cancel = threading.Event()
     job = Migrate(client, request, out=printer, cancel=cancel)
-    install_sigterm(cancel, lambda: job.cache.wake() if job.cache else None, job.abort, on_signal=job.stopped_by)
+    install_sigterm(
+        cancel, lambda: job.cache.wake() if job.cache else None, job.abort, on_signal=job.stopped_by
+    )
     return job
 
 
 def run(args: argparse.Namespace) -> int:
-    from rollguard.core.report import Outcome
-    from rollguard.core.structs import Status
+    from rollguard.core.report import Report
+    from rollguard.core.structs import ExitStatus
     from rollguard.plan.inputs import parse_duration
     from rollguard.plan.repair_read import plan_repair
     from rollguard.run.repair import Repair
@@ -111,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
             printer("\n".join(plan.diff()))
             changed = sum(c.changed for c in plan.changes)
             printer(f"dry run: {changed} of {len(plan.changes)} workloads would change; nothing was changed")
-            outcome = Outcome(  # dry-run, never succeeded: nothing was repaired
-                status=Status.DRY_RUN,
+            outcome = Report(  # dry-run, never succeeded: nothing was repaired
+                status=ExitStatus.DRY_RUN,
                 command=action,
                 namespace=plan.namespace,
                 selector=plan.selector,
@@ -126,8 +128,8 @@ def run(args: argparse.Namespace) -> int:
             )
             outcome = job.execute()
     except (RefusedError, ApiError) as exc:  # the preflight only reads: nothing was changed
-        outcome = Outcome(
-            status=Status.REFUSED,
+        outcome = Report(
+            status=ExitStatus.REFUSED,
             command=action,
             namespace=namespace,
             selector=args.selector or "",

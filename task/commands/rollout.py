@@ -23,7 +23,7 @@ from rollguard.commands.common import (
 from rollguard.core.errors import ApiError, RefusedError
 
 if TYPE_CHECKING:  # imported when run: the CLI starts without the engine
-    from rollguard.core.report import Outcome
+    from rollguard.core.report import Report
     from rollguard.run.rollout import Rollout
 
 
@@ -140,10 +140,10 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
-def preview(rollout: Rollout) -> Outcome:
+def preview(rollout: Rollout) -> Report:
     """``--dry-run``: the rollout's whole preflight, then its plan as diffs; no lock, no journal, no write."""
-    from rollguard.core.report import Outcome
-    from rollguard.core.structs import Status
+    from rollguard.core.report import Report
+    from rollguard.core.structs import ExitStatus
     from rollguard.plan.preview import plan_diff, planned_results
     from rollguard.run.verify import validated
 
@@ -154,8 +154,8 @@ def preview(rollout: Rollout) -> Outcome:
     changed = sum(wp.needs_change for wp in plan.workloads)
     printer(f"dry run: {changed} of {len(plan.workloads)} workloads would change; nothing was changed")
     # status dry-run, never succeeded: nothing was rolled out; the workloads say what would change
-    return Outcome(
-        status=Status.DRY_RUN,
+    return Report(
+        status=ExitStatus.DRY_RUN,
         command="rollout",
         namespace=plan.namespace,
         selector=plan.selector,
@@ -181,8 +181,8 @@ def read_checks(path: str) -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rollguard.core.report import Outcome, default_results_dir, write_results
-    from rollguard.core.structs import Status
+    from rollguard.core.report import Report, default_results_dir, write_results
+    from rollguard.core.structs import ExitStatus
     from rollguard.plan.inputs import (
         check_step_budget,
         parse_duration,
@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
     from rollguard.plan.rollout_decide import RolloutRequest
     from rollguard.run.rollout import Rollout
 
-    outcome: Outcome
+    outcome: Report
     report_ok = results_ok = False  # a refused --report or --results-dir is not written to either
     namespace, namespace_from = args.namespace or "", ""
     results = args.results_dir or default_results_dir()
@@ -253,7 +253,9 @@ def run(args: argparse.Namespace) -> int:
         )
         cancel = threading.Event()
         client = where.client
-        client.first_page = client.page_size  # its preflight needs whole lists before it decides: no small first page
+        client.first_page = (
+            client.page_size
+        )  # its preflight needs whole lists before it decides: no small first page
         rollout = Rollout(client, request, out=printer, cancel=cancel)
         if args.dry_run:
             outcome = preview(rollout)
@@ -266,16 +268,16 @@ def run(args: argparse.Namespace) -> int:
             )
             outcome = rollout.execute()
     except ApiError as exc:  # only a dry run gets here: its preflight reads failed, nothing was changed
-        outcome = Outcome(
-            status=Status.REFUSED,
+        outcome = Report(
+            status=ExitStatus.REFUSED,
             command="rollout",
             namespace=namespace,
             selector=args.selector,
             error=f"the API server refused or failed a read during preflight: {exc}",
         )
     except RefusedError as exc:
-        outcome = Outcome(
-            status=Status.REFUSED,
+        outcome = Report(
+            status=ExitStatus.REFUSED,
             command="rollout",
             namespace=namespace,
             selector=args.selector,

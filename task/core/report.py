@@ -1,6 +1,6 @@
 """The run's outcome as data, its JSON report and its Tekton results.
 
-``status`` is a `Status` and each workload's ``outcome`` a `WorkloadOutcome`: StrEnums, so the JSON and
+``status`` is a `ExitStatus` and each workload's ``outcome`` a `WorkloadOutcome`: StrEnums, so the JSON and
 the Tekton results carry exactly the words pipelines test (``succeeded|reverted|refused|inconsistent|superseded``,
 and ``dry-run`` for a ``--dry-run``, exit 0 like a success but never called one: nothing was done).
 """
@@ -18,15 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from rollguard.core.errors import EXIT_INCONSISTENT, EXIT_OK, EXIT_REFUSED, EXIT_REVERTED
-from rollguard.core.structs import Obj, Status, WorkloadOutcome
+from rollguard.core.structs import ExitStatus, Obj, WorkloadOutcome
 
 EXIT_BY_STATUS = {
-    Status.SUCCEEDED: EXIT_OK,
-    Status.REVERTED: EXIT_REVERTED,
-    Status.REFUSED: EXIT_REFUSED,
-    Status.INCONSISTENT: EXIT_INCONSISTENT,
-    Status.SUPERSEDED: EXIT_INCONSISTENT,
-    Status.DRY_RUN: EXIT_OK,
+    ExitStatus.SUCCEEDED: EXIT_OK,
+    ExitStatus.REVERTED: EXIT_REVERTED,
+    ExitStatus.REFUSED: EXIT_REFUSED,
+    ExitStatus.INCONSISTENT: EXIT_INCONSISTENT,
+    ExitStatus.SUPERSEDED: EXIT_INCONSISTENT,
+    ExitStatus.DRY_RUN: EXIT_OK,
 }
 TEKTON_RESULTS = "/tekton/results"
 SUMMARY_LIMIT = 400
@@ -72,8 +72,8 @@ class CheckResult:
 
 
 @dataclass
-class Outcome:
-    status: Status
+class Report:
+    status: ExitStatus
     command: str
     namespace: str = ""
     namespace_from: str = ""  # why this namespace: -n, the context's, the pod's, or the default
@@ -112,7 +112,7 @@ class Outcome:
                 verdicts[c.outcome] = verdicts.get(c.outcome, 0) + 1
             text += "; checks: " + ", ".join(f"{n} {k}" for k, n in sorted(verdicts.items()))
         if self.error:  # a success has no cause: what went wrong besides is a warning
-            text += f"; {'warning' if self.status is Status.SUCCEEDED else 'cause'}: {self.error}"
+            text += f"; {'warning' if self.status is ExitStatus.SUCCEEDED else 'cause'}: {self.error}"
         return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 3] + "..."
 
 
@@ -135,7 +135,7 @@ def pod_record(pod: Obj, *, revision: str) -> Obj:
     }
 
 
-def write_report(outcome: Outcome, path: str) -> None:
+def write_report(outcome: Report, path: str) -> None:
     write_json(outcome.to_json(), path)
 
 
@@ -209,7 +209,7 @@ def default_results_dir() -> str | None:
     return TEKTON_RESULTS if os.path.isdir(TEKTON_RESULTS) else None
 
 
-def write_results(outcome: Outcome, directory: str) -> None:
+def write_results(outcome: Report, directory: str) -> None:
     """Tekton results: ``status`` (one word) and ``summary`` (one line), without trailing newlines."""
     base = Path(directory)
     base.mkdir(parents=True, exist_ok=True)

@@ -48,7 +48,9 @@ JOBS = Resource("batch", "v1", "jobs", "Job")  # the job checks of --verify
 POD_LOGS = Resource("", "v1", "pods/log", "Pod")
 CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap")
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
-HORIZONTAL_POD_AUTOSCALERS = Resource("autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler")
+HORIZONTAL_POD_AUTOSCALERS = Resource(
+    "autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler"
+)
 IMAGE_STREAMS = Resource("image.openshift.io", "v1", "imagestreams", "ImageStream")
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
 SELF_SUBJECT_ACCESS_REVIEWS = Resource(

@@ -18,7 +18,6 @@ DC = "DeploymentConfig"
 DEPLOYMENT = "Deployment"
 
 
-
 @dataclass(frozen=True)
 class KindNames:
     """How rollguard, the API and a user name one kind of workload.
@@ -119,7 +118,7 @@ class VerifiedState:
         )
 
 
-class Phase(enum.StrEnum):
+class RolloutPhase(enum.StrEnum):
     """Where one workload's rollout stands, as judged from the API objects."""
 
     PENDING = "pending"  # the controller has not yet picked the change up
@@ -184,10 +183,10 @@ class WorkloadOutcome(enum.StrEnum):
     REMOVED = "removed"  # rollguard migrate: a kept DC deleted (--finish), or its Deployment (--revert)
 
 
-class WorkloadPhase(enum.StrEnum):
+class EntryPhase(enum.StrEnum):
     """Where one workload stands in its group's run: a journal entry's ``phase``.
 
-    Not `Phase` (a readiness verdict judged from the API objects): this is what the run did to it.
+    Not `RolloutPhase` (a readiness verdict judged from the API objects): this is what the run did to it.
     """
 
     PENDING = "pending"  # in the run, nothing written yet
@@ -204,7 +203,7 @@ class WorkloadPhase(enum.StrEnum):
     DELETED = "deleted"  # someone else deleted it during the run: nothing to revert
 
     @classmethod
-    def read(cls, value: object) -> WorkloadPhase:
+    def read(cls, value: object) -> EntryPhase:
         """The phase an entry holds; one this version does not know reads as `ERROR` (not restored)."""
         try:
             return cls(str(value))
@@ -214,7 +213,7 @@ class WorkloadPhase(enum.StrEnum):
     @property
     def touched(self) -> bool:
         """True once the run wrote (or may have written) to the workload."""
-        return self not in (WorkloadPhase.PENDING, WorkloadPhase.UNCHANGED)
+        return self not in (EntryPhase.PENDING, EntryPhase.UNCHANGED)
 
     @property
     def outcome(self) -> WorkloadOutcome:
@@ -223,22 +222,22 @@ class WorkloadPhase(enum.StrEnum):
 
 
 _OUTCOMES = {
-    WorkloadPhase.PENDING: WorkloadOutcome.UNCHANGED,
-    WorkloadPhase.UNCHANGED: WorkloadOutcome.UNCHANGED,
-    WorkloadPhase.APPLIED: WorkloadOutcome.APPLIED,
-    WorkloadPhase.COMPLETE: WorkloadOutcome.ROLLED_OUT,
-    WorkloadPhase.RESUMED: WorkloadOutcome.RESUMED,
-    WorkloadPhase.REDEPLOYED: WorkloadOutcome.REDEPLOYED,
-    WorkloadPhase.FAILED: WorkloadOutcome.FAILED,
-    WorkloadPhase.REVERTING: WorkloadOutcome.REVERTING,
-    WorkloadPhase.REVERTED: WorkloadOutcome.REVERTED,
-    WorkloadPhase.ERROR: WorkloadOutcome.INCONSISTENT,
-    WorkloadPhase.EDITED: WorkloadOutcome.EDITED,
-    WorkloadPhase.DELETED: WorkloadOutcome.DELETED,
+    EntryPhase.PENDING: WorkloadOutcome.UNCHANGED,
+    EntryPhase.UNCHANGED: WorkloadOutcome.UNCHANGED,
+    EntryPhase.APPLIED: WorkloadOutcome.APPLIED,
+    EntryPhase.COMPLETE: WorkloadOutcome.ROLLED_OUT,
+    EntryPhase.RESUMED: WorkloadOutcome.RESUMED,
+    EntryPhase.REDEPLOYED: WorkloadOutcome.REDEPLOYED,
+    EntryPhase.FAILED: WorkloadOutcome.FAILED,
+    EntryPhase.REVERTING: WorkloadOutcome.REVERTING,
+    EntryPhase.REVERTED: WorkloadOutcome.REVERTED,
+    EntryPhase.ERROR: WorkloadOutcome.INCONSISTENT,
+    EntryPhase.EDITED: WorkloadOutcome.EDITED,
+    EntryPhase.DELETED: WorkloadOutcome.DELETED,
 }
 
 
-class Status(enum.StrEnum):
+class ExitStatus(enum.StrEnum):
     """How a command ended: the report's ``status`` and the Tekton result ``status``.
 
     One word per exit code, except exit 3, which has two (the group is not where this run can vouch
@@ -258,7 +257,7 @@ class Status(enum.StrEnum):
 class Progress:
     """A readiness verdict with a one-line human reason."""
 
-    phase: Phase
+    phase: RolloutPhase
     message: str
     revision: int = 0
     # Why the rollout's pods (or its deployer pod) cannot be created now, as the platform records it
@@ -273,7 +272,7 @@ class Progress:
 
     @property
     def done(self) -> bool:
-        return self.phase in (Phase.COMPLETE, Phase.FAILED)
+        return self.phase in (RolloutPhase.COMPLETE, RolloutPhase.FAILED)
 
 
 @dataclass(frozen=True)

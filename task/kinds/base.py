@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rollguard.core.resources import Resource
-from rollguard.core.structs import Obj, Phase, Progress, Snapshot, VerifiedState, WorkloadRef
+from rollguard.core.structs import Obj, Progress, RolloutPhase, Snapshot, VerifiedState, WorkloadRef
 from rollguard.kinds import triggers
 from rollguard.kinds.triggers import ImageTrigger
 
@@ -351,8 +351,10 @@ class Kind:
         ready = sum(as_int((r.get("status") or {}).get("readyReplicas") or 0) for r in revisions)
         name = self.ref(obj).key
         if ready >= want:
-            return Progress(Phase.COMPLETE, f"{name}: {ready} of {want} pods ready", self.revision(obj))
-        return Progress(Phase.PROGRESSING, f"{name}: {ready} of {want} pods ready", self.revision(obj))
+            return Progress(
+                RolloutPhase.COMPLETE, f"{name}: {ready} of {want} pods ready", self.revision(obj)
+            )
+        return Progress(RolloutPhase.PROGRESSING, f"{name}: {ready} of {want} pods ready", self.revision(obj))
 
     def settled(self, obj: Obj) -> bool:
         """Its rollout ended and it is now merely short of available pods (unavailable, not progressing)."""
@@ -390,7 +392,7 @@ class Kind:
         progress = self.progress(obj, revisions)
         template = obj.get("spec", {}).get("template", {})
         revision = self.revision(obj)
-        if progress.phase is not Phase.COMPLETE:
+        if progress.phase is not RolloutPhase.COMPLETE:
             for rev in revisions:
                 if self.is_complete_revision(rev):
                     template = self.revision_template(rev) or template

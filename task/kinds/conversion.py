@@ -139,7 +139,9 @@ def _strategy(
     # activeDeadlineSeconds is always there: the API defaults it to 21600 (openshift-apiserver
     # pkg/apps/apis/apps/v1/defaults.go, MaxDeploymentDurationSeconds); only another value was chosen
     dropped = [
-        k for k in _DEPLOYER_ONLY if strategy.get(k) and not (k == "activeDeadlineSeconds" and strategy[k] == 21600)
+        k
+        for k in _DEPLOYER_ONLY
+        if strategy.get(k) and not (k == "activeDeadlineSeconds" and strategy[k] == 21600)
     ]
     dropped += [k for k in _PACING if kind == "Rolling" and params.get(k) not in (None, 1)]
     if dropped:

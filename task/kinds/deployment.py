@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from rollguard.core.readiness import condition, get, observed, replica_failure
 from rollguard.core.resources import DEPLOYMENTS, REPLICA_SETS
-from rollguard.core.structs import DEPLOYMENT, KIND_NAMES, Obj, Phase, Progress, VerifiedState
+from rollguard.core.structs import DEPLOYMENT, KIND_NAMES, Obj, Progress, RolloutPhase, VerifiedState
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DEFAULT_DEADLINE, HASH_LABEL, Kind, as_int, parse_time, pick
 from rollguard.kinds.templates import same_template
@@ -41,24 +41,28 @@ def deployment_progress(deploy: Obj, *, since: str = "") -> Progress:
     name = get(deploy, "metadata", "name", default="?")
     revision = int(get(deploy, "metadata", "annotations", RS_REVISION_ANNOTATION, default=0) or 0)
     if not observed(deploy):
-        return Progress(Phase.PENDING, "waiting for the controller to observe the change", revision)
+        return Progress(RolloutPhase.PENDING, "waiting for the controller to observe the change", revision)
     if get(deploy, "spec", "paused", default=False):
-        return Progress(Phase.PAUSED, f'deployment "{name}" is paused', revision)
+        return Progress(RolloutPhase.PAUSED, f'deployment "{name}" is paused', revision)
     progressing = condition(deploy, "Progressing")
     stale = bool(since) and str((progressing or {}).get("lastUpdateTime") or "") <= since
     if progressing and progressing.get("reason") == "ProgressDeadlineExceeded" and not stale:
-        return Progress(Phase.FAILED, f'deployment "{name}" exceeded its progress deadline', revision)
+        return Progress(RolloutPhase.FAILED, f'deployment "{name}" exceeded its progress deadline', revision)
     want = int(get(deploy, "spec", "replicas", default=1))
     updated = int(get(deploy, "status", "updatedReplicas", default=0))
     total = int(get(deploy, "status", "replicas", default=0))
     available = int(get(deploy, "status", "availableReplicas", default=0))
     if updated < want:
-        return Progress(Phase.PROGRESSING, f"{updated} of {want} new replicas updated", revision)
+        return Progress(RolloutPhase.PROGRESSING, f"{updated} of {want} new replicas updated", revision)
     if total > updated:
-        return Progress(Phase.PROGRESSING, f"{total - updated} old replicas pending termination", revision)
+        return Progress(
+            RolloutPhase.PROGRESSING, f"{total - updated} old replicas pending termination", revision
+        )
     if available < updated:
-        return Progress(Phase.PROGRESSING, f"{available} of {updated} updated replicas available", revision)
-    return Progress(Phase.COMPLETE, f'deployment "{name}" successfully rolled out', revision)
+        return Progress(
+            RolloutPhase.PROGRESSING, f"{available} of {updated} updated replicas available", revision
+        )
+    return Progress(RolloutPhase.COMPLETE, f'deployment "{name}" successfully rolled out', revision)
 
 
 class DeploymentKind(Kind):
@@ -139,7 +143,7 @@ class DeploymentKind(Kind):
     def explain(self, obj: Obj, revisions: list[Obj], pods: list[Obj], progress: Progress) -> Progress:
         """A Deployment whose new pods the API refuses (quota, LimitRange, admission): its
         ``ReplicaFailure`` condition, copied from its ReplicaSet's by the deployment controller."""
-        if progress.phase is not Phase.PROGRESSING:
+        if progress.phase is not RolloutPhase.PROGRESSING:
             return progress
         refused = replica_failure(obj)
         if not refused:
@@ -149,9 +153,7 @@ class DeploymentKind(Kind):
 
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         template = obj.get("spec", {}).get("template")
-        return next(
-            (r for r in revisions if same_template(self.revision_template(r), template)), None
-        )
+        return next((r for r in revisions if same_template(self.revision_template(r), template)), None)
 
     def deadline(self, obj: Obj) -> int:
         return int(obj.get("spec", {}).get("progressDeadlineSeconds") or DEFAULT_DEADLINE)

@@ -27,7 +27,7 @@ from typing import Any
 
 from rollguard.core.readiness import condition, get, observed, replica_failure
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
-from rollguard.core.structs import DC, KIND_NAMES, Obj, Phase, Progress, VerifiedState
+from rollguard.core.structs import DC, KIND_NAMES, Obj, Progress, RolloutPhase, VerifiedState
 from rollguard.kinds import dc_pods, dc_start
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time, pick
@@ -87,28 +87,30 @@ def dc_progress(dc: Obj, latest_rc: Obj | None) -> Progress:
     name = get(dc, "metadata", "name", default="?")
     version = int(get(dc, "status", "latestVersion", default=0))
     if not observed(dc) and not _running_rollout(dc, latest_rc, version):
-        return Progress(Phase.PENDING, "waiting for the controller to observe the change", version)
+        return Progress(RolloutPhase.PENDING, "waiting for the controller to observe the change", version)
     if get(dc, "spec", "paused", default=False):
-        return Progress(Phase.PAUSED, f'deployment config "{name}" is paused', version)
+        return Progress(RolloutPhase.PAUSED, f'deployment config "{name}" is paused', version)
     if latest_rc is None or get(latest_rc, "metadata", "name") != f"{name}-{version}":
-        return Progress(Phase.PENDING, "waiting for a new replication controller", version)
+        return Progress(RolloutPhase.PENDING, "waiting for a new replication controller", version)
     if not same_template(rc_template(latest_rc), get(dc, "spec", "template")):
-        return Progress(Phase.PENDING, "waiting for a rollout of the new template", version)
+        return Progress(RolloutPhase.PENDING, "waiting for a rollout of the new template", version)
     rc_name = f"{name}-{version}"
     annotations = get(latest_rc, "metadata", "annotations", default={})
     phase = annotations.get(PHASE_ANNOTATION, "New")
     if annotations.get(CANCELLED_ANNOTATION) == "true" and phase != "Complete":
-        return Progress(Phase.FAILED, f'rollout of replication controller "{rc_name}" was cancelled', version)
+        return Progress(
+            RolloutPhase.FAILED, f'rollout of replication controller "{rc_name}" was cancelled', version
+        )
     if phase == "Complete":
         return Progress(
-            Phase.COMPLETE, f'replication controller "{rc_name}" successfully rolled out', version
+            RolloutPhase.COMPLETE, f'replication controller "{rc_name}" successfully rolled out', version
         )
     if phase == "Failed":
-        return Progress(Phase.FAILED, _failure(dc, rc_name, annotations), version)
+        return Progress(RolloutPhase.FAILED, _failure(dc, rc_name, annotations), version)
     want = int(get(dc, "spec", "replicas", default=1))
     have = int(get(latest_rc, "status", "readyReplicas", default=0))
     return Progress(
-        Phase.PROGRESSING, f"{rc_name} {phase.lower()}: {have} of {want} new replicas ready", version
+        RolloutPhase.PROGRESSING, f"{rc_name} {phase.lower()}: {have} of {want} new replicas ready", version
     )
 
 
@@ -272,7 +274,7 @@ class DeploymentConfigKind(Kind):
         """Adds what the latest RC's deployer and hook pods say: how it failed, that it cannot start, a
         hook running, or that its pods cannot be created (`dc_pods`)."""
         latest = self._latest(obj, revisions)
-        if latest is None or progress.phase not in (Phase.FAILED, Phase.PROGRESSING):
+        if latest is None or progress.phase not in (RolloutPhase.FAILED, RolloutPhase.PROGRESSING):
             return progress
         notes = latest.get("metadata", {}).get("annotations") or {}
         rc_name = latest["metadata"]["name"]
@@ -280,7 +282,7 @@ class DeploymentConfigKind(Kind):
         pod = next((p for p in pods if p.get("metadata", {}).get("name") == name), None)
         if pod is not None and not owned_by(pod, latest):
             pod = None
-        if progress.phase is Phase.FAILED:
+        if progress.phase is RolloutPhase.FAILED:
             message = progress.message
             trouble = deployer_pod_trouble(pod) if pod is not None else ""
             if trouble and trouble not in message:
@@ -311,7 +313,7 @@ class DeploymentConfigKind(Kind):
                     f'"{rc_name}" cannot roll out: {doom.describe()}'
                 )
                 if final:
-                    return Progress(Phase.FAILED, why, progress.revision)
+                    return Progress(RolloutPhase.FAILED, why, progress.revision)
                 return replace(progress, blocked=why)  # a pull the kubelet retries: if it lasts
         hook_pod = dc_pods.running_hook(latest, pods)
         if hook_pod is not None:
@@ -342,9 +344,7 @@ class DeploymentConfigKind(Kind):
 
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         latest = self._latest(obj, revisions)
-        if latest is not None and same_template(
-            rc_template(latest), obj.get("spec", {}).get("template")
-        ):
+        if latest is not None and same_template(rc_template(latest), obj.get("spec", {}).get("template")):
             return latest
         return None
 

@@ -155,7 +155,12 @@ def dry_run_jobs(client: Api, namespace: str, checks: list[Check], *, run_id: st
             continue
         name = job_name(check.name, run_id)
         body = job_body(
-            check.job.manifest, name=name, namespace=namespace, run_id=run_id, check=check.name, timeout=check.timeout
+            check.job.manifest,
+            name=name,
+            namespace=namespace,
+            run_id=run_id,
+            check=check.name,
+            timeout=check.timeout,
         )
         try:
             client.create(JOBS, body, namespace=namespace, dry_run=True)

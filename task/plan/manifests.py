@@ -157,5 +157,3 @@ def parse(sources: Sequence[Source], *, namespace: str) -> ManifestSet:
                 )
             found.workloads[ref] = Manifest(ref=ref, body=copy.deepcopy(doc), origin=origin)
     return found
-
-

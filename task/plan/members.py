@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from rollguard.cluster.journal import Journal
 from rollguard.core.errors import RefusedError
-from rollguard.core.structs import Obj, Phase, WorkloadPhase
+from rollguard.core.structs import EntryPhase, Obj, RolloutPhase
 from rollguard.kinds import Kind
 from rollguard.kinds.templates import same_template
 
@@ -32,12 +32,12 @@ if TYPE_CHECKING:  # the plans are rollout_decide's, which decides with this mod
     from rollguard.plan.rollout_decide import WorkloadPlan
 
 # A killed run's entry in these phases had its change written and not yet judged: finished by watching.
-WRITTEN = frozenset({WorkloadPhase.PENDING, WorkloadPhase.APPLIED, WorkloadPhase.COMPLETE})
+WRITTEN = frozenset({EntryPhase.PENDING, EntryPhase.APPLIED, EntryPhase.COMPLETE})
 
 
 def never_completed(kind: Kind, obj: Obj, revisions: list[Obj]) -> bool:
     """Neither the current template nor any revision ever ran complete: nothing to revert to."""
-    if kind.progress(obj, revisions).phase is Phase.COMPLETE:
+    if kind.progress(obj, revisions).phase is RolloutPhase.COMPLETE:
         return False
     current = kind.new_revision(obj, revisions)
     return not any(
@@ -68,7 +68,7 @@ def judge_members(
         live = plan.snapshot.template
         if (
             entry is not None
-            and entry.phase not in (WorkloadPhase.EDITED, WorkloadPhase.DELETED)
+            and entry.phase not in (EntryPhase.EDITED, EntryPhase.DELETED)
             and not same_template(live, entry.verified.template)
         ):
             assert journal is not None
@@ -89,7 +89,7 @@ def judge_members(
                     "beside it (the report and the summary then name it)",
                 )
             plan.accepted = "never completed a rollout, accepted with --allow-never-completed"
-        elif progress.phase is Phase.FAILED and not plan.remove_on_revert:
+        elif progress.phase is RolloutPhase.FAILED and not plan.remove_on_revert:
             if not allow_failing:
                 raise RefusedError(
                     f"{plan.key} is failing and this run does not change it: {progress.message}",
@@ -111,7 +111,7 @@ def _finish_or_refuse(plan: WorkloadPlan, *, journal: Journal, namespace: str, s
     verified = entry.verified.images
     targets = entry.target_images
     matches = bool(targets) and all(live.get(c) == i for c, i in targets.items())
-    written = entry.created or matches or (not targets and entry.phase is not WorkloadPhase.PENDING)
+    written = entry.created or matches or (not targets and entry.phase is not EntryPhase.PENDING)
     if entry.phase in WRITTEN and written:
         plan.finish = True
         plan.notes.append(

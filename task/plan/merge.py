@@ -75,7 +75,9 @@ def blank(image: Any) -> bool:
 
 def _containers(live: list[Obj], given: list[Obj], *, fed: set[str], last: Any = None) -> list[Obj]:
     by_name = {c.get("name"): c for c in live or []}
-    last_by_name = {c.get("name"): c for c in last or [] if isinstance(c, dict)} if isinstance(last, list) else {}
+    last_by_name = (
+        {c.get("name"): c for c in last or [] if isinstance(c, dict)} if isinstance(last, list) else {}
+    )
     out = []
     for entry in given:
         before = by_name.get(entry.get("name"), {})
@@ -152,7 +154,9 @@ def applied_record(manifest: Obj) -> Obj:
     annotations and spec (not its status, nor the server's metadata)."""
     meta = manifest.get("metadata") or {}
     return {
-        "metadata": {k: copy.deepcopy(meta[k]) for k in ("labels", "annotations") if isinstance(meta.get(k), dict)},
+        "metadata": {
+            k: copy.deepcopy(meta[k]) for k in ("labels", "annotations") if isinstance(meta.get(k), dict)
+        },
         "spec": copy.deepcopy(manifest.get("spec") or {}),
     }
 

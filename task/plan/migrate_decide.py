@@ -42,7 +42,7 @@ from rollguard.core.resources import (
     REPLICATION_CONTROLLERS,
     Resource,
 )
-from rollguard.core.structs import Obj, Phase, VerifiedState
+from rollguard.core.structs import Obj, RolloutPhase, VerifiedState
 from rollguard.kinds import KINDS, Kind
 from rollguard.kinds.conversion import (
     MIGRATED_FROM,
@@ -213,13 +213,13 @@ def dc_refusal(
             fix=f"resume it first (rollguard resume {key}) and let it roll out, then migrate",
         )
     progress = kind.progress(obj, revisions)
-    if progress.phase is Phase.FAILED:
+    if progress.phase is RolloutPhase.FAILED:
         return RefusedError(
             f"{key}: its latest rollout failed ({progress.message}); the Deployment would copy a template "
             "that never ran",
             fix=f"return it to its last good revision first (rollguard revert {key}) or roll out a fixed image",
         )
-    if progress.phase is not Phase.COMPLETE:
+    if progress.phase is not RolloutPhase.COMPLETE:
         if not verified_by_journal and never_completed(kind, obj, revisions):
             return RefusedError(
                 f"{key} never completed a rollout: a failed migration would have nothing verified to return to",

@@ -77,7 +77,9 @@ def planned_result(plan: WorkloadPlan) -> WorkloadResult:
         revision_before=0 if plan.create else plan.snapshot.revision,
         revision_after=0 if plan.create else plan.snapshot.revision,  # nothing was rolled out
         images_before={} if plan.create else dict(plan.snapshot.images),
-        images_after=images_of((after.get("spec") or {}).get("template") or {}) if change else dict(plan.snapshot.images),
+        images_after=images_of((after.get("spec") or {}).get("template") or {})
+        if change
+        else dict(plan.snapshot.images),
         outcome=WorkloadOutcome.PLANNED if change else WorkloadOutcome.UNCHANGED,
         paused=bool((after.get("spec") or {}).get("paused")) if change else plan.snapshot.paused,
         paused_before=plan.snapshot.paused,

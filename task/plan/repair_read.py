@@ -78,7 +78,9 @@ def read_repair(client: Api, request: RepairRequest, *, now: dt.datetime | None 
         read = gather(read, read_refusal, listing=list_group(client, namespace, request.selector))
     listed = read.listing.workloads if read.listing else []
     kinds = {r.kind for r in request.refs} | {f.kind.kind for f in listed}
-    read = gather(read, read_refusal, access=ask(client, rollout_permissions(namespace, kinds, promote_from=None)))
+    read = gather(
+        read, read_refusal, access=ask(client, rollout_permissions(namespace, kinds, promote_from=None))
+    )
     try:  # after the access reviews: they name a missing permission better than a 403 here would
         configmaps = client.list(CONFIG_MAPS, namespace=namespace, selector=f"{JOURNAL_LABEL}=true")
         leases = client.list(LEASES, namespace=namespace)
@@ -123,7 +125,9 @@ def read_repair(client: Api, request: RepairRequest, *, now: dt.datetime | None 
         for key, previous in journal.tags.items():
             name, _, tag = key.rpartition(":")
             if (namespace, name) in found_streams:
-                found_streams[(namespace, name)] = as_restored(found_streams[(namespace, name)], tag, previous)
+                found_streams[(namespace, name)] = as_restored(
+                    found_streams[(namespace, name)], tag, previous
+                )
         streams = dataclasses.replace(streams, found=found_streams)
     return dataclasses.replace(read, found=found, streams=streams)
 

@@ -87,7 +87,9 @@ def with_revisions(client: Api, namespace: str, found: Sequence[Found]) -> list[
     ]
 
 
-def read_rollout(client: Api, request: RolloutRequest, *, lock: GroupLock, journal_store: JournalStore) -> RolloutRead:
+def read_rollout(
+    client: Api, request: RolloutRequest, *, lock: GroupLock, journal_store: JournalStore
+) -> RolloutRead:
     """All a rollout's preflight reads, sent at once (`Prefetch`) and consumed in a fixed order; it stops
     at the first fact that refuses the run."""
     prefetch = Prefetch(
@@ -105,7 +107,9 @@ def read_rollout(client: Api, request: RolloutRequest, *, lock: GroupLock, journ
 
 
 @stops_at_refusal
-def _read_rollout(client: Api, request: RolloutRequest, *, lock: GroupLock, prefetch: Prefetch) -> RolloutRead:
+def _read_rollout(
+    client: Api, request: RolloutRequest, *, lock: GroupLock, prefetch: Prefetch
+) -> RolloutRead:
     namespace, manifests = request.namespace, request.manifests
     promote_from, tag = request.promote_from, request.tag
     start = RolloutRead(
@@ -121,7 +125,12 @@ def _read_rollout(client: Api, request: RolloutRequest, *, lock: GroupLock, pref
     read = gather(read, read_refusal, group=listing)
     if manifests is not None:
         found = read_manifests(
-            client, namespace, listing, manifests, request.skip_other_kinds, labels=prefetch.namespace_labels()
+            client,
+            namespace,
+            listing,
+            manifests,
+            request.skip_other_kinds,
+            labels=prefetch.namespace_labels(),
         )
         read = gather(read, read_refusal, manifests=found)
     if promote_from:

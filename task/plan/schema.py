@@ -38,7 +38,9 @@ def unknown_fields(obj: Obj, definitions: Definitions, *, parts: dict[str, str])
     """Every field of ``obj`` its type (by the published schema) does not have, each as its quoted path
     (``"spec.template.spec.containers[0].envv"``) and the type that lacks it; [] when the schema
     does not know the object's type at all."""
-    name = definition_of(definitions, api_version=str(obj.get("apiVersion", "")), kind=str(obj.get("kind", "")))
+    name = definition_of(
+        definitions, api_version=str(obj.get("apiVersion", "")), kind=str(obj.get("kind", ""))
+    )
     if name is None:
         return []
     out: list[str] = []
@@ -61,7 +63,9 @@ def _open(schema: Obj) -> bool:
     return not schema.get("properties") and "additionalProperties" not in schema
 
 
-def _walk(value: Any, schema: Obj, path: str, definitions: Definitions, parts: dict[str, str], out: list[str]) -> None:
+def _walk(
+    value: Any, schema: Obj, path: str, definitions: Definitions, parts: dict[str, str], out: list[str]
+) -> None:
     schema, type_name = _resolve(schema, definitions)
     if isinstance(value, dict):
         if _open(schema) and path in parts:

@@ -51,7 +51,9 @@ def previous_tag(stream: Obj | None, tag: str) -> Obj:
     journal: its spec tag item (None when the tag is only in status, e.g. pushed by a build) and the image
     its status points at ("" when none)."""
     spec = next((t for t in (stream or {}).get("spec", {}).get("tags") or [] if t.get("name") == tag), None)
-    status: Obj = next((t for t in (stream or {}).get("status", {}).get("tags") or [] if t.get("tag") == tag), {})
+    status: Obj = next(
+        (t for t in (stream or {}).get("status", {}).get("tags") or [] if t.get("tag") == tag), {}
+    )
     item = (status.get("items") or [{}])[0]
     return {
         "spec": copy.deepcopy(spec),

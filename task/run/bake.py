@@ -18,7 +18,7 @@ from rollguard.cluster.cache import NamespaceCache
 from rollguard.core.readiness import pod_doom
 from rollguard.core.report import CheckOutcome, CheckResult
 from rollguard.core.resources import PODS
-from rollguard.core.structs import Obj, Phase
+from rollguard.core.structs import Obj, RolloutPhase
 from rollguard.kinds import Kind, images_of, pods_of_revision
 from rollguard.plan.checks import CheckKind
 from rollguard.run.checks import Context
@@ -85,7 +85,7 @@ def pod_finding(member: Member, obj: Obj, revisions: list[Obj], pods: list[Obj])
 def workload_finding(member: Member, obj: Obj, revisions: list[Obj]) -> str | None:
     """The workload itself no longer complete (pure)."""
     progress = member.kind.progress(obj, member.kind.owned(obj, revisions))
-    if progress.phase is not Phase.COMPLETE:
+    if progress.phase is not RolloutPhase.COMPLETE:
         return f"{member.key} degraded: {progress.phase.value}: {progress.message}"
     return None
 

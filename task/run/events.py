@@ -87,9 +87,7 @@ def counted(existing: Obj, *, at: dt.datetime | None = None) -> Obj:
     return {**existing, "count": int(existing.get("count") or 1) + 1, "lastTimestamp": stamp}
 
 
-def emit(
-    client: Api, ref: WorkloadRef, obj: Obj, *, reason: str, message: str, warning: bool = False
-) -> Obj:
+def emit(client: Api, ref: WorkloadRef, obj: Obj, *, reason: str, message: str, warning: bool = False) -> Obj:
     """Record the Event, or count up the same one; API errors propagate (callers decide whether an
     audit failure matters)."""
     body = event_body(ref, obj, reason=reason, message=message, warning=warning)

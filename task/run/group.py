@@ -11,7 +11,7 @@
    failure (or SIGTERM) reverts every workload the run touched to its journal's last verified state
    (`rollguard.run.group_revert`; ``reverted`` when verified, else ``inconsistent``).
 4. ``after_run`` (the subclass) while the cache is still live; then, always, the cache stops and the
-   claims and the lock are released; the `Outcome` reports the first error as the cause, later ones added.
+   claims and the lock are released; the `Report` reports the first error as the cause, later ones added.
 
 `rollguard.run.rollout.Rollout` and `rollguard.run.repair.Repair` are the two kinds of run built on it. The
 lock and journal are the group's: a repair of workloads in no group (``grouped`` false) keeps no
@@ -56,9 +56,9 @@ from rollguard.core.errors import (
     Superseded,
     WorkloadDeleted,
 )
-from rollguard.core.report import CheckResult, Outcome, WorkloadResult, pod_record
+from rollguard.core.report import CheckResult, Report, WorkloadResult, pod_record
 from rollguard.core.resources import PODS, Resource
-from rollguard.core.structs import Obj, Phase, RunState, Status, WorkloadOutcome, WorkloadPhase
+from rollguard.core.structs import EntryPhase, ExitStatus, Obj, RolloutPhase, RunState, WorkloadOutcome
 from rollguard.kinds import images_of, pods_of_revision
 from rollguard.plan.rollout_read import Plan, WorkloadPlan
 from rollguard.run.group_revert import GroupRevert
@@ -96,7 +96,7 @@ class GroupRun:
 
     command: str
     grouped: bool = True  # the run holds the group's lock and journal (else a Lease of its own, no journal)
-    done_phase: WorkloadPhase = WorkloadPhase.COMPLETE  # a watched workload's phase once verified
+    done_phase: EntryPhase = EntryPhase.COMPLETE  # a watched workload's phase once verified
     success_state: RunState = RunState.SUCCEEDED  # the journal's run state after a verified success
     extra_resources: tuple[Resource, ...] = ()  # cached besides the kinds' objects and pods
     # The progress lines that end a run ({command}, {n} workloads); `Rollout` has its own (quoted in docs).
@@ -203,7 +203,7 @@ class GroupRun:
             self.journal.close_run(state)
         self.try_save()
 
-    def after_run(self, plan: Plan, status: Status) -> None:
+    def after_run(self, plan: Plan, status: ExitStatus) -> None:
         """Called with the run's status while the live cache still runs (e.g. for audit Events)."""
 
     def verify(self, plan: Plan, cache: NamespaceCache) -> None:
@@ -212,10 +212,10 @@ class GroupRun:
 
     # -- the skeleton ---------------------------------------------------------------------------------
 
-    def execute(self) -> Outcome:
-        """Carry the run out; never raises for a refusal or a failure: the `Outcome` says how it ended."""
-        outcome = Outcome(
-            status=Status.REFUSED,
+    def execute(self) -> Report:
+        """Carry the run out; never raises for a refusal or a failure: the `Report` says how it ended."""
+        outcome = Report(
+            status=ExitStatus.REFUSED,
             command=self.command,
             namespace=self.namespace,
             selector=self.selector,
@@ -245,21 +245,21 @@ class GroupRun:
         outcome.checks = list(self.checks)
         return outcome
 
-    def _run(self, plan: Plan) -> Status:
+    def _run(self, plan: Plan) -> ExitStatus:
         try:
             self.begin(plan)
         except ApiError as exc:
             self.fail(f"could not read the journal {self.store.name}: {exc}")
-            return Status.REFUSED
+            return ExitStatus.REFUSED
         self.check_held()
         if self.cancel.is_set():
             self.fail(f"interrupted by {self.stop_signal} before any change")
-            return Status.REFUSED
+            return ExitStatus.REFUSED
         try:
             self.save()  # before the first change: the next run must know what to return to
         except ApiError as exc:
             self.fail(f"could not write the journal {self.store.name}: {exc}")
-            return Status.REFUSED
+            return ExitStatus.REFUSED
         cache = self.start_cache(plan, extra=self.extra_resources)
         try:
             self.check_cancel()
@@ -287,8 +287,10 @@ class GroupRun:
 
     def _judge(self, watched: list[Watched]) -> None:
         """Record every watched workload's verdict; the first failure (in plan order) fails the run."""
-        failed = [w for w in watched if w.verdict is not None and w.verdict.phase is Phase.FAILED]
-        failed = failed or [w for w in watched if w.verdict is None or w.verdict.phase is not Phase.COMPLETE]
+        failed = [w for w in watched if w.verdict is not None and w.verdict.phase is RolloutPhase.FAILED]
+        failed = failed or [
+            w for w in watched if w.verdict is None or w.verdict.phase is not RolloutPhase.COMPLETE
+        ]
         if failed:
             item = failed[0]
             message = item.verdict.message if item.verdict else f"{item.ref.key}: no verdict"
@@ -296,7 +298,7 @@ class GroupRun:
                 message += f" ({item.ref.key} is not changed by this {self.command}: left as it is)"
             else:
                 entry = self.journal.workloads[item.ref.key]
-                entry.phase, entry.note = WorkloadPhase.FAILED, message
+                entry.phase, entry.note = EntryPhase.FAILED, message
             raise RolloutFailed(message, workload=item.ref.key)
         for item in watched:
             assert item.verdict is not None
@@ -305,7 +307,7 @@ class GroupRun:
             entry = self.journal.workloads[item.ref.key]
             entry.phase, entry.revision_after = self.done_phase, item.verdict.revision
 
-    def _succeed(self, plan: Plan) -> Status:
+    def _succeed(self, plan: Plan) -> ExitStatus:
         templates = {}
         for wp in plan.workloads:
             obj = self.live(wp)
@@ -316,15 +318,15 @@ class GroupRun:
         self.end_run(self.success_state)
         if not self._recorded():  # verified, but the journal says otherwise: not a success to report
             self.say(f"INCONSISTENT: verified, but {self.store.describe_last_saved()}")
-            return Status.INCONSISTENT
+            return ExitStatus.INCONSISTENT
         self.say(self.success_line(plan))
-        return Status.SUCCEEDED
+        return ExitStatus.SUCCEEDED
 
     def success_line(self, plan: Plan) -> str:
         """The progress line of a verified success (`Rollout` says which workloads did what)."""
         return self.said_succeeded.format(command=self.command, n=len(plan.workloads))
 
-    def _fail_and_revert(self, plan: Plan) -> Status:
+    def _fail_and_revert(self, plan: Plan) -> ExitStatus:
         self.say(self.said_reverting.format(command=self.command, n=len(plan.workloads)))
         try:
             ok = self.revert(plan, timeout=self.timeout)
@@ -334,7 +336,7 @@ class GroupRun:
         self.end_run(RunState.REVERTED if ok else RunState.INCONSISTENT)
         if ok and self._recorded():
             self.say(f"{self.said_reverted}; cause: {self.first_error}")
-            return Status.REVERTED
+            return ExitStatus.REVERTED
         if ok:
             why = f"reverted and verified, but {self.store.describe_last_saved()}"
         elif self.group_revert.edited_away:
@@ -346,7 +348,7 @@ class GroupRun:
         else:
             why = "the revert could not be verified"
         self.say(f"INCONSISTENT: {why}" + (f"; see journal {self.store.name}" if self.grouped else ""))
-        return Status.INCONSISTENT
+        return ExitStatus.INCONSISTENT
 
     def _recorded(self) -> bool:
         """True when the journal holds what the run last meant to write (or the run keeps none)."""
@@ -378,13 +380,13 @@ class GroupRun:
         if self.cache is not None:
             self.cache.wake()
 
-    def _superseded(self, exc: Superseded) -> Status:
+    def _superseded(self, exc: Superseded) -> ExitStatus:
         """The run lost its group: the loss is the cause; what went wrong before is added."""
         self.say(f"SUPERSEDED: {exc}; this run writes nothing more")
         if self.first_error and self.first_error not in self.errors:
             self.errors.insert(0, self.first_error)
         self.first_error = str(exc)
-        return Status.SUPERSEDED
+        return ExitStatus.SUPERSEDED
 
     def _let_go(self) -> None:
         """At the end, always: stop the cache, release the claims, then the lock (each only while ours)."""
@@ -523,7 +525,7 @@ class GroupRun:
 
     def result(self, wp: WorkloadPlan) -> WorkloadResult:
         entry = self.journal.workloads.get(wp.key)
-        if entry is not None and entry.phase is WorkloadPhase.DELETED:  # nothing live to describe
+        if entry is not None and entry.phase is EntryPhase.DELETED:  # nothing live to describe
             return WorkloadResult(
                 kind=wp.snapshot.ref.kind,
                 name=wp.snapshot.ref.name,

@@ -41,7 +41,7 @@ from typing import Protocol
 from rollguard.cluster.journal import now
 from rollguard.cluster.streams import firing_now
 from rollguard.core.errors import ApiError, NotFound, RollguardError, WorkloadDeleted
-from rollguard.core.structs import Obj, Phase, RunState, WorkloadPhase
+from rollguard.core.structs import EntryPhase, Obj, RolloutPhase, RunState
 from rollguard.kinds import images_of
 from rollguard.kinds.templates import canonical, field_changes, same_template
 from rollguard.plan import merge
@@ -88,7 +88,7 @@ class GroupRevert:
         return (
             entry is not None
             and entry.phase.touched
-            and entry.phase not in (WorkloadPhase.EDITED, WorkloadPhase.DELETED)
+            and entry.phase not in (EntryPhase.EDITED, EntryPhase.DELETED)
         )
 
     def needs_revert(self, plan: WorkloadPlan) -> bool:
@@ -122,7 +122,7 @@ class GroupRevert:
         live = obj.get("spec", {}).get("template", {})
         if canonical(live) in (canonical(plan.snapshot.template), *run.ours.get(plan.key, [])):
             return False
-        entry.phase = WorkloadPhase.EDITED
+        entry.phase = EntryPhase.EDITED
         entry.note = f"{edited_message(plan.key, images_of(live))}; left as they set it (run {run.run_id})"
         run.fail(edited_message(plan.key, images_of(live)))
         if canonical(live) != canonical(plan.baseline.template):
@@ -151,7 +151,7 @@ class GroupRevert:
         self.remove(removed)
 
         def start(wp: WorkloadPlan) -> Watched:
-            run.journal.workloads[wp.key].phase = WorkloadPhase.REVERTING
+            run.journal.workloads[wp.key].phase = EntryPhase.REVERTING
             self.keep_triggers_from_undoing(wp)
             revert = _reverter(wp, run.journal.workloads[wp.key].restore)
             live = run.live(wp)
@@ -178,9 +178,9 @@ class GroupRevert:
                 run.fail(str(result))
             elif isinstance(result, ApiError):
                 run.fail(f"revert of {wp.key} failed: {result}")
-                run.journal.workloads[wp.key].phase = WorkloadPhase.ERROR
+                run.journal.workloads[wp.key].phase = EntryPhase.ERROR
             else:
-                run.journal.workloads[wp.key].phase = WorkloadPhase.ERROR
+                run.journal.workloads[wp.key].phase = EntryPhase.ERROR
                 unexpected.append(result)
         if unexpected:
             raise unexpected[0]
@@ -197,11 +197,11 @@ class GroupRevert:
         add_evidence(run.client, run.namespace, watched)
         for item in watched:
             entry = run.journal.workloads[item.ref.key]
-            if item.verdict is not None and item.verdict.phase is Phase.COMPLETE:
-                entry.phase = WorkloadPhase.REVERTED
+            if item.verdict is not None and item.verdict.phase is RolloutPhase.COMPLETE:
+                entry.phase = EntryPhase.REVERTED
                 entry.revision_after = item.verdict.revision
             else:
-                entry.phase = WorkloadPhase.ERROR
+                entry.phase = EntryPhase.ERROR
                 why = (
                     item.verdict.message
                     if item.verdict
@@ -219,7 +219,7 @@ class GroupRevert:
         return (
             not self.edited_away
             and not self.unhealthy_left
-            and not any(e.phase is WorkloadPhase.ERROR for e in run.journal.workloads.values())
+            and not any(e.phase is EntryPhase.ERROR for e in run.journal.workloads.values())
         )
 
     def _left(self, plan: WorkloadPlan) -> bool:
@@ -228,12 +228,12 @@ class GroupRevert:
         as they set it. False for one deleted or edited during the run (already named as such)."""
         run = self.run
         entry = run.journal.workloads.get(plan.key)
-        if entry is None or entry.phase in (WorkloadPhase.DELETED, WorkloadPhase.EDITED):
+        if entry is None or entry.phase in (EntryPhase.DELETED, EntryPhase.EDITED):
             return False
         template = run.live(plan).get("spec", {}).get("template", {})
         if not same_template(template, plan.baseline.template):
             images = images_of(template)
-            entry.phase = WorkloadPhase.EDITED
+            entry.phase = EntryPhase.EDITED
             entry.note = f"changed by someone else, not by this run (runs {images}); left as they set it"
             self.left_as_set.append(plan.key)
             run.members.append(f"{plan.key} left as someone else set it (not changed by this run)")
@@ -264,7 +264,7 @@ class GroupRevert:
             out=run.say,
         )
         for item in watched:
-            if item.verdict is not None and item.verdict.phase is Phase.COMPLETE:
+            if item.verdict is not None and item.verdict.phase is RolloutPhase.COMPLETE:
                 continue
             why = item.verdict.message if item.verdict else (item.last_message or "not judged")
             self.unhealthy_left.append(item.ref.key)
@@ -291,7 +291,7 @@ class GroupRevert:
         run = self.run
 
         def delete(wp: WorkloadPlan) -> None:
-            run.journal.workloads[wp.key].phase = WorkloadPhase.REVERTING
+            run.journal.workloads[wp.key].phase = EntryPhase.REVERTING
             with contextlib.suppress(NotFound):
                 run.client.delete(wp.kind.resource, wp.snapshot.ref.name, namespace=run.namespace)
             run.say(f"{wp.key}: deleting it (this run created it)")
@@ -299,7 +299,7 @@ class GroupRevert:
         for wp, result in zip(plans, each_at_once(plans, delete), strict=True):
             if isinstance(result, RollguardError):
                 run.fail(f"revert of {wp.key} failed: could not delete it: {result}")
-                run.journal.workloads[wp.key].phase = WorkloadPhase.ERROR
+                run.journal.workloads[wp.key].phase = EntryPhase.ERROR
 
     def wait_removed(self, plans: list[WorkloadPlan]) -> None:
         """Wait until every deleted workload is gone from the live view (its pods follow by garbage
@@ -308,7 +308,7 @@ class GroupRevert:
         assert run.cache is not None
         started = time.monotonic()
         deadline = started + run.timeout + SETTLE_SECONDS
-        waiting = [wp for wp in plans if run.journal.workloads[wp.key].phase is not WorkloadPhase.ERROR]
+        waiting = [wp for wp in plans if run.journal.workloads[wp.key].phase is not EntryPhase.ERROR]
         while waiting and not run.abort.is_set():
             waiting = [
                 wp for wp in waiting if run.cache.get(wp.kind.resource, wp.snapshot.ref.name) is not None
@@ -318,14 +318,14 @@ class GroupRevert:
             run.cache.wait(min(1.0, deadline - time.monotonic()))
         for wp in plans:
             entry = run.journal.workloads[wp.key]
-            if entry.phase is WorkloadPhase.ERROR:
+            if entry.phase is EntryPhase.ERROR:
                 continue
             if wp in waiting:
                 still = f"still there {time.monotonic() - started:.0f}s after its deletion"
-                entry.phase, entry.note = WorkloadPhase.ERROR, still
+                entry.phase, entry.note = EntryPhase.ERROR, still
                 run.fail(f"revert of {wp.key} not verified: it is {still}")
             else:
-                entry.phase = WorkloadPhase.REVERTED
+                entry.phase = EntryPhase.REVERTED
 
 
 def _reverter(wp: WorkloadPlan, restore: Obj) -> Callable[[Obj], Obj]:

@@ -34,7 +34,7 @@ from rollguard.cluster.api import Api
 from rollguard.cluster.cache import NamespaceCache
 from rollguard.cluster.journal import Journal, now
 from rollguard.core.errors import Conflict, NotFound, RollguardError, RolloutFailed, WorkloadDeleted
-from rollguard.core.structs import Obj, WorkloadPhase
+from rollguard.core.structs import EntryPhase, Obj
 from rollguard.kinds import images_of
 from rollguard.kinds.templates import as_admitted, canonical
 from rollguard.plan.rollout_read import WorkloadPlan
@@ -141,7 +141,7 @@ class GroupWrite:
         entry = self.run.journal.workloads.get(plan.key)
         message = deleted_message(plan.key)
         if entry is not None:
-            entry.phase, entry.note = WorkloadPhase.DELETED, message
+            entry.phase, entry.note = EntryPhase.DELETED, message
         return WorkloadDeleted(message, workload=plan.key)
 
 
@@ -160,9 +160,7 @@ def watched_after(plan: WorkloadPlan, written: Obj, *, timeout: int) -> Watched:
     )
 
 
-def each_at_once(
-    plans: list[WorkloadPlan], work: Callable[[WorkloadPlan], T]
-) -> list[T | RollguardError]:
+def each_at_once(plans: list[WorkloadPlan], work: Callable[[WorkloadPlan], T]) -> list[T | RollguardError]:
     """``work`` for every plan concurrently, results in order (errors as values).
 
     A group of N then costs about one round trip before the last workload starts rolling, not N.

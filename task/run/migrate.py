@@ -35,7 +35,7 @@ from rollguard.cluster.journal import WorkloadEntry
 from rollguard.core.errors import ApiError, NotFound, RollguardError, RolloutFailed
 from rollguard.core.report import WorkloadResult
 from rollguard.core.resources import HORIZONTAL_POD_AUTOSCALERS
-from rollguard.core.structs import Obj, Phase, RunState, Status, WorkloadOutcome, WorkloadPhase
+from rollguard.core.structs import EntryPhase, ExitStatus, Obj, RolloutPhase, RunState, WorkloadOutcome
 from rollguard.kinds.conversion import is_source, scale_ref_text
 from rollguard.plan.migrate_decide import MigrateAction, MigratePlan, MigrateRequest, MigrationState
 from rollguard.plan.migrate_read import plan_migrate
@@ -170,7 +170,7 @@ class Migrate(GroupRun):
                 written = self.write(wp, lambda live: {**manifest, "metadata": {
                     **manifest["metadata"], "resourceVersion": live["metadata"].get("resourceVersion")}},
                     guard_spec=False)  # fmt: skip
-            self.journal.workloads[wp.key].phase = WorkloadPhase.APPLIED
+            self.journal.workloads[wp.key].phase = EntryPhase.APPLIED
             self.say(f"{wp.key}: {'created' if wp.create else 'taken over'} with {wp.kind.replicas(written)} "
                      f"replicas, images {wp.kind.snapshot(written).images}")  # fmt: skip
             return watched_after(wp, written, timeout=self.timeout)
@@ -193,7 +193,7 @@ class Migrate(GroupRun):
 
         def scale_down(wp: WorkloadPlan) -> Watched:
             written = self.write(wp, lambda live: scaled(live, 0), guard_spec=True)
-            self.journal.workloads[wp.key].phase = WorkloadPhase.APPLIED
+            self.journal.workloads[wp.key].phase = EntryPhase.APPLIED
             return watched_after(wp, written, timeout=self.timeout)
 
         results = each_at_once(m.dcs, scale_down)
@@ -245,17 +245,17 @@ class Migrate(GroupRun):
             out.outcome = WorkloadOutcome.REMOVED
         return out
 
-    def after_run(self, plan: Plan, status: Status) -> None:
+    def after_run(self, plan: Plan, status: ExitStatus) -> None:
         """An Event on every workload of the run still there: who, which run, how it ended and why."""
-        if status is Status.REFUSED:  # stopped before any change: nothing to record
+        if status is ExitStatus.REFUSED:  # stopped before any change: nothing to record
             return
         reason = {
-            Status.SUCCEEDED: EVENT_REASONS[self.migration.action],
-            Status.REVERTED: "RollguardReverted",
+            ExitStatus.SUCCEEDED: EVENT_REASONS[self.migration.action],
+            ExitStatus.REVERTED: "RollguardReverted",
         }.get(status, "RollguardInconsistent")
         message = f"{actor()} run {self.run_id} ({self._what()}): {status}"
         if self.first_error:
-            message += f"; {'warning' if status is Status.SUCCEEDED else 'cause'}: {self.first_error}"
+            message += f"; {'warning' if status is ExitStatus.SUCCEEDED else 'cause'}: {self.first_error}"
 
         def emit(wp: WorkloadPlan) -> None:
             obj = self.cache.get(wp.kind.resource, wp.snapshot.ref.name) if self.cache is not None else None
@@ -263,7 +263,7 @@ class Migrate(GroupRun):
                 return
             try:
                 events.emit(self.client, wp.snapshot.ref, obj, reason=reason, message=message,
-                            warning=status is not Status.SUCCEEDED)  # fmt: skip
+                            warning=status is not ExitStatus.SUCCEEDED)  # fmt: skip
             except ApiError as exc:  # the audit trail is best effort: the journal holds the record too
                 self.errors.append(f"could not record an event on {wp.key}: {exc}")
 
@@ -294,7 +294,7 @@ class Migrate(GroupRun):
         for wp in dcs:  # scaled down by this run, or by the killed one it finishes: both go back up
             entry = self.journal.workloads[wp.key]
             if wp.kind.replicas(self.live(wp)) != m.replicas.get(wp.snapshot.ref.name, wp.snapshot.replicas):
-                entry.phase = WorkloadPhase.APPLIED
+                entry.phase = EntryPhase.APPLIED
         dc_plan = Plan(namespace=plan.namespace, selector=plan.selector, workloads=dcs, journal=plan.journal)
         try:
             ok = self.group_revert.revert(dc_plan, timeout)
@@ -311,7 +311,7 @@ class Migrate(GroupRun):
         self.remove(deployments)
         self.wait_removed(deployments)
         self.try_save()
-        return not any(self.journal.workloads[wp.key].phase is WorkloadPhase.ERROR for wp in deployments)
+        return not any(self.journal.workloads[wp.key].phase is EntryPhase.ERROR for wp in deployments)
 
     def _wait_serving(self, dcs: list[WorkloadPlan], *, timeout: int) -> bool:
         """Wait until every DC runs its replicas ready (`Kind.serving`): a DC scaled back up with no
@@ -328,14 +328,14 @@ class Migrate(GroupRun):
                 if last.get(wp.key) != verdict.message:
                     last[wp.key] = verdict.message
                     self.say(verdict.message)
-                if verdict.phase is not Phase.COMPLETE:
+                if verdict.phase is not RolloutPhase.COMPLETE:
                     still.append(wp)
             waiting = still
             if not waiting or time.monotonic() >= deadline:
                 break
             self.cache.wait(min(1.0, deadline - time.monotonic()))
         for wp in waiting:
-            self.journal.workloads[wp.key].phase = WorkloadPhase.ERROR
+            self.journal.workloads[wp.key].phase = EntryPhase.ERROR
             self.fail(f"revert of {wp.key} not verified: {last.get(wp.key, 'not serving')}")
         return not waiting
 
@@ -358,6 +358,6 @@ class Migrate(GroupRun):
             for rc in rcs:
                 with contextlib.suppress(NotFound):
                     self.client.delete(wp.kind.revisions, rc["metadata"]["name"], namespace=self.namespace)
-            self.journal.workloads[wp.key].phase = WorkloadPhase.APPLIED
+            self.journal.workloads[wp.key].phase = EntryPhase.APPLIED
             self.say(f"{wp.key}: deleted with its {len(rcs)} replication controllers")
         self.try_save()

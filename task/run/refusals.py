@@ -17,7 +17,7 @@ from dataclasses import replace
 from rollguard.cluster.api import Api
 from rollguard.core.errors import ApiError
 from rollguard.core.resources import EVENTS
-from rollguard.core.structs import Obj, Phase
+from rollguard.core.structs import Obj, RolloutPhase
 from rollguard.run.wait import Watched
 
 REASON = "FailedCreate"
@@ -42,7 +42,7 @@ def add_evidence(client: Api, namespace: str, items: Iterable[Watched]) -> None:
         i
         for i in items
         if i.verdict is not None
-        and i.verdict.phase is Phase.FAILED
+        and i.verdict.phase is RolloutPhase.FAILED
         and i.verdict.blocked_evidence is not None
     ]
     if not wanting:

@@ -22,7 +22,7 @@ from rollguard.cluster.cache import NamespaceCache
 from rollguard.cluster.journal import Journal, WorkloadEntry, group_name
 from rollguard.cluster.lock import LEASE_SECONDS
 from rollguard.core.errors import ApiError, RolloutFailed
-from rollguard.core.structs import Obj, Phase, RunState, WorkloadPhase
+from rollguard.core.structs import EntryPhase, Obj, RolloutPhase, RunState
 from rollguard.plan.repair_read import Change, RepairPlan
 from rollguard.plan.rollout_read import Plan, WorkloadPlan
 from rollguard.plan.tags import without_promotion_effects
@@ -34,9 +34,9 @@ from rollguard.run.wait import Watched
 
 EVENT_REASONS = {"resume": "RollguardResume", "revert": "RollguardRevert", "redeploy": "RollguardRedeploy"}
 DONE = {
-    "resume": WorkloadPhase.RESUMED,
-    "revert": WorkloadPhase.REVERTED,
-    "redeploy": WorkloadPhase.REDEPLOYED,
+    "resume": EntryPhase.RESUMED,
+    "revert": EntryPhase.REVERTED,
+    "redeploy": EntryPhase.REDEPLOYED,
 }
 _RUN_FIELDS = ("run_id", "command", "actor", "state", "started", "error", "errors")
 
@@ -97,7 +97,7 @@ class Repair(GroupRun):
             )
             entry.target_images, entry.phase, entry.note = (
                 dict(change.images_after),
-                WorkloadPhase.PENDING,
+                EntryPhase.PENDING,
                 "",
             )
             self.journal.workloads[wp.key] = entry
@@ -131,10 +131,13 @@ class Repair(GroupRun):
             self.check_cancel()
             entry = self.journal.workloads[wp.key]
             if not change.changed:
-                entry.phase = WorkloadPhase.UNCHANGED
+                entry.phase = EntryPhase.UNCHANGED
                 self.say(f"{wp.key}: nothing to {self.command}")
                 obj = self.live(wp)
-                if wp.kind.progress(obj, self.revisions(wp, obj)).phase in (Phase.PROGRESSING, Phase.PENDING):
+                if wp.kind.progress(obj, self.revisions(wp, obj)).phase in (
+                    RolloutPhase.PROGRESSING,
+                    RolloutPhase.PENDING,
+                ):
                     # Already as wanted but still rolling out (e.g. a revert an earlier run
                     # wrote and never saw finish): verify it too, or success would be claimed unseen.
                     # An old failure it did not touch (dc2 of the reference case on resume) is not
@@ -145,11 +148,11 @@ class Repair(GroupRun):
                 self.remove([wp])
                 self.wait_removed([wp])
                 self.try_save()
-                if entry.phase is WorkloadPhase.ERROR:
+                if entry.phase is EntryPhase.ERROR:
                     raise RolloutFailed(f"{wp.key}: {entry.note or 'could not delete it'}", workload=wp.key)
                 continue
             written = self.write(wp, functools.partial(self.plan.body, wp.key), guard_spec=True)
-            entry.phase = WorkloadPhase.APPLIED
+            entry.phase = EntryPhase.APPLIED
             self.try_save()
             self._audit(change, written)
             watched.append(watched_after(wp, written, timeout=self.timeout))
@@ -162,7 +165,9 @@ class Repair(GroupRun):
         if not self.tags_restored:
             return live
         change = next((c for c in self.plan.changes if c.key == plan.key), None)
-        return without_promotion_effects(live, plan.snapshot.raw, dict(change.images_after)) if change else live
+        return (
+            without_promotion_effects(live, plan.snapshot.raw, dict(change.images_after)) if change else live
+        )
 
     def _audit(self, change: Change, written: dict[str, object]) -> None:
         target = f" to revision {change.target_revision}" if change.target_revision is not None else ""

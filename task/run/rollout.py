@@ -21,7 +21,7 @@ from rollguard.cluster.cache import NamespaceCache
 from rollguard.cluster.journal import WorkloadEntry
 from rollguard.core.errors import ApiError, RollguardError, RolloutFailed
 from rollguard.core.resources import IMAGE_STREAMS
-from rollguard.core.structs import Obj, RunState, Status, WorkloadPhase
+from rollguard.core.structs import EntryPhase, ExitStatus, Obj, RunState
 from rollguard.kinds import images_of
 from rollguard.plan.checks_read import preflight_checks
 from rollguard.plan.merge import applied_record, combined_restore
@@ -68,7 +68,9 @@ class Rollout(GroupRun):
             self.extra_resources = (IMAGE_STREAMS,)
 
     def prepare(self) -> Plan:
-        plan = plan_rollout(self.client, self.request, lock=self.lock, journal_store=self.store, claims=self.claims)
+        plan = plan_rollout(
+            self.client, self.request, lock=self.lock, journal_store=self.store, claims=self.claims
+        )
         preflight_checks(self.client, self.namespace, self.request.checks, run_id=self.run_id)
         return plan
 
@@ -134,7 +136,7 @@ class Rollout(GroupRun):
                 verified=wp.baseline,
                 # a killed run's change this run finishes is this run's own from here on: reverted on failure
                 target_images=dict(earlier[wp.key].target_images) if wp.finish else self._targets(wp),
-                phase=WorkloadPhase.APPLIED if wp.finish else WorkloadPhase.PENDING,
+                phase=EntryPhase.APPLIED if wp.finish else EntryPhase.PENDING,
                 created=wp.remove_on_revert,
                 restore=combined_restore(earlier[wp.key].restore, wp.restore)
                 if wp.key in earlier
@@ -144,7 +146,9 @@ class Rollout(GroupRun):
             for wp in plan.workloads
         }
         # what each manifest applies, recorded once the run is verified (the next run's removals)
-        self.applying = {wp.key: applied_record(wp.manifest) for wp in plan.workloads if wp.manifest is not None}
+        self.applying = {
+            wp.key: applied_record(wp.manifest) for wp in plan.workloads if wp.manifest is not None
+        }
 
     def change(self, plan: Plan, cache: NamespaceCache) -> list[Watched]:
         self._promote(plan, cache)
@@ -184,15 +188,15 @@ class Rollout(GroupRun):
     def _said(self, wp: WorkloadPlan) -> str:
         if wp.accepted:
             return "left unhealthy (accepted)"
-        if self.journal.workloads[wp.key].phase is not WorkloadPhase.COMPLETE:
+        if self.journal.workloads[wp.key].phase is not EntryPhase.COMPLETE:
             return "unchanged, healthy"
         if zero_replicas(self.live(wp)):
             return "not verified (0 replicas)"
         return "created" if wp.create else "finished (left by a killed run)" if wp.finish else "rolled out"
 
-    def after_run(self, plan: Plan, status: Status) -> None:
+    def after_run(self, plan: Plan, status: ExitStatus) -> None:
         """An Event on every workload this run changed: who, which run, what it ended as, and why."""
-        reason = {Status.SUCCEEDED: "RollguardRolledOut", Status.REVERTED: "RollguardReverted"}.get(
+        reason = {ExitStatus.SUCCEEDED: "RollguardRolledOut", ExitStatus.REVERTED: "RollguardReverted"}.get(
             status, "RollguardInconsistent"
         )
 
@@ -203,7 +207,7 @@ class Rollout(GroupRun):
             if wp.notes:
                 message += "; " + "; ".join(wp.notes)
             if self.first_error:  # a success has no cause, only warnings
-                message += f"; {'warning' if status is Status.SUCCEEDED else 'cause'}: {self.first_error}"
+                message += f"; {'warning' if status is ExitStatus.SUCCEEDED else 'cause'}: {self.first_error}"
             try:
                 events.emit(
                     self.client,
@@ -211,7 +215,7 @@ class Rollout(GroupRun):
                     obj,
                     reason=reason,
                     message=message,
-                    warning=status is not Status.SUCCEEDED,
+                    warning=status is not ExitStatus.SUCCEEDED,
                 )
             except ApiError as exc:  # the audit trail is best effort: the journal holds the record too
                 self.errors.append(f"could not record an event on {wp.key}: {exc}")
@@ -221,7 +225,7 @@ class Rollout(GroupRun):
             for wp in plan.workloads
             if wp.key in self.journal.workloads
             and self.journal.workloads[wp.key].phase.touched
-            and self.journal.workloads[wp.key].phase is not WorkloadPhase.DELETED  # nothing to record it on
+            and self.journal.workloads[wp.key].phase is not EntryPhase.DELETED  # nothing to record it on
         ]
         each_at_once(changed, emit)
 
@@ -312,14 +316,14 @@ class Rollout(GroupRun):
             if wp.needs_change:
                 todo.append(wp)
             elif not wp.finish:  # a killed run's change this run finishes stays applied: it is watched
-                self.journal.workloads[wp.key].phase = WorkloadPhase.UNCHANGED
+                self.journal.workloads[wp.key].phase = EntryPhase.UNCHANGED
 
         def apply(wp: WorkloadPlan) -> Watched:
             if wp.create:
                 written = self.create(wp, wp.write_body(wp.snapshot.raw))
             else:
                 written = self.write(wp, wp.write_body, guard_spec=True)
-            self.journal.workloads[wp.key].phase = WorkloadPhase.APPLIED
+            self.journal.workloads[wp.key].phase = EntryPhase.APPLIED
             item = watched_after(wp, written, timeout=self.request.timeout)
             changes = {c: i for c, i in item.expected_images.items() if wp.snapshot.images.get(c) != i}
             if wp.create:

@@ -40,10 +40,14 @@ def not_run(checks: list[Check], *, bake: int) -> list[CheckResult]:
 def validated(checks: list[Check], *, bake: int) -> list[CheckResult]:
     """``--dry-run``: every check parsed and checked against its server, none run."""
     said = "valid; not run (--dry-run)"
-    results = [CheckResult(name=c.name, kind=c.kind, outcome=CheckOutcome.VALIDATED, evidence=said) for c in checks]
+    results = [
+        CheckResult(name=c.name, kind=c.kind, outcome=CheckOutcome.VALIDATED, evidence=said) for c in checks
+    ]
     if bake:
         evidence = f"a bake window of {bake}s; not run (--dry-run)"
-        results.append(CheckResult(name="bake", kind=CheckKind.BAKE, outcome=CheckOutcome.VALIDATED, evidence=evidence))
+        results.append(
+            CheckResult(name="bake", kind=CheckKind.BAKE, outcome=CheckOutcome.VALIDATED, evidence=evidence)
+        )
     return results
 
 
@@ -57,7 +61,9 @@ def verify(
 ) -> None:
     """Run every check (and the bake) at once; fill ``results`` (in order); raise `CheckFailed` on the
     first failure (the others are stopped)."""
-    runners: list[tuple[int, Runner]] = [(i, functools.partial(run_check, check)) for i, check in enumerate(checks)]
+    runners: list[tuple[int, Runner]] = [
+        (i, functools.partial(run_check, check)) for i, check in enumerate(checks)
+    ]
     if bake is not None:
         runners.append((len(checks), bake))
     first: list[CheckResult] = []

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from rollguard.cluster.cache import NamespaceCache
 from rollguard.core.readiness import pod_doom
 from rollguard.core.resources import PODS
-from rollguard.core.structs import Obj, Phase, Progress, WorkloadRef
+from rollguard.core.structs import Obj, Progress, RolloutPhase, WorkloadRef
 from rollguard.kinds import images_of, kind_of, pods_of_revision
 
 # How long a platform-declared failure waits for the pod that says how it failed (see
@@ -118,7 +118,7 @@ def held(item: Watched, progress: Progress, *, now: float) -> Progress:
         return progress
     return replace(
         progress,
-        phase=Phase.FAILED,
+        phase=RolloutPhase.FAILED,
         message=f"{item.ref.key}: {progress.blocked} (for {REFUSAL_GRACE:.0f}s)",
     )
 
@@ -143,23 +143,23 @@ def judged(
 ) -> tuple[Progress, Source]:
     """Where one workload stands, from the objects alone, and who decided it: only the platform's own failure may wait for its evidence (pure)."""
     if obj is None:
-        return Progress(Phase.FAILED, deleted_message(item.ref.key)), Source.RUN
+        return Progress(RolloutPhase.FAILED, deleted_message(item.ref.key)), Source.RUN
     kind = kind_of(item.ref)
     mine = kind.owned(obj, revisions)
     progress = kind.progress(obj, mine, since=item.since)
-    if progress.phase is Phase.COMPLETE:
+    if progress.phase is RolloutPhase.COMPLETE:
         running = images_of(obj.get("spec", {}).get("template", {}))
         if running != item.expected_images:
-            return Progress(Phase.FAILED, edited_message(item.ref.key, running)), Source.RUN
+            return Progress(RolloutPhase.FAILED, edited_message(item.ref.key, running)), Source.RUN
         return progress, Source.PLATFORM
-    if progress.phase is Phase.PAUSED:
+    if progress.phase is RolloutPhase.PAUSED:
         return Progress(
-            Phase.FAILED, f"{item.ref.key} was paused by someone else during the rollout"
+            RolloutPhase.FAILED, f"{item.ref.key} was paused by someone else during the rollout"
         ), Source.RUN
-    source = Source.PLATFORM if progress.phase is Phase.FAILED else Source.RUN
+    source = Source.PLATFORM if progress.phase is RolloutPhase.FAILED else Source.RUN
     progress = kind.explain(obj, mine, pods, progress)
-    if progress.phase is Phase.FAILED:  # the platform's verdict, or its deployer pod's doom: say whose
-        return Progress(Phase.FAILED, f"{item.ref.key}: {progress.message}", progress.revision), source
+    if progress.phase is RolloutPhase.FAILED:  # the platform's verdict, or its deployer pod's doom: say whose
+        return Progress(RolloutPhase.FAILED, f"{item.ref.key}: {progress.message}", progress.revision), source
     if fail_fast:
         revision = kind.new_revision(obj, mine)
         if revision is not None:
@@ -167,12 +167,12 @@ def judged(
                 doom = pod_doom(pod, crash_restarts=crash_restarts)
                 if doom is not None:
                     return Progress(
-                        Phase.FAILED, f"{item.ref.key}: {doom.describe()}", progress.revision
+                        RolloutPhase.FAILED, f"{item.ref.key}: {doom.describe()}", progress.revision
                     ), Source.RUN
     if now >= item.deadline:
         reason = item.deadline_reason.replace("{waited}", item.waited(now))
         return Progress(
-            Phase.FAILED, f"{item.ref.key}: {reason} ({progress.message})", progress.revision
+            RolloutPhase.FAILED, f"{item.ref.key}: {reason} ({progress.message})", progress.revision
         ), Source.RUN
     # a running hook is not standing still (`held` restarts the clock while it runs)
     stalled = (
@@ -180,7 +180,9 @@ def judged(
     )
     if stalled and progress.message == item.last_progress:
         return Progress(
-            Phase.FAILED, f"{item.ref.key}: {item.stall_reason} ({progress.message})", progress.revision
+            RolloutPhase.FAILED,
+            f"{item.ref.key}: {item.stall_reason} ({progress.message})",
+            progress.revision,
         ), Source.RUN
     return progress, Source.RUN
 
@@ -192,10 +194,10 @@ def late_failure(
     an edit), or, unless ``watched_only``, a pod as fail-fast judges new pods (``crash_restarts`` -1 with
     fail-fast off: no pod verdict); None while fine."""
     if obj is None:
-        return Progress(Phase.FAILED, deleted_message(item.ref.key))
+        return Progress(RolloutPhase.FAILED, deleted_message(item.ref.key))
     running = images_of(obj.get("spec", {}).get("template", {}))
     if running != item.expected_images:
-        return Progress(Phase.FAILED, edited_message(item.ref.key, running))
+        return Progress(RolloutPhase.FAILED, edited_message(item.ref.key, running))
     if item.watched_only or crash_restarts < 0:
         return None
     kind = kind_of(item.ref)
@@ -206,7 +208,7 @@ def late_failure(
         doom = pod_doom(pod, crash_restarts=crash_restarts)
         if doom is not None:
             message = f"{item.ref.key}: {doom.describe()} (after its rollout completed)"
-            return Progress(Phase.FAILED, message, item.verdict.revision if item.verdict else 0)
+            return Progress(RolloutPhase.FAILED, message, item.verdict.revision if item.verdict else 0)
     return None
 
 
@@ -233,7 +235,7 @@ def wait_for(
             obj = cache.get(kind.resource, item.ref.name)
             revisions = owners[kind.revisions].candidates(obj) if obj is not None else []
             if item.verdict is not None:
-                if item.rejudge and item.verdict.phase is Phase.COMPLETE:
+                if item.rejudge and item.verdict.phase is RolloutPhase.COMPLETE:
                     pods = [p for r in revisions for p in pod_owners.children(r)]
                     failure = late_failure(
                         item, obj, revisions, pods, crash_restarts=crash_restarts if fail_fast else -1
@@ -250,7 +252,7 @@ def wait_for(
             )
             progress = held(item, progress, now=now)
             if (
-                progress.phase is Phase.FAILED
+                progress.phase is RolloutPhase.FAILED
                 and source is Source.PLATFORM
                 and obj is not None
                 and kind.evidence_pending(obj, revisions, pods)
@@ -267,7 +269,7 @@ def wait_for(
                 out(line)
             if progress.done:
                 item.verdict = progress
-                if progress.phase is Phase.FAILED and stop_on_failure:
+                if progress.phase is RolloutPhase.FAILED and stop_on_failure:
                     return
             else:
                 pending.append(item)

@@ -27,7 +27,16 @@ from rollguard.cluster.lock import read_lease
 from rollguard.core.errors import RefusedError
 from rollguard.core.readiness import pod_doom
 from rollguard.core.selectors import matches, requirements
-from rollguard.core.structs import DC, DEPLOYMENT, Obj, Phase, Progress, RunState, WorkloadPhase, WorkloadRef
+from rollguard.core.structs import (
+    DC,
+    DEPLOYMENT,
+    EntryPhase,
+    Obj,
+    Progress,
+    RolloutPhase,
+    RunState,
+    WorkloadRef,
+)
 from rollguard.kinds import KINDS, Kind, Owners, images_of, kind_of, pods_of_revision
 from rollguard.kinds.base import as_int
 from rollguard.kinds.templates import MOVING_TAGS, canonical, moving_tag, same_template, template_changes
@@ -198,7 +207,9 @@ def drift_reference(key: str, labels: Mapping[str, str], groups: Iterable[Group]
 # -- findings ------------------------------------------------------------------------------------------
 
 
-def _overlap_findings(labels: Mapping[str, str], groups: Iterable[Group], home: Group | None) -> list[Finding]:
+def _overlap_findings(
+    labels: Mapping[str, str], groups: Iterable[Group], home: Group | None
+) -> list[Finding]:
     """A workload matched by more than one group's selector: two runs could each mean to act on it."""
     matching = sorted({g.selector for g in groups if matches(g.selector, labels)})
     if len(matching) < 2:
@@ -222,7 +233,7 @@ def _explained(kind: Kind, obj: Obj, revisions: list[Obj], pods: list[Obj], prog
     """``progress`` with what the rollout's own pods say (a hook running, pods refused), when it is still
     progressing; a verdict only the run gives (a deployer pod that cannot start) is left to the run."""
     explained = kind.explain(obj, revisions, pods, progress)
-    return explained if explained.phase is Phase.PROGRESSING else progress
+    return explained if explained.phase is RolloutPhase.PROGRESSING else progress
 
 
 def _progress_findings(
@@ -244,10 +255,10 @@ def _progress_findings(
             )
         # a paused rollout is never checked against its deadline: report it as paused, not progressing
         return found
-    if progress.phase is Phase.FAILED:
+    if progress.phase is RolloutPhase.FAILED:
         found.append(Finding(FAILED, progress.message))
         return found
-    if progress.phase is Phase.COMPLETE or kind.settled(obj):
+    if progress.phase is RolloutPhase.COMPLETE or kind.settled(obj):
         return found
     if revisions and rolled is None and kind.revision(obj) > 0 and kind.start_request(obj, obj, revisions):
         found.append(
@@ -258,7 +269,7 @@ def _progress_findings(
             )
         )
         return found
-    if progress.phase is Phase.PENDING and rolled is None:
+    if progress.phase is RolloutPhase.PENDING and rolled is None:
         # the controller has yet to start this rollout: its deadline has not begun
         found.append(Finding(PROGRESSING, progress.message))
         return found
@@ -309,7 +320,7 @@ def _group_findings(
     journal = group.journal
     found: list[Finding] = []
     entry = journal.workloads.get(key)
-    if not journal.final and not group.lock_live and entry is not None and entry.phase is WorkloadPhase.EDITED:
+    if not journal.final and not group.lock_live and entry is not None and entry.phase is EntryPhase.EDITED:
         found.append(  # the user's edit won: say so, not that a run died
             Finding(
                 HALF_ROLLED,
@@ -454,7 +465,7 @@ def assess(
         findings.append(Finding(UNAVAILABLE, f"{available} of {desired} replicas available"))
     order = {name: i for i, name in enumerate(FINDINGS)}
     progress = k.progress(obj, mine)
-    if progress.phase is Phase.PROGRESSING:
+    if progress.phase is RolloutPhase.PROGRESSING:
         progress = _explained(k, obj, mine, pod_list, progress)
     return WorkloadState(
         ref=snap.ref,

@@ -289,7 +289,9 @@ def namespace_lists(
             pool = ThreadPoolExecutor(len(args) if problems is None else 1, thread_name_prefix="list")
             try:
                 futures = {
-                    arg: pool.submit(reader.listed, arg, namespace=ns, selector=None if arg in OWNED else selector)
+                    arg: pool.submit(
+                        reader.listed, arg, namespace=ns, selector=None if arg in OWNED else selector
+                    )
                     for arg in args
                 }
                 lists = {arg: future.result() for arg, future in futures.items()}

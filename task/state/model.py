@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from rollguard.core.structs import KIND_NAMES, Obj, Phase, RunState, WorkloadRef
+from rollguard.core.structs import KIND_NAMES, Obj, RolloutPhase, RunState, WorkloadRef
 
-if TYPE_CHECKING:  # an annotation only: `rollguard --help` (drift-check's finding names) imports no journal code
+if (
+    TYPE_CHECKING
+):  # an annotation only: `rollguard --help` (drift-check's finding names) imports no journal code
     from rollguard.cluster.journal import Journal
 
 PAUSED = "paused"
@@ -108,7 +110,7 @@ class WorkloadState:
     images: dict[str, str]
     created: str
     paused: bool
-    phase: Phase  # of its current rollout
+    phase: RolloutPhase  # of its current rollout
     message: str  # the readiness verdict's message
     labels: dict[str, str]
     triggers: tuple[str, ...]  # DC triggers, human-readable

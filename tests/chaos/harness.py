@@ -63,8 +63,15 @@ def scratch_namespace(client: Client, prefix: str) -> Iterator[str]:
     name = f"{prefix[:50]}-{secrets.token_hex(3)}"
     client.create(NAMESPACES, {"metadata": {"name": name}})
     # Pods are refused until the token controller has given the default service account its token.
-    wait_until(client, SERVICE_ACCOUNTS, name, "default", lambda o: bool(o.get("secrets")), timeout=30,
-               what="to get its token")
+    wait_until(
+        client,
+        SERVICE_ACCOUNTS,
+        name,
+        "default",
+        lambda o: bool(o.get("secrets")),
+        timeout=30,
+        what="to get its token",
+    )
     try:
         yield name
     finally:
@@ -73,7 +80,9 @@ def scratch_namespace(client: Client, prefix: str) -> Iterator[str]:
 
 
 def make_group(client: Client, namespace: str, image: str = OLD) -> None:
-    create_group(client, namespace, [dc_body("dc1", image), dc_body("dc2", image), deployment_body("web", image)])
+    create_group(
+        client, namespace, [dc_body("dc1", image), dc_body("dc2", image), deployment_body("web", image)]
+    )
 
 
 def lease_live(client: Client, namespace: str) -> bool:
@@ -152,4 +161,15 @@ def killer(proc: subprocess.Popen[str], sig: int = signal.SIGKILL) -> callable:
     return hook
 
 
-__all__ = ["DC", "DEPLOYMENT", "JOURNAL", "NEW", "NEWER", "NEWER_CRASH", "OLD", "SELECTOR", "journal", "start"]
+__all__ = [
+    "DC",
+    "DEPLOYMENT",
+    "JOURNAL",
+    "NEW",
+    "NEWER",
+    "NEWER_CRASH",
+    "OLD",
+    "SELECTOR",
+    "journal",
+    "start",
+]

@@ -36,8 +36,15 @@ class Entry:
     seconds: float = 0.0
     error: str = ""  # the test failed outside any case
 
-    def case(self, name: str, *, passed: bool = True, faults: dict[str, int] | Counter[str] | None = None,
-             states: int = 0, detail: str = "") -> Case:
+    def case(
+        self,
+        name: str,
+        *,
+        passed: bool = True,
+        faults: dict[str, int] | Counter[str] | None = None,
+        states: int = 0,
+        detail: str = "",
+    ) -> Case:
         found = Case(name, passed, dict(faults or {}), states, detail[:300])
         self.cases.append(found)
         return found

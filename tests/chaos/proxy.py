@@ -41,8 +41,20 @@ from typing import Any
 import yaml
 
 # Requests that are POSTs but persist nothing: permission checks.
-NON_PERSISTING = ("selfsubjectaccessreviews", "selfsubjectrulesreviews", "subjectaccessreviews", "tokenreviews")
-HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "proxy-connection", "upgrade"}
+NON_PERSISTING = (
+    "selfsubjectaccessreviews",
+    "selfsubjectrulesreviews",
+    "subjectaccessreviews",
+    "tokenreviews",
+)
+HOP_BY_HOP = {
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "content-length",
+    "proxy-connection",
+    "upgrade",
+}
 STATUS_FAULTS = ("500", "503", "429", "409")
 FAULTS = (*STATUS_FAULTS, "drop_before", "drop_after")
 
@@ -205,7 +217,9 @@ class FaultProxy:
         with self._lock:
             self._hooks[k] = hook
 
-    def after_mutation_matching(self, predicate: Callable[[Record], bool], hook: Callable[[Record], None]) -> None:
+    def after_mutation_matching(
+        self, predicate: Callable[[Record], bool], hook: Callable[[Record], None]
+    ) -> None:
         """Like `after_mutation`, on the first mutating request ``predicate`` accepts (order-proof
         where the client sends several writes at once)."""
         with self._lock:
@@ -229,7 +243,9 @@ class FaultProxy:
             "kind": "Config",
             "clusters": [{"name": "proxy", "cluster": {"server": self.url}}],
             "users": [{"name": "u", "user": user["user"]}],
-            "contexts": [{"name": "proxy", "context": {**context["context"], "cluster": "proxy", "user": "u"}}],
+            "contexts": [
+                {"name": "proxy", "context": {**context["context"], "cluster": "proxy", "user": "u"}}
+            ],
             "current-context": "proxy",
         }
         path = Path(dest)
@@ -351,7 +367,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "drop_before":
             self._drop()
             return
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP and k.lower() != "host"}
+        headers = {
+            k: v for k, v in self.headers.items() if k.lower() not in HOP_BY_HOP and k.lower() != "host"
+        }
         headers["Host"] = f"{proxy.upstream_host}:{proxy.upstream_port}"
         if body:
             headers["Content-Length"] = str(len(body))

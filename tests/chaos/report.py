@@ -21,8 +21,12 @@ SOURCES = (("make chaos (every chaos test: the long matrix and the make-test sli
 
 def _commit() -> str:
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                             text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return out.stdout.strip() or "unknown"
     except OSError:
         return "unknown"
@@ -32,8 +36,19 @@ def _found_bugs() -> list[str]:
     """Engine fixes whose commit message says a chaos test found the bug (from git, not by hand)."""
     try:
         out = subprocess.run(
-            ["git", "-C", str(ROOT), "log", "--format=%h %s", "--grep=Found by", "--grep=tests/chaos", "--all-match"],
-            capture_output=True, text=True, timeout=10,
+            [
+                "git",
+                "-C",
+                str(ROOT),
+                "log",
+                "--format=%h %s",
+                "--grep=Found by",
+                "--grep=tests/chaos",
+                "--all-match",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=10,
         )
     except OSError:
         return []
@@ -59,7 +74,9 @@ def _table(entries: list[Entry]) -> list[str]:
     for area in sorted(areas):
         group = areas[area]
         cases = [c for e in group for c in e.cases]
-        failed = sum(not c.passed for c in cases) + sum(1 for e in group if e.error and all(c.passed for c in e.cases))
+        failed = sum(not c.passed for c in cases) + sum(
+            1 for e in group if e.error and all(c.passed for c in e.cases)
+        )
         lines.append(
             f"| {area} | {len(group)} | {len(cases)} | {sum(c.passed for c in cases)} | {failed} | "
             f"{sum(_faults(group).values())} | {sum(c.states for c in cases)} | {sum(e.seconds for e in group):.0f} |"
@@ -74,8 +91,11 @@ def _table(entries: list[Entry]) -> list[str]:
 
 
 def _matrix(entries: list[Entry]) -> list[str]:
-    crash = [e for e in entries
-             if e.test.startswith(("test_sigkill_after_every_mutating_call", "test_sigkill_during_the_repair"))]
+    crash = [
+        e
+        for e in entries
+        if e.test.startswith(("test_sigkill_after_every_mutating_call", "test_sigkill_during_the_repair"))
+    ]
     if not crash:
         return []
     lines = ["", "### Crash matrices (SIGKILL right after the k-th mutating call, then rollguard again)", ""]
@@ -89,7 +109,9 @@ def _matrix(entries: list[Entry]) -> list[str]:
     lines += ["", "| case | result | account |", "| --- | --- | --- |"]
     for e in crash:
         for c in e.cases:
-            lines.append(f"| {c.name} | {'pass' if c.passed else '**FAIL**'} | {c.detail.replace('|', '/')} |")
+            lines.append(
+                f"| {c.name} | {'pass' if c.passed else '**FAIL**'} | {c.detail.replace('|', '/')} |"
+            )
     return lines
 
 
@@ -120,10 +142,18 @@ def render() -> str:
     for title, entries, data in runs:
         faults = _faults(entries)
         own = sum(e.seconds for e in entries)
-        out += ["", f"## {title}: {len(entries)} tests, {own:.0f} s of their own "
-                f"(the whole pytest session: {data['seconds']:.0f} s)", ""]
+        out += [
+            "",
+            f"## {title}: {len(entries)} tests, {own:.0f} s of their own "
+            f"(the whole pytest session: {data['seconds']:.0f} s)",
+            "",
+        ]
         out += _table(entries)
-        out += ["", "Faults injected, by kind: " + (", ".join(f"{k} {v}" for k, v in sorted(faults.items())) or "none")]
+        out += [
+            "",
+            "Faults injected, by kind: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(faults.items())) or "none"),
+        ]
         out += _matrix(entries)
         failures = [(e, c) for e in entries for c in e.cases if not c.passed]
         errors = [e for e in entries if e.error]

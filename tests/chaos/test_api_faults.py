@@ -31,8 +31,9 @@ PLANS = {
     # replies to writes lost after the server did the work: the unsafe case for blind retries
     "lost-replies": FaultPlan(rates={"drop_after": 0.35}, mutating_only=True, max_faults=8),
     # someone else wins a write race on each workload now and then
-    "conflicts": FaultPlan(rates={"409": 0.5}, verbs=frozenset({"update"}), resources=WORKLOAD_WRITES,
-                           max_faults=6),
+    "conflicts": FaultPlan(
+        rates={"409": 0.5}, verbs=frozenset({"update"}), resources=WORKLOAD_WRITES, max_faults=6
+    ),
     # watches only: cut after a few events, mid-line
     "cut-watches": FaultPlan(watch_cut_after=(0, 3), max_watch_cuts=25, max_faults=25),
 }
@@ -47,12 +48,14 @@ def check_resumes(proxy: FaultProxy) -> int:
     for index, cut in enumerate(watches):
         if not cut.cut:
             continue
-        later = [w for w in watches[index + 1:] if w.path == cut.path]
+        later = [w for w in watches[index + 1 :] if w.path == cut.path]
         if not later:
             continue  # the run ended before it needed the watch again
         wanted = cut.last_rv or cut.resumed_from
-        relisted = any(r.verb == "list" and r.path == cut.path and r.seq < later[0].seq and r.seq > cut.seq
-                       for r in proxy.records)
+        relisted = any(
+            r.verb == "list" and r.path == cut.path and r.seq < later[0].seq and r.seq > cut.seq
+            for r in proxy.records
+        )
         assert relisted or later[0].resumed_from == wanted, (
             f"watch {cut.path} cut after rv {wanted}; resumed from {later[0].resumed_from!r}"
         )
@@ -77,14 +80,19 @@ def check_report_against_live(client: Client, namespace: str, result: h.Result, 
     return checks
 
 
-def fault_case(client: Client, sandbox, proxy: FaultProxy, tmp: Path, namespace: str, plan_name: str,
-               seed: int) -> tuple[Counter[str], int, str]:
+def fault_case(
+    client: Client, sandbox, proxy: FaultProxy, tmp: Path, namespace: str, plan_name: str, seed: int
+) -> tuple[Counter[str], int, str]:
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp / "kubeconfig")
     h.make_group(client, namespace)
     proxy.reset(PLANS[plan_name], seed=seed)
     report = tmp / f"{plan_name}-{seed}.json"
-    result = h.finish(h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                              *h.image_args(h.NEW), report=report), report)
+    result = h.finish(
+        h.start(
+            kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEW), report=report
+        ),
+        report,
+    )
     faults = Counter(proxy.faults)
     resumed = check_resumes(proxy)
     proxy.reset()  # checks go around the proxy
@@ -92,13 +100,18 @@ def fault_case(client: Client, sandbox, proxy: FaultProxy, tmp: Path, namespace:
     assert "Traceback" not in result.stderr
     checks = check_report_against_live(client, namespace, result)
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.NEW, h.OLD))
-    return faults, checks + verdict.checks + resumed, (
-        f"exit {result.code}, group on {verdict.side.rsplit(':', 1)[-1]}, {resumed} watch resumptions checked"
+    return (
+        faults,
+        checks + verdict.checks + resumed,
+        (
+            f"exit {result.code}, group on {verdict.side.rsplit(':', 1)[-1]}, {resumed} watch resumptions checked"
+        ),
     )
 
 
-def run_plan(client, sandbox, proxy, tmp_path, namespace, entry, plan_name: str, seed: int,
-             *, must_succeed: bool) -> None:
+def run_plan(
+    client, sandbox, proxy, tmp_path, namespace, entry, plan_name: str, seed: int, *, must_succeed: bool
+) -> None:
     faults, states, account = fault_case(client, sandbox, proxy, tmp_path, namespace, plan_name, seed)
     detail = f"{plan_name} seed {seed}: {dict(faults)}; {account}"
     entry.case(f"{plan_name} seed {seed}", faults=faults, states=states, detail=detail)
@@ -107,7 +120,9 @@ def run_plan(client, sandbox, proxy, tmp_path, namespace, entry, plan_name: str,
         assert account.startswith("exit 0"), f"every fault here is retryable: {detail}"
 
 
-def test_transient_errors_and_cut_watches_are_survived(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
+def test_transient_errors_and_cut_watches_are_survived(
+    client, sandbox, proxy, tmp_path, namespace, ledger_entry
+):
     """The slice: one seed of 5xx/429/dropped connections on every verb, plus cut watches."""
     run_plan(client, sandbox, proxy, tmp_path, namespace, ledger_entry, "errors", 7, must_succeed=True)
 
@@ -122,14 +137,19 @@ def test_faults(client, sandbox, proxy, tmp_path, namespace, ledger_entry, plan_
 
 @pytest.mark.chaos
 @pytest.mark.parametrize("seed", (11,))
-def test_cut_watches_resume_from_last_resource_version(client, sandbox, proxy, tmp_path, namespace, ledger_entry,
-                                                        seed):
+def test_cut_watches_resume_from_last_resource_version(
+    client, sandbox, proxy, tmp_path, namespace, ledger_entry, seed
+):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace)
     proxy.reset(PLANS["cut-watches"], seed=seed)
     report = tmp_path / "r.json"
-    result = h.finish(h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                              *h.image_args(SLOW3), report=report), report)
+    result = h.finish(
+        h.start(
+            kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW3), report=report
+        ),
+        report,
+    )
     resumed = check_resumes(proxy)
     cuts = proxy.faults["watch_cut"]
     proxy.reset()
@@ -137,5 +157,9 @@ def test_cut_watches_resume_from_last_resource_version(client, sandbox, proxy, t
     assert cuts >= 3 and resumed >= 3, (cuts, resumed)
     states = check_report_against_live(client, namespace, result, SLOW3)
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (SLOW3,))
-    ledger_entry.case(f"cut watches seed {seed}", faults={"watch_cut": cuts}, states=states + verdict.checks + resumed,
-                      detail=f"{cuts} watches cut mid-line, {resumed} resumptions checked against the last resourceVersion")
+    ledger_entry.case(
+        f"cut watches seed {seed}",
+        faults={"watch_cut": cuts},
+        states=states + verdict.checks + resumed,
+        detail=f"{cuts} watches cut mid-line, {resumed} resumptions checked against the last resourceVersion",
+    )

@@ -21,8 +21,10 @@ SLOW = f"{IMAGE}:v2-slow8"  # the winner outlives the losers' start-up
 
 
 def race(kubeconfig, namespace: str, runs: int) -> tuple[h.Result, list[h.Result]]:
-    procs = [h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW))
-             for _ in range(runs)]
+    procs = [
+        h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW))
+        for _ in range(runs)
+    ]
     results = [h.finish(p, timeout=180) for p in procs]
     winners = [r for r in results if r.code == 0]
     assert len(winners) == 1, [(r.code, r.stderr[-300:]) for r in results]
@@ -43,7 +45,9 @@ def assert_refused_naming(loser: h.Result, holder: str) -> None:
     assert "locked by" in lines[0] and f"run {holder}" in lines[0], lines[0]
 
 
-@pytest.mark.parametrize("runs", [pytest.param(2, id="two"), pytest.param(5, id="five", marks=pytest.mark.chaos)])
+@pytest.mark.parametrize(
+    "runs", [pytest.param(2, id="two"), pytest.param(5, id="five", marks=pytest.mark.chaos)]
+)
 def test_runs_at_once_one_proceeds(client, sandbox, proxy, tmp_path, namespace, ledger_entry, runs):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace)
@@ -55,8 +59,12 @@ def test_runs_at_once_one_proceeds(client, sandbox, proxy, tmp_path, namespace, 
     writes = [r for r in proxy.mutating() if r.resource in ("deploymentconfigs", "deployments")]
     assert len(writes) == 3, [(r.method, r.path) for r in writes]
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (SLOW,))
-    ledger_entry.case(f"{runs} runs at once", faults={"concurrent run": runs - 1}, states=verdict.checks + runs + 1,
-                      detail=f"1 proceeded, {runs - 1} refused naming run {holder}")
+    ledger_entry.case(
+        f"{runs} runs at once",
+        faults={"concurrent run": runs - 1},
+        states=verdict.checks + runs + 1,
+        detail=f"1 proceeded, {runs - 1} refused naming run {holder}",
+    )
 
 
 REPAIRS = [
@@ -71,8 +79,9 @@ REPAIRS = [
 def test_repairs_while_a_rollout_runs_are_refused(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace)
-    rollout = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                      *h.image_args(f"{IMAGE}:v2-slow15"))
+    rollout = h.start(
+        kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(f"{IMAGE}:v2-slow15")
+    )
     journal_reaches(client, namespace, "watching")
     holder = h.journal(client, namespace)["run"]["id"]
     before = len(proxy.mutating())
@@ -89,14 +98,20 @@ def test_repairs_while_a_rollout_runs_are_refused(client, sandbox, proxy, tmp_pa
     done = h.finish(rollout, timeout=120)
     assert done.code == 0, done.stdout[-1500:] + done.stderr
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (f"{IMAGE}:v2-slow15",))
-    ledger_entry.case("repairs during a rollout", faults={"concurrent repair": len(REPAIRS)},
-                      states=verdict.checks + len(REPAIRS) + 2, detail=f"refused naming run {holder}: {refused}")
+    ledger_entry.case(
+        "repairs during a rollout",
+        faults={"concurrent repair": len(REPAIRS)},
+        states=verdict.checks + len(REPAIRS) + 2,
+        detail=f"refused naming run {holder}: {refused}",
+    )
 
 
 HUMAN = f"{IMAGE}:v9-hotfix"
 
 
-@pytest.mark.parametrize("when", ["before-its-write", pytest.param("after-its-write", marks=pytest.mark.chaos)])
+@pytest.mark.parametrize(
+    "when", ["before-its-write", pytest.param("after-its-write", marks=pytest.mark.chaos)]
+)
 def test_human_edit_during_the_rollout(client, sandbox, proxy, tmp_path, namespace, ledger_entry, when):
     """Someone sets dc2's image by hand while rollguard rolls the group out.
 
@@ -109,8 +124,16 @@ def test_human_edit_during_the_rollout(client, sandbox, proxy, tmp_path, namespa
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace)
     report = tmp_path / "r.json"
-    run = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                  *h.image_args(f"{IMAGE}:v2-slow5"), report=report)
+    run = h.start(
+        kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        h.SELECTOR,
+        *h.image_args(f"{IMAGE}:v2-slow5"),
+        report=report,
+    )
 
     def human(_record) -> None:  # like `oc set image dc/dc2 app=...`: a patch, no precondition
         patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": HUMAN}]}}}}
@@ -119,11 +142,15 @@ def test_human_edit_during_the_rollout(client, sandbox, proxy, tmp_path, namespa
     if when == "before-its-write":  # the journal's create: after preflight, before any workload write
         proxy.after_mutation_matching(lambda r: r.method == "POST" and r.resource == "configmaps", human)
     else:  # right after rollguard's own write of dc2 (the writes go out concurrently)
-        proxy.after_mutation_matching(lambda r: r.method == "PUT" and r.path.endswith("/deploymentconfigs/dc2"), human)
+        proxy.after_mutation_matching(
+            lambda r: r.method == "PUT" and r.path.endswith("/deploymentconfigs/dc2"), human
+        )
     result = h.finish(run, report, timeout=120)
     assert not proxy.hook_errors, proxy.hook_errors
     assert result.code == 3, result.stdout[-2000:] + result.stderr[-1000:]
-    assert "dc/dc2" in result.report["error"] and "someone else" in result.report["error"], result.report["error"]
+    assert "dc/dc2" in result.report["error"] and "someone else" in result.report["error"], result.report[
+        "error"
+    ]
     outcomes = {w["name"]: w["outcome"] for w in result.report["workloads"]}
     assert outcomes["dc2"] == "edited", outcomes
     assert view(client, namespace, DC, "dc2").images == {"app": HUMAN}  # the human's edit stands
@@ -133,12 +160,18 @@ def test_human_edit_during_the_rollout(client, sandbox, proxy, tmp_path, namespa
     record = h.journal(client, namespace)
     assert record["run"]["state"] == "inconsistent" and record["workloads"]["dc/dc2"]["phase"] == "edited"
     assert not h.lease_live(client, namespace)
-    ledger_entry.case(f"human edit {when}", faults={"human edit": 1}, states=6,
-                      detail=f"exit 3, dc2 left on the edit, the rest reverted; cause: {result.report['error'][:100]}")
+    ledger_entry.case(
+        f"human edit {when}",
+        faults={"human edit": 1},
+        states=6,
+        detail=f"exit 3, dc2 left on the edit, the rest reverted; cause: {result.report['error'][:100]}",
+    )
 
 
 @pytest.mark.chaos
-def test_sigkill_of_the_winner_lets_the_next_run_in(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
+def test_sigkill_of_the_winner_lets_the_next_run_in(
+    client, sandbox, proxy, tmp_path, namespace, ledger_entry
+):
     """Refused while the dead holder's lease is live; once it expired, the next run proceeds and repairs."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace)
@@ -147,18 +180,28 @@ def test_sigkill_of_the_winner_lets_the_next_run_in(client, sandbox, proxy, tmp_
     holder = h.journal(client, namespace)["run"]["id"]
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
-    early = h.finish(h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEWER)))
+    early = h.finish(
+        h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEWER))
+    )
     assert_refused_naming(early, holder)
     assert h.expire_lease(client, namespace)
-    again = h.finish(h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEWER)))
+    again = h.finish(
+        h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEWER))
+    )
     assert again.code == 0, again.stdout[-1500:] + again.stderr
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.NEWER,))
-    ledger_entry.case("dead holder, then the next run", faults={"SIGKILL": 1, "concurrent run": 1},
-                      states=verdict.checks + 1, detail=f"refused naming dead run {holder}; after expiry exit 0")
+    ledger_entry.case(
+        "dead holder, then the next run",
+        faults={"SIGKILL": 1, "concurrent run": 1},
+        states=verdict.checks + 1,
+        detail=f"refused naming dead run {holder}; after expiry exit 0",
+    )
 
 
 @pytest.mark.chaos
-def test_two_repairs_of_one_workload_and_a_killed_one(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
+def test_two_repairs_of_one_workload_and_a_killed_one(
+    client, sandbox, proxy, tmp_path, namespace, ledger_entry
+):
     """Repairs of named workloads in no group meet on their own Lease (task/run/repair.py repair_lease_name)
     and on the workloads' claims (task/cluster/claims.py): a second `resume dc/dc2` while the first watches is
     refused naming it and changes nothing; the first one SIGKILLed, the next is refused until the dead

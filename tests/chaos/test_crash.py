@@ -72,16 +72,25 @@ def count_steps(client: Client, proxy: FaultProxy, kubeconfig: Path) -> list[Ste
 
 def expected_side(journal: dict | None) -> str:
     """The last verified state after the killed run: its targets only if it recorded success."""
-    if journal and journal["run"]["state"] == "succeeded" and journal["last_success"].get("run_id") == journal[
-        "run"
-    ]["id"]:
+    if (
+        journal
+        and journal["run"]["state"] == "succeeded"
+        and journal["last_success"].get("run_id") == journal["run"]["id"]
+    ):
         return h.NEW
     return h.OLD
 
 
 def crash_case(
-    client: Client, sandbox, proxy: FaultProxy, kubeconfig: Path, step: Step, follow_up: str, tmp: Path,
-    *, real_expiry: bool = False,
+    client: Client,
+    sandbox,
+    proxy: FaultProxy,
+    kubeconfig: Path,
+    step: Step,
+    follow_up: str,
+    tmp: Path,
+    *,
+    real_expiry: bool = False,
 ) -> tuple[str, int]:
     """One cell of the matrix; returns a one-line account and the number of states verified."""
     proxy.reset()
@@ -102,7 +111,9 @@ def crash_case(
         live = h.lease_live(client, ns)
         if real_expiry:
             assert live, "the killed run left no live lease"
-            early = h.finish(h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEWER)))
+            early = h.finish(
+                h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEWER))
+            )
             assert early.code == 2 and "locked by" in early.stderr and " run " in early.stderr, early.stderr
             # A lease expires by the clock alone: no event to wait on, so sleep until then.
             time.sleep(read_lease(client.get(LEASES, h.JOURNAL, namespace=ns)).expires_in + 0.5)
@@ -152,13 +163,20 @@ def steps(client, proxy, sandbox, tmp_path, steps_cache) -> list[Step]:
 def run_matrix(client, sandbox, proxy, tmp_path, entry: Entry, steps: list[Step], follow_up: str) -> None:
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     run_cases(
-        entry, steps, follow_up,
+        entry,
+        steps,
+        follow_up,
         lambda step: crash_case(client, sandbox, proxy, kubeconfig, step, follow_up, tmp_path),
     )
 
 
 def run_cases(
-    entry: Entry, steps: list[Step], follow_up: str, case: Callable[[Step], tuple[str, int]], *, prefix: str = ""
+    entry: Entry,
+    steps: list[Step],
+    follow_up: str,
+    case: Callable[[Step], tuple[str, int]],
+    *,
+    prefix: str = "",
 ) -> None:
     """One SIGKILL case per step, each recorded in the ledger; the test fails after all ran, naming each
     failed case (so one failure does not hide the rest of the matrix)."""
@@ -169,7 +187,9 @@ def run_cases(
             account, states = case(step)
             entry.case(name, faults={"SIGKILL": 1}, states=states, detail=account)
         except AssertionError as exc:
-            detail = f"{prefix}k={step.k} after {step.label}: {str(exc).splitlines()[0] if str(exc) else exc!r}"
+            detail = (
+                f"{prefix}k={step.k} after {step.label}: {str(exc).splitlines()[0] if str(exc) else exc!r}"
+            )
             entry.case(name, passed=False, faults={"SIGKILL": 1}, detail=detail)
             failures.append(f"{detail}\n{exc}")
     print(f"crash matrix {prefix}({follow_up}): {len(steps)} cases, {len(steps) - len(failures)} passed")
@@ -199,8 +219,12 @@ def test_sigkill_then_real_lease_expiry(client, sandbox, proxy, tmp_path, ledger
     """One case without the harness's lease edit: refused while the dead run's lease lives, then it expires."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     middle = next(s for s in steps if "deploymentconfigs/" in s.label)
-    account, states = crash_case(client, sandbox, proxy, kubeconfig, middle, "rollout", tmp_path, real_expiry=True)
-    ledger_entry.case(f"k={middle.k} real lease expiry", faults={"SIGKILL": 1}, states=states + 1, detail=account)
+    account, states = crash_case(
+        client, sandbox, proxy, kubeconfig, middle, "rollout", tmp_path, real_expiry=True
+    )
+    ledger_entry.case(
+        f"k={middle.k} real lease expiry", faults={"SIGKILL": 1}, states=states + 1, detail=account
+    )
 
 
 def half_rolled(client: Client, proxy: FaultProxy, kubeconfig: Path, namespace: str, k: int) -> None:
@@ -215,7 +239,9 @@ def half_rolled(client: Client, proxy: FaultProxy, kubeconfig: Path, namespace: 
 
 
 @pytest.mark.chaos
-def test_sigkill_during_the_repair_after_every_mutating_call(client, sandbox, proxy, tmp_path, ledger_entry, steps):
+def test_sigkill_during_the_repair_after_every_mutating_call(
+    client, sandbox, proxy, tmp_path, ledger_entry, steps
+):
     """The repair itself killed at every step: `revert -l` of a half-rolled group (all three templates
     new, journal 'applying'), SIGKILLed after its j-th mutating call, then run again: back on the
     last verified state, exit 0."""
@@ -236,17 +262,25 @@ def test_sigkill_during_the_repair_after_every_mutating_call(client, sandbox, pr
                 repair = h.start(kubeconfig, "revert", "-n", ns, "-l", h.SELECTOR)
                 if once[step.label] == 1:  # a call made once (a claim's or the lock's release): by name,
                     # since concurrent writes and coalesced journal saves shift the positions of the rest
-                    proxy.after_mutation_matching(lambda r, want=step.label: label(r) == want, h.killer(repair))
+                    proxy.after_mutation_matching(
+                        lambda r, want=step.label: label(r) == want, h.killer(repair)
+                    )
                 else:
                     proxy.after_mutation(step.k, h.killer(repair))
                 assert h.finish(repair).code == -signal.SIGKILL, f"not killed at j={step.k}"
                 state = (h.journal(client, ns) or {}).get("run", {}).get("state", "no journal")
                 h.expire_lease(client, ns)
                 again = h.finish(h.start(kubeconfig, "revert", "-n", ns, "-l", h.SELECTOR), timeout=150)
-                assert again.code == 0, f"j={step.k}: exit {again.code}\n{again.stdout[-1500:]}{again.stderr[-800:]}"
+                assert again.code == 0, (
+                    f"j={step.k}: exit {again.code}\n{again.stdout[-1500:]}{again.stderr[-800:]}"
+                )
                 verdict = h.assert_consistent(client, sandbox.kubeconfig, ns, (h.OLD,))
-            ledger_entry.case(name, faults={"SIGKILL": 2}, states=verdict.checks + 1,
-                              detail=f"j={step.k} after {step.label}: journal {state!r}; revert again exit 0, group on v1")
+            ledger_entry.case(
+                name,
+                faults={"SIGKILL": 2},
+                states=verdict.checks + 1,
+                detail=f"j={step.k} after {step.label}: journal {state!r}; revert again exit 0, group on v1",
+            )
         except AssertionError as exc:
             detail = f"j={step.k} after {step.label}: {str(exc).splitlines()[0] if str(exc) else exc!r}"
             ledger_entry.case(name, passed=False, faults={"SIGKILL": 2}, detail=detail)
@@ -260,7 +294,9 @@ def test_sigkill_during_the_repair_after_every_mutating_call(client, sandbox, pr
 OTHER_FOLLOW_UPS = ("rollout-other", "rollout-other-crash")
 
 
-def other_target_case(client, sandbox, proxy, kubeconfig: Path, step: Step, follow_up: str, tmp: Path) -> tuple[str, int]:
+def other_target_case(
+    client, sandbox, proxy, kubeconfig: Path, step: Step, follow_up: str, tmp: Path
+) -> tuple[str, int]:
     """Killed after its k-th mutating call, then a run that targets another workload only:
 
     - ``rollout-other`` (``deploy/web`` to v3): exit 0, web on v3, and each DC on what it ran right after
@@ -277,7 +313,9 @@ def other_target_case(client, sandbox, proxy, kubeconfig: Path, step: Step, foll
         killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEW))
         proxy.after_mutation(step.k, h.killer(killed))
         result = h.finish(killed)
-        assert result.code == -signal.SIGKILL, f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
+        assert result.code == -signal.SIGKILL, (
+            f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
+        )
         seen = label(proxy.mutating()[step.k - 1])
         after_kill = h.journal(client, ns)
         left = {name: view(client, ns, kind, name).images["app"] for kind, name in h.GROUP}
@@ -287,7 +325,9 @@ def other_target_case(client, sandbox, proxy, kubeconfig: Path, step: Step, foll
             args, want_code = ["--image", f"deploy/web={h.NEWER}"], 0
         else:
             args, want_code = ["--image", f"dc/dc2={h.NEWER_CRASH}"], 1
-        again = h.finish(h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *args, report=report), report)
+        again = h.finish(
+            h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *args, report=report), report
+        )
         assert again.code == want_code, (
             f"k={step.k} {follow_up}: exit {again.code}, wanted {want_code}\n{again.stdout[-1500:]}{again.stderr[-800:]}"
         )
@@ -318,10 +358,14 @@ def other_target_case(client, sandbox, proxy, kubeconfig: Path, step: Step, foll
 
 @pytest.mark.chaos
 @pytest.mark.parametrize("follow_up", OTHER_FOLLOW_UPS)
-def test_sigkill_then_a_run_of_another_target(client, sandbox, proxy, tmp_path, ledger_entry, steps, follow_up):
+def test_sigkill_then_a_run_of_another_target(
+    client, sandbox, proxy, tmp_path, ledger_entry, steps, follow_up
+):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     run_cases(
-        ledger_entry, steps, follow_up,
+        ledger_entry,
+        steps,
+        follow_up,
         lambda step: other_target_case(client, sandbox, proxy, kubeconfig, step, follow_up, tmp_path),
         prefix="other ",
     )
@@ -360,7 +404,9 @@ def extra_state(client: Client, ns: str) -> str:
     return state.images["app"]
 
 
-def manifest_case(client, sandbox, proxy, kubeconfig: Path, step: Step, follow_up: str, tmp: Path) -> tuple[str, int]:
+def manifest_case(
+    client, sandbox, proxy, kubeconfig: Path, step: Step, follow_up: str, tmp: Path
+) -> tuple[str, int]:
     proxy.reset()
     with h.scratch_namespace(client, f"crash-f-{step.k}-{follow_up}") as ns:
         h.make_group(client, ns)
@@ -368,11 +414,15 @@ def manifest_case(client, sandbox, proxy, kubeconfig: Path, step: Step, follow_u
         killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(first))
         proxy.after_mutation(step.k, h.killer(killed))
         result = h.finish(killed)
-        assert result.code == -signal.SIGKILL, f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
+        assert result.code == -signal.SIGKILL, (
+            f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
+        )
         seen = label(proxy.mutating()[step.k - 1])
         after_kill = h.journal(client, ns)
         side = expected_side(after_kill)
-        created_before = any(d["metadata"]["name"] == "extra" for d in client.list(DEPLOYMENTS, namespace=ns)["items"])
+        created_before = any(
+            d["metadata"]["name"] == "extra" for d in client.list(DEPLOYMENTS, namespace=ns)["items"]
+        )
         h.expire_lease(client, ns)
         report = tmp / f"f-{step.k}-{follow_up}.json"
         if follow_up == "rollout-f":
@@ -400,7 +450,9 @@ def manifest_case(client, sandbox, proxy, kubeconfig: Path, step: Step, follow_u
         return account, verdict.checks + 2
 
 
-def manifest_other_case(client, sandbox, proxy, kubeconfig: Path, step: Step, follow_up: str, tmp: Path) -> tuple[str, int]:
+def manifest_other_case(
+    client, sandbox, proxy, kubeconfig: Path, step: Step, follow_up: str, tmp: Path
+) -> tuple[str, int]:
     """``rollout -f`` killed after its k-th mutating call, then a run of another target (issue 31):
 
     - ``rollout-other``: ``--image deploy/web=v3``, exit 0; each other workload on what it ran right after
@@ -417,7 +469,9 @@ def manifest_other_case(client, sandbox, proxy, kubeconfig: Path, step: Step, fo
         killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(first))
         proxy.after_mutation(step.k, h.killer(killed))
         result = h.finish(killed)
-        assert result.code == -signal.SIGKILL, f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
+        assert result.code == -signal.SIGKILL, (
+            f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
+        )
         seen = label(proxy.mutating()[step.k - 1])
         after_kill = h.journal(client, ns)
         members = (*h.GROUP, (h.DEPLOYMENT, "extra"))
@@ -429,7 +483,9 @@ def manifest_other_case(client, sandbox, proxy, kubeconfig: Path, step: Step, fo
             args, want_code = ["--image", f"deploy/web={h.NEWER}"], 0
         else:
             args, want_code = ["--image", f"dc/dc2={h.NEWER_CRASH}"], 1
-        again = h.finish(h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *args, report=report), report)
+        again = h.finish(
+            h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *args, report=report), report
+        )
         assert again.code == want_code, (
             f"k={step.k} {follow_up}: exit {again.code}, wanted {want_code}\n{again.stdout[-1500:]}{again.stderr[-800:]}"
         )
@@ -438,8 +494,13 @@ def manifest_other_case(client, sandbox, proxy, kubeconfig: Path, step: Step, fo
             side = expected_side(after_kill)
             verdict = h.assert_consistent(client, sandbox.kubeconfig, ns, (side,))
             extra = extra_state(client, ns)
-            assert extra == ("absent" if side == h.OLD else side), f"k={step.k}: extra is {extra}, the group on {side}"
-            return f"k={step.k} after {seen}: journal {state!r}; {follow_up} exit 1; group on {side}, extra {extra}", verdict.checks + 2
+            assert extra == ("absent" if side == h.OLD else side), (
+                f"k={step.k}: extra is {extra}, the group on {side}"
+            )
+            return (
+                f"k={step.k} after {seen}: journal {state!r}; {follow_up} exit 1; group on {side}, extra {extra}",
+                verdict.checks + 2,
+            )
         checks = 0
         for kind, name in members:
             want = h.NEWER if name == "web" else left.get(name, "absent")
@@ -459,7 +520,9 @@ def manifest_other_case(client, sandbox, proxy, kubeconfig: Path, step: Step, fo
 
 @pytest.mark.chaos
 @pytest.mark.parametrize("follow_up", MANIFEST_FOLLOW_UPS)
-def test_sigkill_during_a_manifest_run_after_every_mutating_call(client, sandbox, proxy, tmp_path, ledger_entry, follow_up):
+def test_sigkill_during_a_manifest_run_after_every_mutating_call(
+    client, sandbox, proxy, tmp_path, ledger_entry, follow_up
+):
     """``rollout -f`` (env and images of three workloads, a fourth created) killed after each of its
     mutating calls, then a run with -f again: all-new with the created workload on the new side, or,
     when that run crashes, all back on the last verified state and the workload the killed run created
@@ -474,7 +537,9 @@ def test_sigkill_during_a_manifest_run_after_every_mutating_call(client, sandbox
         steps = [Step(i + 1, label(r)) for i, r in enumerate(proxy.mutating())]
     assert any(s.label == "POST deployments" for s in steps), [s.label for s in steps]  # the create
     run_cases(
-        ledger_entry, steps, follow_up,
+        ledger_entry,
+        steps,
+        follow_up,
         lambda step: (manifest_other_case if "other" in follow_up else manifest_case)(
             client, sandbox, proxy, kubeconfig, step, follow_up, tmp_path
         ),

@@ -37,8 +37,18 @@ B_IMAGE = "registry.local/shop/api:v3-slow6"  # B still watches when A wakes, th
 
 
 def run_a(kubeconfig, namespace: str, report, *images: str) -> h.subprocess.Popen[str]:
-    return h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *images,
-                   "--lease-duration", f"{LEASE}s", report=report)
+    return h.start(
+        kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        h.SELECTOR,
+        *images,
+        "--lease-duration",
+        f"{LEASE}s",
+        report=report,
+    )
 
 
 def wait_lease_expired(client, namespace: str, name: str = h.JOURNAL) -> None:
@@ -57,19 +67,39 @@ def refused_renewal(record: Record) -> bool:
 def reached_server(records: list[Record]) -> list[str]:
     """Mutating requests that reached the API server (answered by it, or dropped after forwarding),
     refused renewals of the run's own Lease aside."""
-    return [f"{r.method} {r.path} -> {r.status}" for r in records
-            if r.mutating and r.fault in ("", "drop_after") and not refused_renewal(r)]
+    return [
+        f"{r.method} {r.path} -> {r.status}"
+        for r in records
+        if r.mutating and r.fault in ("", "drop_after") and not refused_renewal(r)
+    ]
 
 
 def b_takes_over(client, sandbox, namespace: str, tmp_path) -> tuple[h.subprocess.Popen[str], str]:
     """Run B, straight to the API server, once A's lease expired; returns B and its run id once watching."""
     wait_lease_expired(client, namespace)
-    b = h.start(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(B_IMAGE),
-                report=tmp_path / "b.json")
-    seen = h.wait_until(client, CONFIG_MAPS, namespace, h.JOURNAL,
-                        lambda o: (j := json.loads(o["data"][DATA_KEY]))["run"]["state"] == "watching"
-                        and j["run"]["id"] != "" and B_IMAGE in json.dumps(j["workloads"]),
-                        timeout=60, what="run B watching")
+    b = h.start(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        h.SELECTOR,
+        *h.image_args(B_IMAGE),
+        report=tmp_path / "b.json",
+    )
+    seen = h.wait_until(
+        client,
+        CONFIG_MAPS,
+        namespace,
+        h.JOURNAL,
+        lambda o: (
+            (j := json.loads(o["data"][DATA_KEY]))["run"]["state"] == "watching"
+            and j["run"]["id"] != ""
+            and B_IMAGE in json.dumps(j["workloads"])
+        ),
+        timeout=60,
+        what="run B watching",
+    )
     return b, json.loads(seen["data"][DATA_KEY])["run"]["id"]
 
 
@@ -109,10 +139,13 @@ def test_frozen_past_its_lease_during_the_watch(client, sandbox, proxy, tmp_path
     done = h.finish(b, tmp_path / "b.json", timeout=120)
     assert done.code == 0, done.stdout[-2000:] + done.stderr
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (B_IMAGE,))
-    ledger_entry.case("frozen past its lease while watching", faults={"SIGSTOP": 1, "concurrent run": 1},
-                      states=verdict.checks + 3,
-                      detail=f"A exit 3 superseded naming run {holder}; 0 writes after the loss "
-                             f"({renewals} renewal refused 409); B exit 0 stands")
+    ledger_entry.case(
+        "frozen past its lease while watching",
+        faults={"SIGSTOP": 1, "concurrent run": 1},
+        states=verdict.checks + 3,
+        detail=f"A exit 3 superseded naming run {holder}; 0 writes after the loss "
+        f"({renewals} renewal refused 409); B exit 0 stands",
+    )
 
 
 def test_frozen_past_its_lease_during_its_revert(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
@@ -132,12 +165,19 @@ def test_frozen_past_its_lease_during_its_revert(client, sandbox, proxy, tmp_pat
         return puts[record.path] == 2
 
     frozen = []
-    proxy.after_mutation_matching(second_write_of_a_workload,
-                                  lambda r: (a.send_signal(signal.SIGSTOP), frozen.append(r.path)))
+    proxy.after_mutation_matching(
+        second_write_of_a_workload, lambda r: (a.send_signal(signal.SIGSTOP), frozen.append(r.path))
+    )
     try:
-        h.wait_until(client, CONFIG_MAPS, namespace, h.JOURNAL,
-                     lambda o: json.loads(o["data"][DATA_KEY])["run"]["state"] == "reverting" and bool(frozen),
-                     timeout=90, what="A reverting, then frozen")
+        h.wait_until(
+            client,
+            CONFIG_MAPS,
+            namespace,
+            h.JOURNAL,
+            lambda o: json.loads(o["data"][DATA_KEY])["run"]["state"] == "reverting" and bool(frozen),
+            timeout=90,
+            what="A reverting, then frozen",
+        )
         b, holder = b_takes_over(client, sandbox, namespace, tmp_path)
         result, after, renewals = wake_and_count(proxy, a, a_report, holder)
     finally:
@@ -153,11 +193,14 @@ def test_frozen_past_its_lease_during_its_revert(client, sandbox, proxy, tmp_pat
     done = h.finish(b, tmp_path / "b.json", timeout=120)
     assert done.code == 0, done.stdout[-2000:] + done.stderr
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (B_IMAGE,))
-    ledger_entry.case("frozen past its lease while reverting", faults={"SIGSTOP": 1, "concurrent run": 1},
-                      states=verdict.checks + 3,
-                      detail=f"frozen after {frozen[0].rsplit('/', 1)[-1]}'s revert write; A exit 3 superseded "
-                             f"naming run {holder}; 0 writes after the loss ({renewals} renewal refused 409); "
-                             "B exit 0 stands")
+    ledger_entry.case(
+        "frozen past its lease while reverting",
+        faults={"SIGSTOP": 1, "concurrent run": 1},
+        states=verdict.checks + 3,
+        detail=f"frozen after {frozen[0].rsplit('/', 1)[-1]}'s revert write; A exit 3 superseded "
+        f"naming run {holder}; 0 writes after the loss ({renewals} renewal refused 409); "
+        "B exit 0 stands",
+    )
 
 
 def test_renewer_cut_off_by_the_proxy(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
@@ -171,12 +214,18 @@ def test_renewer_cut_off_by_the_proxy(client, sandbox, proxy, tmp_path, namespac
     a_report = tmp_path / "a.json"
     a = run_a(kubeconfig, namespace, a_report, *h.image_args(A_IMAGE))
     journal_reaches(client, namespace, "watching")
-    proxy.plan = FaultPlan(rates={"drop_before": 1.0}, verbs=frozenset({"update"}),
-                           resources=frozenset({"leases"}), max_faults=10_000)
+    proxy.plan = FaultPlan(
+        rates={"drop_before": 1.0},
+        verbs=frozenset({"update"}),
+        resources=frozenset({"leases"}),
+        max_faults=10_000,
+    )
     result = h.finish(a, a_report, timeout=60)
     assert_superseded(result, "")
     assert "not renewed" in result.report["error"], result.report["error"]
-    good = [r for r in proxy.records if r.resource == "leases" and r.mutating and not r.fault and r.status < 300]
+    good = [
+        r for r in proxy.records if r.resource == "leases" and r.mutating and not r.fault and r.status < 300
+    ]
     proof_ends = good[-1].at + LEASE - fence_margin(LEASE)  # the last good renew proves nothing after this
     late = reached_server([r for r in proxy.records if r.at >= proof_ends])
     assert late == [], late
@@ -187,9 +236,13 @@ def test_renewer_cut_off_by_the_proxy(client, sandbox, proxy, tmp_path, namespac
     b = h.rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(B_IMAGE))
     assert b.code == 0, b.stdout[-2000:] + b.stderr
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (B_IMAGE,))
-    ledger_entry.case("renewer cut off", faults={"drop_before": dropped}, states=verdict.checks + 3,
-                      detail=f"{dropped} renewals dropped; A exit 3 superseded before its lease expired; "
-                             "0 mutating requests after; B exit 0 stands")
+    ledger_entry.case(
+        "renewer cut off",
+        faults={"drop_before": dropped},
+        states=verdict.checks + 3,
+        detail=f"{dropped} renewals dropped; A exit 3 superseded before its lease expired; "
+        "0 mutating requests after; B exit 0 stands",
+    )
 
 
 # -- one owner per workload -----------------------------------------------------------------------------
@@ -201,11 +254,15 @@ Y_IMAGE = "registry.local/shop/api:v3-slow8"
 
 def overlapping_groups(client, namespace: str) -> None:
     """dc/a in both groups, dc/b only in app=shop, dc/c only in tier=backend."""
-    create_group(client, namespace, [
-        dc_body("a", h.OLD, labels={"app": "shop", "tier": "backend"}),
-        dc_body("b", h.OLD, labels={"app": "shop"}),
-        dc_body("c", h.OLD, labels={"tier": "backend"}),
-    ])
+    create_group(
+        client,
+        namespace,
+        [
+            dc_body("a", h.OLD, labels={"app": "shop", "tier": "backend"}),
+            dc_body("b", h.OLD, labels={"app": "shop"}),
+            dc_body("c", h.OLD, labels={"tier": "backend"}),
+        ],
+    )
 
 
 def images(client, namespace: str) -> dict[str, str]:
@@ -224,10 +281,32 @@ def claims_left(client, namespace: str) -> list[str]:
 def test_overlapping_groups_at_once_one_is_refused(client, sandbox, tmp_path, namespace, ledger_entry):
     overlapping_groups(client, namespace)
     kubeconfig = sandbox.kubeconfig
-    x = h.start(kubeconfig, "rollout", "-n", namespace, "-l", SHOP, "--image", f"dc/a={X_IMAGE}",
-                "--image", f"dc/b={X_IMAGE}", report=tmp_path / "x.json")
-    y = h.start(kubeconfig, "rollout", "-n", namespace, "-l", BACKEND, "--image", f"dc/a={Y_IMAGE}",
-                "--image", f"dc/c={Y_IMAGE}", report=tmp_path / "y.json")
+    x = h.start(
+        kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SHOP,
+        "--image",
+        f"dc/a={X_IMAGE}",
+        "--image",
+        f"dc/b={X_IMAGE}",
+        report=tmp_path / "x.json",
+    )
+    y = h.start(
+        kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        BACKEND,
+        "--image",
+        f"dc/a={Y_IMAGE}",
+        "--image",
+        f"dc/c={Y_IMAGE}",
+        report=tmp_path / "y.json",
+    )
     rx, ry = h.finish(x, tmp_path / "x.json"), h.finish(y, tmp_path / "y.json")
     codes = sorted([rx.code, ry.code])
     assert codes == [0, 2], (rx.code, rx.stderr[-800:], ry.code, ry.stderr[-800:])
@@ -248,8 +327,18 @@ def test_overlapping_groups_at_once_one_is_refused(client, sandbox, tmp_path, na
         assert state.complete and not state.paused, state
 
     # Now the loser's group runs alone: it takes dc/a over, and both groups have a journal.
-    again = h.rollguard(kubeconfig, "rollout", "-n", namespace, "-l", BACKEND if winner is rx else SHOP,
-                        "--image", f"dc/a={h.NEWER}", "--image", f"dc/{lost_only}={h.NEWER}")
+    again = h.rollguard(
+        kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        BACKEND if winner is rx else SHOP,
+        "--image",
+        f"dc/a={h.NEWER}",
+        "--image",
+        f"dc/{lost_only}={h.NEWER}",
+    )
     assert again.code == 0, again.stdout[-1500:] + again.stderr
     status = h.rollguard(kubeconfig, "status", "-n", namespace)
     assert status.code == 0, status.stdout + status.stderr
@@ -258,22 +347,44 @@ def test_overlapping_groups_at_once_one_is_refused(client, sandbox, tmp_path, na
     drift = h.rollguard(kubeconfig, "drift-check", "-n", namespace, "--report", str(tmp_path / "d.json"))
     report = json.loads((tmp_path / "d.json").read_text())
     text = json.dumps(report)
-    assert drift.code == 0 and "in 2 rollout groups" in text and "tier=backend" in text, (drift.code, text[:1500])
+    assert drift.code == 0 and "in 2 rollout groups" in text and "tier=backend" in text, (
+        drift.code,
+        text[:1500],
+    )
     flagged = h.rollguard(kubeconfig, "drift-check", "-n", namespace, "--fail-on", "overlapping")
-    assert flagged.code == 1 and re.search(r"dc +a +overlapping", flagged.stdout), flagged.stdout + flagged.stderr
-    ledger_entry.case("overlapping groups at once", faults={"concurrent run": 1}, states=12,
-                      detail=f"one exit 0, the other exit 2 naming run {winner.report['run_id']}; dc/a named "
-                             "overlapping by status and drift-check")
+    assert flagged.code == 1 and re.search(r"dc +a +overlapping", flagged.stdout), (
+        flagged.stdout + flagged.stderr
+    )
+    ledger_entry.case(
+        "overlapping groups at once",
+        faults={"concurrent run": 1},
+        states=12,
+        detail=f"one exit 0, the other exit 2 naming run {winner.report['run_id']}; dc/a named "
+        "overlapping by status and drift-check",
+    )
 
 
-def test_holders_claims_are_taken_over_once_its_lease_expired(client, sandbox, proxy, tmp_path, namespace,
-                                                             ledger_entry):
+def test_holders_claims_are_taken_over_once_its_lease_expired(
+    client, sandbox, proxy, tmp_path, namespace, ledger_entry
+):
     """X is killed right after claiming its workloads; Y, of the other group, is refused while X's lease
     is live and proceeds once it expired."""
     overlapping_groups(client, namespace)
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    x = h.start(kubeconfig, "rollout", "-n", namespace, "-l", SHOP, "--image", f"dc/a={X_IMAGE}",
-                "--image", f"dc/b={X_IMAGE}", "--lease-duration", f"{LEASE}s")
+    x = h.start(
+        kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SHOP,
+        "--image",
+        f"dc/a={X_IMAGE}",
+        "--image",
+        f"dc/b={X_IMAGE}",
+        "--lease-duration",
+        f"{LEASE}s",
+    )
     claims_seen: list[str] = []
 
     def last_claim(record: Record) -> bool:
@@ -285,35 +396,96 @@ def test_holders_claims_are_taken_over_once_its_lease_expired(client, sandbox, p
     assert h.finish(x).code == -signal.SIGKILL
     held = claims_left(client, namespace)
     assert held == ["dc/a", "dc/b"], held
-    early = h.rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", BACKEND,
-                        "--image", f"dc/a={Y_IMAGE}", "--image", f"dc/c={Y_IMAGE}")
+    early = h.rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        BACKEND,
+        "--image",
+        f"dc/a={Y_IMAGE}",
+        "--image",
+        f"dc/c={Y_IMAGE}",
+    )
     assert early.code == 2 and "dc/a is claimed by" in early.stderr, early.stdout + early.stderr
     wait_lease_expired(client, namespace, group_name(SHOP))
-    late = h.rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", BACKEND,
-                       "--image", f"dc/a={Y_IMAGE}", "--image", f"dc/c={Y_IMAGE}")
+    late = h.rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        BACKEND,
+        "--image",
+        f"dc/a={Y_IMAGE}",
+        "--image",
+        f"dc/c={Y_IMAGE}",
+    )
     assert late.code == 0, late.stdout[-1500:] + late.stderr
     live = images(client, namespace)
     assert live == {"a": Y_IMAGE, "b": h.OLD, "c": Y_IMAGE}, live
     assert claims_left(client, namespace) == []  # X's claims dropped with its dead lease, Y's released
-    ledger_entry.case("dead holder's claims taken over", faults={"SIGKILL": 1, "concurrent run": 1}, states=6,
-                      detail="refused while the killed run's lease was live; exit 0 once it expired")
+    ledger_entry.case(
+        "dead holder's claims taken over",
+        faults={"SIGKILL": 1, "concurrent run": 1},
+        states=6,
+        detail="refused while the killed run's lease was live; exit 0 once it expired",
+    )
 
 
 @pytest.mark.parametrize("spelling", ["app in (rp)", " app = rp ", "app in ( rp ),app==rp"])
-def test_two_spellings_of_one_selector_share_lock_and_journal(client, sandbox, tmp_path, namespace,
-                                                              ledger_entry, spelling):
+def test_two_spellings_of_one_selector_share_lock_and_journal(
+    client, sandbox, tmp_path, namespace, ledger_entry, spelling
+):
     create_group(client, namespace, [dc_body(n, h.OLD, labels={"app": "rp"}) for n in ("p", "q")])
-    first = h.start(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", "app=rp",
-                    "--image", f"dc/p={X_IMAGE}", "--image", f"dc/q={X_IMAGE}")
-    h.wait_until(client, CONFIG_MAPS, namespace, group_name("app=rp"),
-                 lambda o: json.loads(o["data"][DATA_KEY])["run"]["state"] == "watching", timeout=60,
-                 what="the first run watching")
-    second = h.rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", spelling,
-                         "--image", f"dc/p={h.NEWER}", "--image", f"dc/q={h.NEWER}")
+    first = h.start(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        "app=rp",
+        "--image",
+        f"dc/p={X_IMAGE}",
+        "--image",
+        f"dc/q={X_IMAGE}",
+    )
+    h.wait_until(
+        client,
+        CONFIG_MAPS,
+        namespace,
+        group_name("app=rp"),
+        lambda o: json.loads(o["data"][DATA_KEY])["run"]["state"] == "watching",
+        timeout=60,
+        what="the first run watching",
+    )
+    second = h.rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        spelling,
+        "--image",
+        f"dc/p={h.NEWER}",
+        "--image",
+        f"dc/q={h.NEWER}",
+    )
     assert second.code == 2 and "locked by" in second.stderr, second.stdout + second.stderr
     assert h.finish(first).code == 0
-    third = h.rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", spelling,
-                        "--image", f"dc/p={h.NEWER}", "--image", f"dc/q={h.NEWER}")
+    third = h.rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        spelling,
+        "--image",
+        f"dc/p={h.NEWER}",
+        "--image",
+        f"dc/q={h.NEWER}",
+    )
     assert third.code == 0, third.stdout[-1500:] + third.stderr
     journals = client.list(CONFIG_MAPS, namespace=namespace, selector=f"{JOURNAL_LABEL}=true")["items"]
     assert [j["metadata"]["name"] for j in journals] == [group_name("app=rp")]
@@ -321,5 +493,9 @@ def test_two_spellings_of_one_selector_share_lock_and_journal(client, sandbox, t
     third_id = re.search(r"run (\d{8}-\d{6}-[0-9a-f]{6})", third.stdout).group(1)
     assert record["run"]["id"] == third_id and record["run"]["state"] == "succeeded", record["run"]
     assert journals[0]["metadata"]["annotations"]["rollguard.io/selector"] == "app=rp"
-    ledger_entry.case(f"selector spelled {spelling!r}", faults={"concurrent run": 1}, states=4,
-                      detail="refused by the same lock while the first ran; then one journal, two runs")
+    ledger_entry.case(
+        f"selector spelled {spelling!r}",
+        faults={"concurrent run": 1},
+        states=4,
+        detail="refused by the same lock while the first ran; then one journal, two runs",
+    )

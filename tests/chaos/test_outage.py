@@ -85,6 +85,7 @@ class Run:
 
     def wait_silent(self, seconds: int, *, timeout: float = 120) -> None:
         """Until the run said it had no answer for at least ``seconds`` (it holds, and says so)."""
+
         def said() -> bool:
             return any(int(m.group(1)) >= seconds for line in self.out if (m := SILENT.search(line)))
 
@@ -92,7 +93,8 @@ class Run:
             ok = self._said.wait_for(lambda: said() or self.proc.poll() is not None, timeout=timeout)
         assert ok and said(), (
             f"the run never said 'no answer from the API server for {seconds}s' (exit {self.proc.poll()}):\n"
-            + "".join(self.out[-30:]) + "".join(self.err[-20:])
+            + "".join(self.out[-30:])
+            + "".join(self.err[-20:])
         )
 
     def finish(self, report: Path, timeout: float = 180) -> h.Result:
@@ -110,9 +112,17 @@ def group_renewal(record: Record) -> bool:
 def unproven_writes(records: list[Record], api: ApiServer) -> list[str]:
     """Mutating requests sent after the API server continued with no renew of the group's Lease answered
     (200) after it continued and before they were sent: writes that did not prove the group still theirs."""
-    proofs = [r.answered for r in records if group_renewal(r) and r.status == 200 and r.answered >= api.continued_at]
-    return [f"{r.method} {r.path}" for r in records
-            if r.mutating and not group_renewal(r) and r.at >= api.continued_at and not any(p <= r.at for p in proofs)]
+    proofs = [
+        r.answered for r in records if group_renewal(r) and r.status == 200 and r.answered >= api.continued_at
+    ]
+    return [
+        f"{r.method} {r.path}"
+        for r in records
+        if r.mutating
+        and not group_renewal(r)
+        and r.at >= api.continued_at
+        and not any(p <= r.at for p in proofs)
+    ]
 
 
 def resumed_watches(records: list[Record], api: ApiServer) -> int:
@@ -155,11 +165,25 @@ def outage_case(
 
 
 def start(kubeconfig: Path, namespace: str, report: Path, *images: str) -> Run:
-    return Run(h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *images,
-                       "--lease-duration", f"{LEASE}s", report=report))
+    return Run(
+        h.start(
+            kubeconfig,
+            "rollout",
+            "-n",
+            namespace,
+            "-l",
+            h.SELECTOR,
+            *images,
+            "--lease-duration",
+            f"{LEASE}s",
+            report=report,
+        )
+    )
 
 
-def test_api_server_stopped_mid_watch_past_the_lease(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
+def test_api_server_stopped_mid_watch_past_the_lease(
+    client, sandbox, proxy, tmp_path, namespace, ledger_entry
+):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace)
     report = tmp_path / "r.json"
@@ -177,11 +201,14 @@ def test_api_server_stopped_mid_watch_past_the_lease(client, sandbox, proxy, tmp
     resumed = resumed_watches(list(proxy.records), api)
     assert resumed >= 3, resumed  # the kinds, their revisions, the pods
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (SLOW,))
-    ledger_entry.case("API server stopped mid-watch", faults={"SIGSTOP kube-apiserver": 1},
-                      states=verdict.checks + 2 + resumed,
-                      detail=f"stopped {api.continued_at - api.stopped_at:.0f}s (lease {LEASE}s) while watching; "
-                             f"'no answer' said, exit 0 {ended:.0f}s after SIGCONT, every later write proven, "
-                             f"{resumed} watches resumed from their last resourceVersion")
+    ledger_entry.case(
+        "API server stopped mid-watch",
+        faults={"SIGSTOP kube-apiserver": 1},
+        states=verdict.checks + 2 + resumed,
+        detail=f"stopped {api.continued_at - api.stopped_at:.0f}s (lease {LEASE}s) while watching; "
+        f"'no answer' said, exit 0 {ended:.0f}s after SIGCONT, every later write proven, "
+        f"{resumed} watches resumed from their last resourceVersion",
+    )
 
 
 def test_api_server_stopped_mid_revert(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
@@ -210,14 +237,18 @@ def test_api_server_stopped_mid_revert(client, sandbox, proxy, tmp_path, namespa
     assert "dc/dc2" in result.report["error"], result.report["error"]
     assert unproven == [], unproven
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.OLD,))
-    ledger_entry.case("API server stopped mid-revert", faults={"SIGSTOP kube-apiserver": 1},
-                      states=verdict.checks + 2,
-                      detail=f"stopped {api.continued_at - api.stopped_at:.0f}s (lease {LEASE}s) after the first "
-                             f"revert write; exit 1 reverted {ended:.0f}s after SIGCONT, every later write proven")
+    ledger_entry.case(
+        "API server stopped mid-revert",
+        faults={"SIGSTOP kube-apiserver": 1},
+        states=verdict.checks + 2,
+        detail=f"stopped {api.continued_at - api.stopped_at:.0f}s (lease {LEASE}s) after the first "
+        f"revert write; exit 1 reverted {ended:.0f}s after SIGCONT, every later write proven",
+    )
 
 
-def test_api_server_stopped_under_the_final_journal_write(client, sandbox, proxy, tmp_path, namespace,
-                                                           ledger_entry):
+def test_api_server_stopped_under_the_final_journal_write(
+    client, sandbox, proxy, tmp_path, namespace, ledger_entry
+):
     """The rollout is verified; the API server stops as the journal write that records it goes out."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace)
@@ -241,16 +272,21 @@ def test_api_server_stopped_under_the_final_journal_write(client, sandbox, proxy
     assert unproven == [], unproven
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.NEW,))
     assert verdict.journal_state == "succeeded"
-    ledger_entry.case("API server stopped under the final journal write", faults={"SIGSTOP kube-apiserver": 1},
-                      states=verdict.checks + 2,
-                      detail=f"stopped {api.continued_at - api.stopped_at:.0f}s (lease {LEASE}s) as the journal "
-                             f"recorded success; exit 0 {ended:.0f}s after SIGCONT, journal succeeded")
+    ledger_entry.case(
+        "API server stopped under the final journal write",
+        faults={"SIGSTOP kube-apiserver": 1},
+        states=verdict.checks + 2,
+        detail=f"stopped {api.continued_at - api.stopped_at:.0f}s (lease {LEASE}s) as the journal "
+        f"recorded success; exit 0 {ended:.0f}s after SIGCONT, journal succeeded",
+    )
 
 
 TERM_GRACE = 5  # ROLLGUARD_TERM_GRACE of the SIGTERM case: far shorter than the outage
 
 
-def test_sigterm_during_an_outage_ends_within_its_grace(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
+def test_sigterm_during_an_outage_ends_within_its_grace(
+    client, sandbox, proxy, tmp_path, namespace, ledger_entry
+):
     """The API server stops mid-watch and Tekton's timeout SIGTERMs the run while nothing answers. It
     cannot revert; once its grace is over it must end at once with exit 3 and its report, while the API
     server is still stopped, not be SIGKILLed by the platform half-way (before, the requests in flight
@@ -282,7 +318,10 @@ def test_sigterm_during_an_outage_ends_within_its_grace(client, sandbox, proxy, 
     repaired = h.finish(h.start(kubeconfig, "revert", "-n", namespace, "-l", h.SELECTOR), timeout=150)
     assert repaired.code == 0, repaired.stdout[-2000:] + repaired.stderr
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.OLD,))
-    ledger_entry.case("SIGTERM during an outage", faults={"SIGSTOP kube-apiserver": 1, "SIGTERM": 1},
-                      states=verdict.checks + 2,
-                      detail=f"SIGTERM after 10s without an answer; exit 3 ({result.report['status']}) "
-                             f"{took:.0f}s later (grace {TERM_GRACE}s), API still stopped; revert -l repaired")
+    ledger_entry.case(
+        "SIGTERM during an outage",
+        faults={"SIGSTOP kube-apiserver": 1, "SIGTERM": 1},
+        states=verdict.checks + 2,
+        detail=f"SIGTERM after 10s without an answer; exit 3 ({result.report['status']}) "
+        f"{took:.0f}s later (grace {TERM_GRACE}s), API still stopped; revert -l repaired",
+    )

@@ -14,13 +14,27 @@ from tests.chaos.proxy import FaultPlan, FaultProxy, classify
         ("GET", "/api/v1/namespaces/ns/pods", {}, ("list", "pods", False)),
         ("GET", "/api/v1/namespaces/ns/pods", {"watch": "true"}, ("watch", "pods", False)),
         ("GET", "/apis/apps/v1/namespaces/ns/deployments/web", {}, ("get", "deployments", False)),
-        ("PUT", "/apis/apps.openshift.io/v1/namespaces/ns/deploymentconfigs/dc1", {}, ("update", "deploymentconfigs", True)),
+        (
+            "PUT",
+            "/apis/apps.openshift.io/v1/namespaces/ns/deploymentconfigs/dc1",
+            {},
+            ("update", "deploymentconfigs", True),
+        ),
         ("PATCH", "/apis/apps/v1/namespaces/ns/deployments/web", {}, ("patch", "deployments", True)),
         ("POST", "/apis/coordination.k8s.io/v1/namespaces/ns/leases", {}, ("create", "leases", True)),
         ("DELETE", "/apis/coordination.k8s.io/v1/namespaces/ns/leases/x", {}, ("delete", "leases", True)),
-        ("POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {}, ("create", "selfsubjectaccessreviews", False)),
-        ("POST", "/apis/apps.openshift.io/v1/namespaces/ns/deploymentconfigs/dc1/instantiate", {},
-         ("create", "deploymentconfigs", True)),
+        (
+            "POST",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            {},
+            ("create", "selfsubjectaccessreviews", False),
+        ),
+        (
+            "POST",
+            "/apis/apps.openshift.io/v1/namespaces/ns/deploymentconfigs/dc1/instantiate",
+            {},
+            ("create", "deploymentconfigs", True),
+        ),
     ],
 )
 def test_classify(method, path, query, expected):
@@ -28,8 +42,12 @@ def test_classify(method, path, query, expected):
 
 
 def faults_for(seed: int) -> list[str]:
-    proxy = FaultProxy("https://127.0.0.1:6443", _ca(), seed=seed,
-                       plan=FaultPlan(rates={"500": 0.2, "429": 0.2, "drop_after": 0.1}, max_faults=10))
+    proxy = FaultProxy(
+        "https://127.0.0.1:6443",
+        _ca(),
+        seed=seed,
+        plan=FaultPlan(rates={"500": 0.2, "429": 0.2, "drop_after": 0.1}, max_faults=10),
+    )
     return [proxy._admit("GET", "/api/v1/namespaces/ns/pods", {})[1] for _ in range(100)]
 
 

@@ -21,7 +21,9 @@ SLOW_OLD = f"{IMAGE}:v1-slow20"  # a revert to it takes 20 s
 GRACE = 30  # Tekton's default terminationGracePeriodSeconds
 
 
-def terminate(proc, report: Path, *, second: int | None = None, grace: float = GRACE) -> tuple[h.Result, float]:
+def terminate(
+    proc, report: Path, *, second: int | None = None, grace: float = GRACE
+) -> tuple[h.Result, float]:
     """SIGTERM now (and ``second`` signal a moment later, once the revert runs); the exit and its delay."""
     sent = time.monotonic()
     proc.send_signal(signal.SIGTERM)
@@ -43,8 +45,16 @@ def test_sigterm_during_apply_reverts_and_exits_1(client, sandbox, proxy, tmp_pa
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace)
     report = tmp_path / "r.json"
-    run = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                  *h.image_args(f"{IMAGE}:v2-slow5"), report=report)
+    run = h.start(
+        kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        h.SELECTOR,
+        *h.image_args(f"{IMAGE}:v2-slow5"),
+        report=report,
+    )
     sent = []
     proxy.after_mutation_matching(
         lambda r: r.method == "PUT" and r.resource in ("deployments", "deploymentconfigs"),
@@ -55,8 +65,12 @@ def test_sigterm_during_apply_reverts_and_exits_1(client, sandbox, proxy, tmp_pa
     took = time.monotonic() - sent[0]
     assert_reverted(result, took)
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.OLD,))
-    ledger_entry.case("SIGTERM during apply", faults={"SIGTERM": 1}, states=verdict.checks + 2,
-                      detail=f"exit 1 {took:.1f}s after SIGTERM")
+    ledger_entry.case(
+        "SIGTERM during apply",
+        faults={"SIGTERM": 1},
+        states=verdict.checks + 2,
+        detail=f"exit 1 {took:.1f}s after SIGTERM",
+    )
 
 
 @pytest.mark.chaos
@@ -64,14 +78,26 @@ def test_sigterm_during_watch_reverts_and_exits_1(client, sandbox, proxy, tmp_pa
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace)
     report = tmp_path / "r.json"
-    run = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                  *h.image_args(f"{IMAGE}:v2-slow60"), report=report)
+    run = h.start(
+        kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        h.SELECTOR,
+        *h.image_args(f"{IMAGE}:v2-slow60"),
+        report=report,
+    )
     journal_reaches(client, namespace, "watching")
     result, took = terminate(run, report)
     assert_reverted(result, took)
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.OLD,))
-    ledger_entry.case("SIGTERM during watch", faults={"SIGTERM": 1}, states=verdict.checks + 2,
-                      detail=f"exit 1 {took:.1f}s after SIGTERM")
+    ledger_entry.case(
+        "SIGTERM during watch",
+        faults={"SIGTERM": 1},
+        states=verdict.checks + 2,
+        detail=f"exit 1 {took:.1f}s after SIGTERM",
+    )
 
 
 @pytest.mark.chaos
@@ -80,22 +106,35 @@ def test_sigterm_during_revert_keeps_reverting(client, sandbox, proxy, tmp_path,
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace, f"{IMAGE}:v1-slow8")
     report = tmp_path / "r.json"
-    run = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                  *h.image_args(h.NEW, crash_second=h.NEWER_CRASH), report=report)
+    run = h.start(
+        kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        h.SELECTOR,
+        *h.image_args(h.NEW, crash_second=h.NEWER_CRASH),
+        report=report,
+    )
     journal_reaches(client, namespace, "reverting")
     result, took = terminate(run, report)
     assert result.code == 1, result.stdout[-2000:] + result.stderr[-1000:]
     assert result.report["status"] == "reverted" and "dc/dc2" in result.report["error"], result.report
     assert took < GRACE
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (f"{IMAGE}:v1-slow8",))
-    ledger_entry.case("SIGTERM during revert", faults={"SIGTERM": 1}, states=verdict.checks + 2,
-                      detail=f"exit 1 {took:.1f}s after SIGTERM; first error (the crash) kept")
+    ledger_entry.case(
+        "SIGTERM during revert",
+        faults={"SIGTERM": 1},
+        states=verdict.checks + 2,
+        detail=f"exit 1 {took:.1f}s after SIGTERM; first error (the crash) kept",
+    )
 
 
 @pytest.mark.chaos
 @pytest.mark.parametrize("how", ["short-grace", "second-sigterm"])
-def test_grace_too_short_exits_3_with_accurate_journal(client, sandbox, proxy, tmp_path, ledger_entry, namespace,
-                                                        how):
+def test_grace_too_short_exits_3_with_accurate_journal(
+    client, sandbox, proxy, tmp_path, ledger_entry, namespace, how
+):
     """The old version needs 20 s to come back; the grace is 5 s (or a second SIGTERM cuts it)."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace, SLOW_OLD)
@@ -127,17 +166,24 @@ def test_grace_too_short_exits_3_with_accurate_journal(client, sandbox, proxy, t
     repaired = h.finish(h.start(kubeconfig, "revert", "-n", namespace, "-l", h.SELECTOR), timeout=120)
     assert repaired.code == 0, repaired.stdout[-2000:] + repaired.stderr
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (SLOW_OLD,))
-    ledger_entry.case(f"grace too short ({how})", faults={"SIGTERM": 1 if how == "short-grace" else 2},
-                      states=verdict.checks + 4, detail=f"exit 3 {took:.1f}s after SIGTERM; revert repaired")
+    ledger_entry.case(
+        f"grace too short ({how})",
+        faults={"SIGTERM": 1 if how == "short-grace" else 2},
+        states=verdict.checks + 4,
+        detail=f"exit 3 {took:.1f}s after SIGTERM; revert repaired",
+    )
 
 
 @pytest.mark.chaos
-def test_sigkill_during_revert_leaves_journal_reverting(client, sandbox, proxy, tmp_path, ledger_entry, namespace):
+def test_sigkill_during_revert_leaves_journal_reverting(
+    client, sandbox, proxy, tmp_path, ledger_entry, namespace
+):
     """SIGTERM, then the platform's SIGKILL mid-revert: the journal says 'reverting'; the next run repairs."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     h.make_group(client, namespace, SLOW_OLD)
-    run = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR,
-                  *h.image_args(f"{IMAGE}:v2-slow60"))
+    run = h.start(
+        kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(f"{IMAGE}:v2-slow60")
+    )
     journal_reaches(client, namespace, "watching")
     run.send_signal(signal.SIGTERM)
     journal_reaches(client, namespace, "reverting")
@@ -147,9 +193,14 @@ def test_sigkill_during_revert_leaves_journal_reverting(client, sandbox, proxy, 
     assert record["run"]["state"] == "reverting"
     assert all(e["verified"]["images"] == {"app": SLOW_OLD} for e in record["workloads"].values())
     h.expire_lease(client, namespace)
-    again = h.finish(h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEWER)),
-                     timeout=150)
+    again = h.finish(
+        h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEWER)), timeout=150
+    )
     assert again.code == 0, again.stdout[-2000:] + again.stderr
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.NEWER,))
-    ledger_entry.case("SIGKILL during revert", faults={"SIGTERM": 1, "SIGKILL": 1}, states=verdict.checks + 2,
-                      detail="journal 'reverting' left; next rollout carried it forward and succeeded")
+    ledger_entry.case(
+        "SIGKILL during revert",
+        faults={"SIGTERM": 1, "SIGKILL": 1},
+        states=verdict.checks + 2,
+        detail="journal 'reverting' left; next rollout carried it forward and succeeded",
+    )

@@ -77,7 +77,9 @@ def test_kubeconfig_list_with_a_missing_file_and_a_split_context_then_rollout_wi
 
     # --context picks the second file's other context, whose namespace (kube-public) has no group
     other = run("status", "--context", "other", env=env)
-    assert other.returncode == 0 and "namespace kube-public (the namespace of context 'other')" in other.stdout
+    assert (
+        other.returncode == 0 and "namespace kube-public (the namespace of context 'other')" in other.stdout
+    )
 
 
 def test_repairs_take_the_context_namespace_and_name_it(sandbox, namespace, client, tmp_path):
@@ -99,7 +101,9 @@ def test_no_usable_kubeconfig_is_refused_with_the_fix(sandbox, tmp_path):
     assert "Traceback" not in result.stderr
 
 
-def test_in_a_pod_the_serviceaccount_and_the_pods_namespace(sandbox, namespace, client, tmp_path, monkeypatch, capsys):
+def test_in_a_pod_the_serviceaccount_and_the_pods_namespace(
+    sandbox, namespace, client, tmp_path, monkeypatch, capsys
+):
     """No kubeconfig, KUBERNETES_SERVICE_HOST/PORT and a mounted token: what a Tekton step without the
     kubeconfig workspace gets."""
     create_group(client, namespace, [dc_body("dc1", OLD)])

@@ -7,8 +7,8 @@ import datetime as dt
 import subprocess
 import sys
 
-from rollguard.core.report import Outcome
-from rollguard.core.structs import Status
+from rollguard.core.report import Report
+from rollguard.core.structs import ExitStatus
 from sandbox.cluster import write_kubeconfig
 from tests.helpers.cluster import NEW, OLD, SELECTOR, create_group, dc_body, rollguard, view
 from tests.helpers.scenarios import events, pause
@@ -71,7 +71,9 @@ def test_repeated_drift_checks_count_up_one_event(sandbox, namespace, client, tm
     for _ in range(3):
         result = rollguard(sandbox.kubeconfig, "drift-check", "-n", namespace, "--emit-events",
                            report=tmp_path / "drift.json")  # fmt: skip
-        assert result.code == 1 and result.report["events"] == 1 and not result.report["errors"], result.stderr
+        assert result.code == 1 and result.report["events"] == 1 and not result.report["errors"], (
+            result.stderr
+        )
     # a reader gone before the output (drift-check | head -c 0): the verdict still comes as the exit code
     proc = subprocess.Popen(cli(sandbox.kubeconfig, "drift-check", "-n", namespace, "--emit-events"),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
@@ -85,14 +87,16 @@ def test_repeated_drift_checks_count_up_one_event(sandbox, namespace, client, tm
     # another finding text is another event, as for the recorder
     pause(client, namespace, "dc2")
     rollguard(sandbox.kubeconfig, "drift-check", "-n", namespace, "--emit-events")
-    found = {e["involvedObject"]["name"]: e["count"] for e in events(client, namespace, "RollguardDriftCheck")}
+    found = {
+        e["involvedObject"]["name"]: e["count"] for e in events(client, namespace, "RollguardDriftCheck")
+    }
     assert found == {"dc1": 5, "dc2": 1}
 
 
 def test_a_success_line_never_carries_a_cause():
-    done = Outcome(status=Status.SUCCEEDED, command="rollout", error="could not update the journal x: 500")
+    done = Report(status=ExitStatus.SUCCEEDED, command="rollout", error="could not update the journal x: 500")
     assert "cause" not in done.summary() and "warning: could not update the journal" in done.summary()
-    failed = Outcome(status=Status.REVERTED, command="rollout", error="dc/x: crash-looping")
+    failed = Report(status=ExitStatus.REVERTED, command="rollout", error="dc/x: crash-looping")
     assert failed.summary().endswith("; cause: dc/x: crash-looping")
 
 

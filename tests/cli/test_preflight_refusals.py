@@ -34,13 +34,17 @@ def refused(result, *words: str) -> str:
     return message
 
 
-def test_unwritable_results_dir_and_report_are_refused_before_any_change(sandbox, namespace, client, tmp_path):
+def test_unwritable_results_dir_and_report_are_refused_before_any_change(
+    sandbox, namespace, client, tmp_path
+):
     create_group(client, namespace, [dc_body("dc1", OLD)])
     before = resource_versions(client, namespace)
     a_file = tmp_path / "results"
     a_file.write_text("not a directory")
     base = ["rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}"]
-    refused(rollguard(sandbox.kubeconfig, *base, "--results-dir", str(a_file)), "--results-dir", "not a directory")
+    refused(
+        rollguard(sandbox.kubeconfig, *base, "--results-dir", str(a_file)), "--results-dir", "not a directory"
+    )
     refused(rollguard(sandbox.kubeconfig, *base, "--results-dir", str(a_file / "sub")), "--results-dir")
     taken = tmp_path / "taken"
     (taken / "status").mkdir(parents=True)
@@ -97,7 +101,8 @@ def test_revert_to_a_failed_revision_is_refused_unless_allowed(sandbox, namespac
     before = resource_versions(client, namespace)
     message = refused(
         rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "dc/dc1", "--to-revision", "2"),
-        "revision 2 failed", "--allow-failed",
+        "revision 2 failed",
+        "--allow-failed",
     )
     assert "complete revision (1)" in message
     assert resource_versions(client, namespace) == before

@@ -32,10 +32,16 @@ def with_init(body: dict, image: str = MIGRATE_OLD) -> dict:
     return body
 
 
-def test_init_container_target_rolls_out_and_ambiguity_lists_init_containers(sandbox, namespace, client, tmp_path):
-    create_group(client, namespace, [with_init(dc_body("dc1", OLD)), with_init(dc_body("dc2", OLD, containers=2))])
+def test_init_container_target_rolls_out_and_ambiguity_lists_init_containers(
+    sandbox, namespace, client, tmp_path
+):
+    create_group(
+        client, namespace, [with_init(dc_body("dc1", OLD)), with_init(dc_body("dc2", OLD, containers=2))]
+    )
     before = resource_versions(client, namespace)
-    ambiguous = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc2={NEW}")
+    ambiguous = rollguard(
+        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc2={NEW}"
+    )
     assert ambiguous.code == 2
     assert "dc/dc2 is ambiguous: it has containers app, side1; init containers: migrate" in ambiguous.stderr
     unknown = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
@@ -77,6 +83,8 @@ def test_trigger_made_manual_is_said_in_output_report_and_event(sandbox, namespa
     assert trigger["imageChangeParams"].get("automatic", False) is False
 
     # the revert's restoring of the trigger is said as well (dry run: the diff and its notes)
-    back = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "dc/dc1", "--to-revision", "1", "--dry-run")
+    back = rollguard(
+        sandbox.kubeconfig, "revert", "-n", namespace, "dc/dc1", "--to-revision", "1", "--dry-run"
+    )
     assert back.code == 0, back.stdout + back.stderr
     assert "# image trigger of app on dc1:latest made" in back.stdout, back.stdout

@@ -32,7 +32,7 @@ from rollguard.core.resources import (
     REPLICATION_CONTROLLERS,
     Resource,
 )
-from rollguard.core.structs import DC, DEPLOYMENT, Obj, Phase
+from rollguard.core.structs import DC, DEPLOYMENT, Obj, RolloutPhase
 from rollguard.kinds import KINDS, images_of
 from rollguard.plan.inputs import parse_selector
 
@@ -148,7 +148,7 @@ def rolled_out(client: Client, kind: str, namespace: str, name: str, *, timeout:
 
     def done(obj: Obj) -> bool:
         revisions = k.owned(obj, client.list(k.revisions, namespace=namespace)["items"])
-        return k.progress(obj, revisions).phase is Phase.COMPLETE
+        return k.progress(obj, revisions).phase is RolloutPhase.COMPLETE
 
     return wait_until(client, k.resource, namespace, name, done, timeout=timeout, what="to roll out")
 
@@ -214,7 +214,7 @@ def view(client: Client, namespace: str, kind: str, name: str) -> WorkloadView:
         images=images_of(obj["spec"]["template"]),
         paused=bool(obj["spec"].get("paused")),
         revision=k.revision(obj),
-        complete=k.progress(obj, revisions).phase is Phase.COMPLETE,
+        complete=k.progress(obj, revisions).phase is RolloutPhase.COMPLETE,
         latest_phase=phase,
     )
 
@@ -229,7 +229,9 @@ def resource_versions(client: Client, namespace: str) -> dict[str, str]:
     found = {}
     for res in (DEPLOYMENT_CONFIGS, DEPLOYMENTS, REPLICATION_CONTROLLERS, REPLICA_SETS):
         for obj in client.list(res, namespace=namespace).get("items", []):
-            found[f"{res.plural}/{obj['metadata']['name']}"] = f"generation {obj['metadata'].get('generation')}"
+            found[f"{res.plural}/{obj['metadata']['name']}"] = (
+                f"generation {obj['metadata'].get('generation')}"
+            )
     for res in (CONFIG_MAPS, LEASES, IMAGE_STREAMS):
         for obj in client.list(res, namespace=namespace).get("items", []):
             found[f"{res.plural}/{obj['metadata']['name']}"] = obj["metadata"]["resourceVersion"]
@@ -257,7 +259,11 @@ def rollguard(
     if report is not None:
         cmd += ["--report", str(report)]
     proc = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
         input=stdin if stdin is not None else "",
     )
     data = json.loads(report.read_text()) if report is not None and report.exists() else {}

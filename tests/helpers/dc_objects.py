@@ -53,5 +53,3 @@ FAILED_CONDITION = {
     "reason": "ProgressDeadlineExceeded",
     "message": 'replication controller "api-2" has failed progressing',
 }
-
-

@@ -33,5 +33,3 @@ def make_pod(core: client.CoreV1Api, ns: str, name: str, image: str) -> None:
 def waiting_reason(pod: client.V1Pod) -> str | None:
     statuses = pod.status.container_statuses or []
     return statuses[0].state.waiting.reason if statuses and statuses[0].state.waiting else None
-
-

@@ -95,7 +95,9 @@ def patch(kube: Kube, path: str, body: JSON) -> JSON:
     return kube.request("PATCH", path, body, content_type=MERGE_PATCH)
 
 
-def put_again_on_conflict(kube: Kube, read: str, change: Callable[[JSON], JSON], *, to: str | None = None) -> JSON:
+def put_again_on_conflict(
+    kube: Kube, read: str, change: Callable[[JSON], JSON], *, to: str | None = None
+) -> JSON:
     """GET ``read``, PUT ``change(obj)`` to ``to`` (default: the same path), as a client's update does; read
     again on a 409 (a controller wrote the object's status meanwhile)."""
     for _ in range(10):
@@ -153,5 +155,3 @@ def status_tag(stream: JSON, tag: str) -> JSON | None:
 
 def has_items(tag: str, n: int = 1) -> Callable[[JSON], bool]:
     return lambda s: len((status_tag(s, tag) or {}).get("items") or []) >= n
-
-

@@ -56,7 +56,9 @@ def image_stream(
 ) -> None:
     """An ImageStream whose tags import the given references (the sandbox pins them to digests);
     ``local``: each tag with ``referencePolicy: Local`` (triggers then write the stream's own repository)."""
-    spec_tags: list[Obj] = [{"name": t, "from": {"kind": "DockerImage", "name": ref}} for t, ref in tags.items()]
+    spec_tags: list[Obj] = [
+        {"name": t, "from": {"kind": "DockerImage", "name": ref}} for t, ref in tags.items()
+    ]
     if local:
         spec_tags = [{**t, "referencePolicy": {"type": "Local"}} for t in spec_tags]
     client.create(
@@ -94,7 +96,9 @@ def image_change_trigger(stream_tag: str, *, automatic: bool = True) -> Obj:
 def triggered_dc(name: str, stream_tag: str, *, timeout: int = 600) -> Obj:
     """A DC (image left to its trigger, as templates do) with a ConfigChange and an automatic ImageChange
     trigger on ``stream_tag``."""
-    return dc_body(name, " ", timeout=timeout, triggers=[{"type": "ConfigChange"}, image_change_trigger(stream_tag)])
+    return dc_body(
+        name, " ", timeout=timeout, triggers=[{"type": "ConfigChange"}, image_change_trigger(stream_tag)]
+    )
 
 
 def latest_dc(name: str, *, timeout: int = 600) -> Obj:

@@ -107,7 +107,9 @@ def prometheus(directory: Path, *, target: str, interval: str = "1s") -> Iterato
         proc.kill()
         proc.wait()
     else:
-        raise AssertionError(f"prometheus did not start: {(directory / 'prometheus.log').read_text()[-2000:]}")
+        raise AssertionError(
+            f"prometheus did not start: {(directory / 'prometheus.log').read_text()[-2000:]}"
+        )
     try:
         yield url
     finally:
@@ -136,7 +138,9 @@ def _wait_ready(url: str, proc: subprocess.Popen[bytes], timeout: float = 60) ->
 
 def query(url: str, promql: str) -> list[dict[str, object]]:
     """The result of an instant query (for the tests' own waits)."""
-    with urllib.request.urlopen(f"{url}/api/v1/query?" + urllib.parse.urlencode({"query": promql}), timeout=5) as r:
+    with urllib.request.urlopen(
+        f"{url}/api/v1/query?" + urllib.parse.urlencode({"query": promql}), timeout=5
+    ) as r:
         result: list[dict[str, object]] = json.loads(r.read())["data"]["result"]
         return result
 
@@ -150,4 +154,3 @@ def scraped(url: str, promql: str, *, samples: int, timeout: float = 60) -> None
             return
         time.sleep(0.5)  # Prometheus scrapes on its own clock: nothing to watch
     raise AssertionError(f"prometheus had not scraped {samples} samples of {promql} in {timeout}s")
-

@@ -26,5 +26,3 @@ def annotated_web(stream_tag: str) -> dict:
 def trigger_entries(client: Client, namespace: str) -> list[dict]:
     dep = client.get(DEPLOYMENTS, "web", namespace=namespace)
     return json.loads(dep["metadata"]["annotations"]["image.openshift.io/triggers"])
-
-

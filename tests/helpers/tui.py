@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from rollguard.cluster.client import Api
-from rollguard.core.structs import Status
+from rollguard.core.structs import ExitStatus
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.backend import Backend, Options
 from rollguard.tui.views import ResultView
@@ -62,7 +62,7 @@ def hold_repairs(
         release.wait(30)
         for line in after:
             out(line)
-        return result or ResultView(Status.SUCCEEDED, 0, "done")
+        return result or ResultView(ExitStatus.SUCCEEDED, 0, "done")
 
     app.backend.execute = execute
     return release
@@ -90,5 +90,3 @@ def footer_keys(app: RollguardApp) -> set[str]:
     return {
         key for key, active in app.screen.active_bindings.items() if active.binding.show and active.enabled
     }
-
-

@@ -37,5 +37,3 @@ def grant(client: Client, namespace: str, user: str, verbs: list[str]) -> None:
 
 def findings(app) -> dict[str, set[str]]:
     return {r.name: {f.code for f in r.findings} for r in app.inventory.rows} if app.inventory else {}
-
-

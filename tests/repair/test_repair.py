@@ -157,7 +157,9 @@ def test_dry_run_prints_the_diff_and_changes_nothing(sandbox, namespace, client,
         assert result.report["status"] == "dry-run" and result.report["exit_code"] == 0, result.report
         outcomes = {w["name"]: w["outcome"] for w in result.report["workloads"]}
         assert set(outcomes) == {"dc1", "dc2", "dc3"} and set(outcomes.values()) <= {"planned", "unchanged"}
-        assert outcomes["dc3"] == "planned", outcomes  # paused with a new image waiting: every action changes it
+        assert outcomes["dc3"] == "planned", (
+            outcomes
+        )  # paused with a new image waiting: every action changes it
         dc3 = next(w for w in result.report["workloads"] if w["name"] == "dc3")
         assert dc3["paused_before"] is True and dc3["paused"] is False
         assert dc3["revision_after"] == dc3["revision_before"] == view(client, namespace, DC, "dc3").revision
@@ -266,7 +268,9 @@ def test_a_named_repair_of_a_member_of_a_running_rollout_is_refused_naming_its_h
         claims.release()
         lock.release()
     assert view(client, namespace, DC, "dc1").images == {"app": NEW}
-    assert not events(client, namespace, "RollguardRevert") and not events(client, namespace, "RollguardRedeploy")
+    assert not events(client, namespace, "RollguardRevert") and not events(
+        client, namespace, "RollguardRedeploy"
+    )
 
     # a real rollout, watching (its dc2 pods take a minute to come up): a named revert is refused naming it
     proc = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,

@@ -35,7 +35,9 @@ def _web_triggers(sandbox, namespace: str) -> list[str]:
     return list(web["triggers"])
 
 
-def test_a_failed_direct_image_restores_the_deployments_trigger_entry(sandbox, namespace, client, tmp_path: Path):
+def test_a_failed_direct_image_restores_the_deployments_trigger_entry(
+    sandbox, namespace, client, tmp_path: Path
+):
     """`--image` pauses the entry (`paused: true`) so the platform does not undo it; the crash fails and
     the revert restores the entry as it was (unpaused), the container on the tag's image, and it stays so.
     `status -o json` names the trigger and shows it paused while an image is set directly."""
@@ -57,7 +59,9 @@ def test_a_failed_direct_image_restores_the_deployments_trigger_entry(sandbox, n
     assert state.images == images_before and state.complete, state
     generation = client.get(DEPLOYMENTS, "web", namespace=namespace)["metadata"]["generation"]
 
-    ok = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"deploy/web={NEW}")
+    ok = rollguard(
+        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"deploy/web={NEW}"
+    )
     assert ok.code == 0, ok.stdout + ok.stderr
     # the reverted state held until this run: its write is the only change since (one generation on)
     assert client.get(DEPLOYMENTS, "web", namespace=namespace)["metadata"]["generation"] == generation + 1

@@ -49,11 +49,20 @@ def images_args(names: list[str], image: str, crash: str | None = None) -> list[
     return args
 
 
-def test_sigkill_mid_run_then_next_run_reverts_to_last_verified_state(sandbox, namespace, client, tmp_path: Path):
+def test_sigkill_mid_run_then_next_run_reverts_to_last_verified_state(
+    sandbox, namespace, client, tmp_path: Path
+):
     names = ["dc1", "dc2", "web"]
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
-    first = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                            *images_args(names, f"{IMAGE}:v2-slow30"))
+    first = start_rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        *images_args(names, f"{IMAGE}:v2-slow30"),
+    )
     journal = journal_reaches(client, namespace, "watching")
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
@@ -66,8 +75,17 @@ def test_sigkill_mid_run_then_next_run_reverts_to_last_verified_state(sandbox, n
     early = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *bad)
     assert early.code == 2 and "locked by" in early.stderr
     wait_for_lease_expiry(client, namespace)
-    second = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *bad,
-                       report=tmp_path / "second.json", timeout=120)
+    second = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        *bad,
+        report=tmp_path / "second.json",
+        timeout=120,
+    )
     assert second.code == 1, second.stdout + second.stderr
     assert "carried forward" in second.stdout
     for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
@@ -80,9 +98,17 @@ def test_sigkill_mid_run_then_next_run_reverts_to_last_verified_state(sandbox, n
 def test_sigterm_reverts_and_exits_1(sandbox, namespace, client, tmp_path: Path):
     names = ["dc1", "dc2", "web"]
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
-    run = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                          *images_args(names, f"{IMAGE}:v2-slow60"),
-                          "--report", str(tmp_path / "r.json"))
+    run = start_rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        *images_args(names, f"{IMAGE}:v2-slow60"),
+        "--report",
+        str(tmp_path / "r.json"),
+    )
     journal_reaches(client, namespace, "watching")
     run.send_signal(signal.SIGTERM)
     out, err = run.communicate(timeout=60)
@@ -96,8 +122,17 @@ def test_sigterm_reverts_and_exits_1(sandbox, namespace, client, tmp_path: Path)
 
 def test_two_runs_at_once_one_proceeds_other_names_holder(sandbox, namespace, client):
     create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
-    args = ["rollout", "-n", namespace, "-l", SELECTOR,
-            "--image", f"dc/dc1={IMAGE}:v2-slow2", "--image", f"deploy/web={NEW}"]
+    args = [
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={IMAGE}:v2-slow2",
+        "--image",
+        f"deploy/web={NEW}",
+    ]
     runs = [start_rollguard(sandbox.kubeconfig, *args) for _ in range(2)]
     results = [(r.wait(timeout=120), *r.communicate()) for r in runs]
     codes = sorted(code for code, _, _ in results)
@@ -111,24 +146,60 @@ def test_promote_pins_digest_and_trigger_to_the_tag(sandbox, namespace, client, 
     cd = f"{namespace[:50]}-cd"
     client.create(NAMESPACES, {"metadata": {"name": cd}})
     try:
-        def stream(tags: list[dict]) -> dict:
-            return {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
-                    "spec": {"tags": tags}}
 
-        client.create(IMAGE_STREAMS, stream([{"name": "abc123", "from": {
-            "kind": "DockerImage", "name": NEW}}]), namespace=cd)
-        client.create(IMAGE_STREAMS, stream([{"name": "latest", "from": {
-            "kind": "DockerImage", "name": OLD}}]), namespace=namespace)
-        trigger = [{"type": "ConfigChange"}, {"type": "ImageChange", "imageChangeParams": {
-            "automatic": True, "containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": "api:latest"}}}]
+        def stream(tags: list[dict]) -> dict:
+            return {
+                "apiVersion": "image.openshift.io/v1",
+                "kind": "ImageStream",
+                "metadata": {"name": "api"},
+                "spec": {"tags": tags},
+            }
+
+        client.create(
+            IMAGE_STREAMS,
+            stream([{"name": "abc123", "from": {"kind": "DockerImage", "name": NEW}}]),
+            namespace=cd,
+        )
+        client.create(
+            IMAGE_STREAMS,
+            stream([{"name": "latest", "from": {"kind": "DockerImage", "name": OLD}}]),
+            namespace=namespace,
+        )
+        trigger = [
+            {"type": "ConfigChange"},
+            {
+                "type": "ImageChange",
+                "imageChangeParams": {
+                    "automatic": True,
+                    "containerNames": ["app"],
+                    "from": {"kind": "ImageStreamTag", "name": "api:latest"},
+                },
+            },
+        ]
         client.create(DEPLOYMENT_CONFIGS, dc_body("dc1", " ", triggers=trigger), namespace=namespace)
-        wait_until(client, DEPLOYMENT_CONFIGS, namespace, "dc1",
-                   lambda o: "@sha256:" in o["spec"]["template"]["spec"]["containers"][0]["image"],
-                   what="image trigger to fill the image")
+        wait_until(
+            client,
+            DEPLOYMENT_CONFIGS,
+            namespace,
+            "dc1",
+            lambda o: "@sha256:" in o["spec"]["template"]["spec"]["containers"][0]["image"],
+            what="image trigger to fill the image",
+        )
         rolled_out(client, DC, namespace, "dc1")  # a run refuses a DC that never completed a rollout
         before = view(client, namespace, DC, "dc1")
-        result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                           "--promote-from", cd, "--tag", "abc123", report=tmp_path / "r.json")
+        result = rollguard(
+            sandbox.kubeconfig,
+            "rollout",
+            "-n",
+            namespace,
+            "-l",
+            SELECTOR,
+            "--promote-from",
+            cd,
+            "--tag",
+            "abc123",
+            report=tmp_path / "r.json",
+        )
         assert result.code == 0, result.stdout + result.stderr
         after = view(client, namespace, DC, "dc1")
         assert after.complete and after.images != before.images and "@sha256:" in after.images["app"]
@@ -145,9 +216,17 @@ def test_promote_pins_digest_and_trigger_to_the_tag(sandbox, namespace, client, 
 def test_fail_fast_reverts_long_before_the_600s_deadline(sandbox, namespace, client, tmp_path: Path):
     """Issue 9: deadlines left at 600 s; one crash-looping image; the group is back within a minute."""
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                       *images_args(["dc1", "dc2", "web"], NEW, crash=CRASH),
-                       report=tmp_path / "r.json", timeout=60)
+    result = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        *images_args(["dc1", "dc2", "web"], NEW, crash=CRASH),
+        report=tmp_path / "r.json",
+        timeout=60,
+    )
     assert result.code == 1, result.stdout + result.stderr
     error = result.report["error"]
     assert "dc/dc2" in error and "pod dc2-2-" in error and "CrashLoopBackOff" in error
@@ -159,8 +238,19 @@ def test_fail_fast_reverts_long_before_the_600s_deadline(sandbox, namespace, cli
 def test_slow_pods_are_not_failed_early(sandbox, namespace, client, tmp_path: Path):
     create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
     slow = f"{IMAGE}:v2-slow20"
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                       "--image", f"dc/dc1={slow}", "--image", f"deploy/web={slow}", report=tmp_path / "r.json")
+    result = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={slow}",
+        "--image",
+        f"deploy/web={slow}",
+        report=tmp_path / "r.json",
+    )
     assert result.code == 0, result.stdout + result.stderr
     assert {w["outcome"] for w in result.report["workloads"]} == {"rolled-out"}
     assert view(client, namespace, DC, "dc1").images == {"app": slow}

@@ -245,10 +245,6 @@ def promote_source(client: Client, namespace: str) -> Iterator[str]:
         client.delete(NAMESPACES, cd)
 
 
-
-
-
-
 def test_an_image_set_directly_pauses_a_deployments_image_trigger(sandbox, namespace, client, tmp_path: Path):
     """OCM pkg/image/trigger/annotations/ rewrites an annotated Deployment's container to its tag's image
     while the entry is not paused: an image set directly must pause it, or the platform undoes it."""

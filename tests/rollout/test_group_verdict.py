@@ -84,7 +84,9 @@ def by_name(report: Obj) -> dict[str, Obj]:
     return {w["name"]: w for w in report["workloads"]}
 
 
-def test_a_killed_runs_crashing_change_is_finished_not_called_a_success(sandbox, namespace, client, tmp_path: Path):
+def test_a_killed_runs_crashing_change_is_finished_not_called_a_success(
+    sandbox, namespace, client, tmp_path: Path
+):
     """Before: the next run of dc/b only said the killed run's state was carried forward and exited 0
     with `succeeded: 2 workloads on their new state` while dc/a crash-looped on the killed run's image."""
     create_group(client, namespace, [dc_body("a", OLD), dc_body("b", OLD)])
@@ -116,8 +118,13 @@ def test_a_never_completed_member_the_run_does_not_change_is_refused_unless_acce
     """Before: `succeeded` beside a never-completed crash-looping member the run did not target."""
     create_group(client, namespace, [dc_body("b", OLD)])
     client.create(DEPLOYMENT_CONFIGS, dc_body("a", CRASH), namespace=namespace)
+
     def fingerprint() -> dict[str, str]:  # dc/a's own controllers keep writing its RC as it crash-loops
-        return {k: v for k, v in resource_versions(client, namespace).items() if not k.startswith("replicationcontrollers/a-")}
+        return {
+            k: v
+            for k, v in resource_versions(client, namespace).items()
+            if not k.startswith("replicationcontrollers/a-")
+        }
 
     before = fingerprint()
     args = ("rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/b={NEW}")
@@ -150,7 +157,9 @@ def test_a_member_at_zero_replicas_is_not_verified(sandbox, namespace, client, t
     assert "dc/idle not verified (0 replicas)" in result.stdout
 
 
-def test_a_colleagues_hotfix_still_rolling_out_is_left_when_the_run_fails(sandbox, namespace, client, tmp_path: Path):
+def test_a_colleagues_hotfix_still_rolling_out_is_left_when_the_run_fails(
+    sandbox, namespace, client, tmp_path: Path
+):
     """Before: the group revert sent dc/a back to its verified state and the hotfix was gone, unsaid."""
     slow = f"{IMAGE}:v1-slow8"
     create_group(client, namespace, [dc_body("a", slow), dc_body("b", OLD)])
@@ -181,7 +190,9 @@ def test_a_colleagues_hotfix_still_rolling_out_is_left_when_the_run_fails(sandbo
     assert "containers[app].env" in result.stdout
 
 
-def test_a_hotfix_an_earlier_run_left_edited_is_left_by_the_next_failing_run(sandbox, namespace, client, tmp_path: Path):
+def test_a_hotfix_an_earlier_run_left_edited_is_left_by_the_next_failing_run(
+    sandbox, namespace, client, tmp_path: Path
+):
     """Before: the next run that failed on another workload reverted the hotfix the earlier run had left."""
     create_group(client, namespace, [dc_body("a", OLD), dc_body("b", OLD)])
     first = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,

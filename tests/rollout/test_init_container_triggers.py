@@ -44,7 +44,9 @@ def with_init_trigger(name: str, prefix: str) -> dict:
 
 
 def entries(client: Client, namespace: str, name: str) -> list[dict]:
-    return json.loads(client.get(DEPLOYMENTS, name, namespace=namespace)["metadata"]["annotations"][ANNOTATION])
+    return json.loads(
+        client.get(DEPLOYMENTS, name, namespace=namespace)["metadata"]["annotations"][ANNOTATION]
+    )
 
 
 def test_an_init_container_image_set_directly_pauses_its_trigger_in_both_spellings(
@@ -54,7 +56,11 @@ def test_an_init_container_image_set_directly_pauses_its_trigger_in_both_spellin
     `initContainers[...]` (web) and `containers[...]` (api): each entry is paused in the run's one write
     (and said so), so the trigger controller leaves the image set; both roll out and succeed."""
     image_stream(client, namespace, "migrate", {"latest": MIGRATE})
-    create_group(client, namespace, [with_init_trigger("web", "initContainers"), with_init_trigger("api", "containers")])
+    create_group(
+        client,
+        namespace,
+        [with_init_trigger("web", "initContainers"), with_init_trigger("api", "containers")],
+    )
     for name in ("web", "api"):
         ran = view(client, namespace, DEPLOYMENT, name).images["migrate"]
         assert ran.startswith("registry.local/shop/migrate@sha256:"), ran  # the trigger filled it in
@@ -70,4 +76,6 @@ def test_an_init_container_image_set_directly_pauses_its_trigger_in_both_spellin
         (entry,) = entries(client, namespace, name)
         assert entry["paused"] is True and entry["from"]["name"] == "migrate:latest", entry
     notes = {w["name"]: w["notes"] for w in result.report["workloads"]}
-    assert all(any("migrate on migrate:latest made manual" in n for n in notes[n]) for n in ("web", "api")), notes
+    assert all(any("migrate on migrate:latest made manual" in n for n in notes[n]) for n in ("web", "api")), (
+        notes
+    )

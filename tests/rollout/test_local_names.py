@@ -28,7 +28,9 @@ V1 = "registry.local/shop/api:v1"
 V2 = "registry.local/shop/api:v2"
 
 
-def test_a_lost_reply_to_a_write_of_a_local_name_is_recognised_as_ours(sandbox, namespace, client, tmp_path: Path):
+def test_a_lost_reply_to_a_write_of_a_local_name_is_recognised_as_ours(
+    sandbox, namespace, client, tmp_path: Path
+):
     stream = {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"},
               "spec": {"lookupPolicy": {"local": True}, "tags": [
                   {"name": t, "from": {"kind": "DockerImage", "name": ref}, "referencePolicy": {"type": "Local"}}
@@ -49,6 +51,12 @@ def test_a_lost_reply_to_a_write_of_a_local_name_is_recognised_as_ours(sandbox, 
         )  # fmt: skip
         assert proxy.faults["drop_after"] == 1
     assert result.code == 0, result.stdout + result.stderr
-    now = client.get(DEPLOYMENTS, "web", namespace=namespace)["spec"]["template"]["spec"]["containers"][0]["image"]
-    assert now != running and now.startswith("image-registry.openshift-image-registry.svc:5000/") and "@sha256:" in now
+    now = client.get(DEPLOYMENTS, "web", namespace=namespace)["spec"]["template"]["spec"]["containers"][0][
+        "image"
+    ]
+    assert (
+        now != running
+        and now.startswith("image-registry.openshift-image-registry.svc:5000/")
+        and "@sha256:" in now
+    )
     assert view(client, namespace, DEPLOYMENT, "web").complete

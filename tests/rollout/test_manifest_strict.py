@@ -45,9 +45,14 @@ def test_a_misspelled_field_is_refused_with_its_path(sandbox, namespace, client,
         manifest = tmp_path / f"{body['metadata']['name']}.yaml"
         manifest.write_text(yaml.safe_dump(body))
         for extra in ((), ("--dry-run",)):
-            result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "-f", str(manifest), *extra)
+            result = rollguard(
+                sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "-f", str(manifest), *extra
+            )
             assert result.code == 2, result.stdout + result.stderr
-            assert '"spec.template.spec.containers[0].envv" (not a field of io.k8s.api.core.v1.Container)' in result.stderr
+            assert (
+                '"spec.template.spec.containers[0].envv" (not a field of io.k8s.api.core.v1.Container)'
+                in result.stderr
+            )
             assert "unknown field" in result.stderr
     assert '"spec.template.spec.restartPolicyy"' in result.stderr  # every unknown field, not the first only
     # a field of the DC spec itself, by the type the API server publishes (openshift/api DeploymentConfigSpec)
@@ -56,7 +61,9 @@ def test_a_misspelled_field_is_refused_with_its_path(sandbox, namespace, client,
     manifest = tmp_path / "strategy.yaml"
     manifest.write_text(yaml.safe_dump(dc1))
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "-f", str(manifest))
-    assert result.code == 2 and '"spec.strategy.rollingParamz"' in result.stderr, result.stdout + result.stderr
+    assert result.code == 2 and '"spec.strategy.rollingParamz"' in result.stderr, (
+        result.stdout + result.stderr
+    )
     assert resource_versions(client, namespace) == before
 
 

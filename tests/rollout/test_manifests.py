@@ -81,7 +81,10 @@ def test_manifest_release_with_a_crash_reverts_every_template_and_removes_the_ne
     sandbox, namespace, client, tmp_path: Path
 ):
     create_group(client, namespace, group())
-    before = {n: client.get(KINDS[k].resource, n, namespace=namespace) for k, n in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web"))}
+    before = {
+        n: client.get(KINDS[k].resource, n, namespace=namespace)
+        for k, n in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web"))
+    }
     manifests = tmp_path / "release"
     manifests.mkdir()
     docs = release(dc2_image=CRASH)
@@ -99,12 +102,16 @@ def test_manifest_release_with_a_crash_reverts_every_template_and_removes_the_ne
         assert state.complete and not state.paused, name
         containers = pod_templates(client, namespace, name)
         assert containers and all(c["image"] == OLD and not c.get("env") for c in containers), name
-    assert not [d for d in client.list(DEPLOYMENTS, namespace=namespace)["items"] if d["metadata"]["name"] == "extra"]
+    assert not [
+        d for d in client.list(DEPLOYMENTS, namespace=namespace)["items"] if d["metadata"]["name"] == "extra"
+    ]
 
 
 def test_manifest_release_from_stdin_rolls_each_workload_out_once(sandbox, namespace, client, tmp_path: Path):
     create_group(client, namespace, group())
-    revisions = {n: view(client, namespace, k, n).revision for k, n in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web"))}
+    revisions = {
+        n: view(client, namespace, k, n).revision for k, n in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web"))
+    }
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "-f", "-",
                        stdin=as_yaml(release(dc2_image=NEW)), report=tmp_path / "r.json")  # fmt: skip
     assert result.code == 0, result.stdout + result.stderr
@@ -115,7 +122,9 @@ def test_manifest_release_from_stdin_rolls_each_workload_out_once(sandbox, names
         live = client.get(KINDS[kind].resource, name, namespace=namespace)
         assert live["metadata"]["labels"]["release"] == "r2"
         containers = pod_templates(client, namespace, name)
-        assert containers and all(c["env"] == ENV and c["resources"]["limits"] == LIMITS["limits"] for c in containers), name
+        assert containers and all(
+            c["env"] == ENV and c["resources"]["limits"] == LIMITS["limits"] for c in containers
+        ), name
     rolled_out(client, DEPLOYMENT, namespace, "extra")
     assert view(client, namespace, DEPLOYMENT, "extra").images == {"app": NEW}
 
@@ -123,11 +132,15 @@ def test_manifest_release_from_stdin_rolls_each_workload_out_once(sandbox, names
                       stdin=as_yaml(release(dc2_image=NEW)), report=tmp_path / "again.json")  # fmt: skip
     assert again.code == 0, again.stdout + again.stderr
     for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
-        assert view(client, namespace, kind, name).revision == revisions[name] + 1, name  # unchanged: no rollout
+        assert view(client, namespace, kind, name).revision == revisions[name] + 1, (
+            name
+        )  # unchanged: no rollout
     assert {w["outcome"] for w in again.report["workloads"]} == {"unchanged"}
 
 
-def test_invalid_quantity_and_manifest_outside_selector_are_refused_unchanged(sandbox, namespace, client, tmp_path):
+def test_invalid_quantity_and_manifest_outside_selector_are_refused_unchanged(
+    sandbox, namespace, client, tmp_path
+):
     create_group(client, namespace, group())
     fingerprint = resource_versions(client, namespace)
     bad = released(group()[2], NEW)
@@ -136,13 +149,17 @@ def test_invalid_quantity_and_manifest_outside_selector_are_refused_unchanged(sa
                        stdin=as_yaml([released(group()[0], NEW), bad]), timeout=60)  # fmt: skip
     assert result.code == 2, result.stdout + result.stderr
     assert "deployment/web" in result.stderr and "dry run" in result.stderr, result.stderr
-    assert "quantities must match the regular expression" in result.stderr, result.stderr  # the server's words
+    assert "quantities must match the regular expression" in result.stderr, (
+        result.stderr
+    )  # the server's words
     outside = deployment_body("other", NEW)
     outside["metadata"]["labels"] = {"app": "someone-else"}
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "-f", "-",
                        stdin=as_yaml([released(group()[2], NEW), outside]), timeout=60)  # fmt: skip
     assert result.code == 2, result.stdout + result.stderr
-    assert "deployment/other" in result.stderr and "does not match the selector" in result.stderr, result.stderr
+    assert "deployment/other" in result.stderr and "does not match the selector" in result.stderr, (
+        result.stderr
+    )
     secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db"}, "stringData": {"pw": "x"}}
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "-f", "-",
                        stdin=as_yaml([released(group()[2], NEW), secret]), timeout=60)  # fmt: skip
@@ -150,7 +167,9 @@ def test_invalid_quantity_and_manifest_outside_selector_are_refused_unchanged(sa
     assert resource_versions(client, namespace) == fingerprint
 
 
-def test_dc_manifest_the_server_refuses_is_refused_at_the_dry_run_unchanged(sandbox, namespace, client, tmp_path):
+def test_dc_manifest_the_server_refuses_is_refused_at_the_dry_run_unchanged(
+    sandbox, namespace, client, tmp_path
+):
     """As above, for a DC: OpenShift checks a DC's pod template as Kubernetes checks a Deployment's
     (openshift-apiserver pkg/apps/apis/apps/validation/validation.go; sandbox/openshift/podtemplate.py), so
     a quantity that is none (400, not decodable) and an env var name Kubernetes refuses (422) stop the run
@@ -183,14 +202,18 @@ def test_placeholder_image_under_a_trigger_keeps_the_resolved_image_while_env_ch
 ):
     image_stream(client, namespace, "dc1", {"latest": OLD})
     create_group(client, namespace, [latest_dc("dc1")])
-    resolved = client.get(DEPLOYMENT_CONFIGS, "dc1", namespace=namespace)["spec"]["template"]["spec"]["containers"][0]["image"]
+    resolved = client.get(DEPLOYMENT_CONFIGS, "dc1", namespace=namespace)["spec"]["template"]["spec"][
+        "containers"
+    ][0]["image"]
     assert "@sha256:" in resolved
     manifest = latest_dc("dc1")  # as the template has it: image ' ', the trigger fills it in
     manifest["spec"]["template"]["spec"]["containers"][0]["env"] = ENV
     result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "-f", "-",
                        stdin=as_yaml([manifest]), report=tmp_path / "r.json")  # fmt: skip
     assert result.code == 0, result.stdout + result.stderr
-    container = client.get(DEPLOYMENT_CONFIGS, "dc1", namespace=namespace)["spec"]["template"]["spec"]["containers"][0]
+    container = client.get(DEPLOYMENT_CONFIGS, "dc1", namespace=namespace)["spec"]["template"]["spec"][
+        "containers"
+    ][0]
     assert container["image"] == resolved and container["env"] == ENV
     assert view(client, namespace, DC, "dc1").revision == 2
     assert all(c["env"] == ENV and c["image"] == resolved for c in pod_templates(client, namespace, "dc1"))
@@ -214,7 +237,9 @@ def test_hpa_targeted_deployment_keeps_live_replicas(sandbox, namespace, client,
     assert any("HorizontalPodAutoscaler" in n for n in entry["notes"]), entry["notes"]
 
 
-def test_dry_run_prints_each_workloads_template_diff_and_changes_nothing(sandbox, namespace, client, tmp_path):
+def test_dry_run_prints_each_workloads_template_diff_and_changes_nothing(
+    sandbox, namespace, client, tmp_path
+):
     create_group(client, namespace, group())
     fingerprint = resource_versions(client, namespace)
     unchanged = group()[1]  # dc2 given as it is: no change
@@ -250,11 +275,16 @@ def test_dry_run_prints_each_workloads_template_diff_and_changes_nothing(sandbox
     assert dc1["images_before"] == live_dc1.images == {"app": OLD} and dc1["images_after"] == {"app": NEW}
     assert dc1["revision_after"] == dc1["revision_before"] == live_dc1.revision  # nothing rolled out
     assert entries["DeploymentConfig/dc2"]["images_after"] == {"app": OLD}
-    assert entries["Deployment/extra"]["images_before"] == {} and "would be created" in entries["Deployment/extra"]["notes"]
+    assert (
+        entries["Deployment/extra"]["images_before"] == {}
+        and "would be created" in entries["Deployment/extra"]["notes"]
+    )
     assert all(not w["pods"] for w in report["workloads"])
 
 
-def test_revert_after_a_killed_manifest_run_deletes_the_workload_it_created(sandbox, namespace, client, tmp_path):
+def test_revert_after_a_killed_manifest_run_deletes_the_workload_it_created(
+    sandbox, namespace, client, tmp_path
+):
     """A `rollout -f` killed while watching (it had created deployment/extra), then `rollguard revert -l`:
     the group back on its old templates and extra deleted, as its journal recorded it as created."""
     import signal
@@ -275,12 +305,18 @@ def test_revert_after_a_killed_manifest_run_deletes_the_workload_it_created(sand
     preview = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, "--dry-run")
     assert preview.code == 0, preview.stdout + preview.stderr
     assert "deployment/extra: revert: delete it" in preview.stdout, preview.stdout
-    assert "template: containers[app].env changed" in preview.stdout or "env changed" in preview.stdout, preview.stdout
+    assert "template: containers[app].env changed" in preview.stdout or "env changed" in preview.stdout, (
+        preview.stdout
+    )
     assert "restores metadata.labels" in preview.stdout, preview.stdout
-    result = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "rev.json")
+    result = rollguard(
+        sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "rev.json"
+    )
     assert result.code == 0, result.stdout + result.stderr
     assert "deployment/extra: deleting it" in result.stdout, result.stdout
-    assert not [d for d in client.list(DEPLOYMENTS, namespace=namespace)["items"] if d["metadata"]["name"] == "extra"]
+    assert not [
+        d for d in client.list(DEPLOYMENTS, namespace=namespace)["items"] if d["metadata"]["name"] == "extra"
+    ]
     for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
         state = view(client, namespace, kind, name)
         assert state.images == {"app": OLD} and state.complete and not state.paused, name

@@ -35,7 +35,10 @@ def _rollout_latest(client: Client, namespace: str, name: str) -> None:
     """`oc rollout latest` without the instantiate subresource: latestVersion + 1 on the main resource."""
 
     def bump(dc: Obj) -> None:
-        dc["status"] = {**(dc.get("status") or {}), "latestVersion": int(dc["status"].get("latestVersion") or 0) + 1}
+        dc["status"] = {
+            **(dc.get("status") or {}),
+            "latestVersion": int(dc["status"].get("latestVersion") or 0) + 1,
+        }
 
     edit(client, DEPLOYMENT_CONFIGS, namespace, name, bump)
 

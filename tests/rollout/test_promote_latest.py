@@ -77,7 +77,9 @@ def _automatic(client: Client, namespace: str, name: str) -> bool:
     )
 
 
-def test_promoting_latest_ends_all_new_with_the_tag_moved(sandbox, namespace, client, tmp_path: Path, classic_group):
+def test_promoting_latest_ends_all_new_with_the_tag_moved(
+    sandbox, namespace, client, tmp_path: Path, classic_group
+):
     """Success: every DC on the promoted image, one rollout each, the tag moved, triggers automatic."""
     cd = classic_group(NEW)
     result = rollguard(
@@ -155,9 +157,7 @@ def test_a_killed_promotion_is_finished_by_revert_with_the_tag_restored(
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=30)
-    assert (journal(client, namespace) or {}).get("tags", {}).get("api:latest", {}).get(
-        "spec"
-    ) == spec_before
+    assert (journal(client, namespace) or {}).get("tags", {}).get("api:latest", {}).get("spec") == spec_before
     expire_lease(client, namespace)
     result = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, "--timeout", "120")
     assert result.code == 0, result.stdout + result.stderr

@@ -25,9 +25,15 @@ DIGEST = f"{IMAGE}@sha256:" + "ab" * 32
 
 @pytest.fixture
 def group(client, namespace) -> tuple[Client, str]:
-    create_group(client, namespace, [
-        dc_body("dc1", OLD), dc_body("dc2", OLD, containers=2), deployment_body("web", OLD),
-    ])
+    create_group(
+        client,
+        namespace,
+        [
+            dc_body("dc1", OLD),
+            dc_body("dc2", OLD, containers=2),
+            deployment_body("web", OLD),
+        ],
+    )
     return client, namespace
 
 
@@ -72,20 +78,49 @@ def test_promoted_tag_missing_is_refused(sandbox, group):
     cd = f"{namespace[:50]}-cd"
     client.create(NAMESPACES, {"metadata": {"name": cd}})
     try:
-        client.create(IMAGE_STREAMS, {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream",
-                                      "metadata": {"name": "api"}}, namespace=namespace)
-        client.create(IMAGE_STREAMS, {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream",
-                                      "metadata": {"name": "api"}}, namespace=cd)
+        client.create(
+            IMAGE_STREAMS,
+            {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"}},
+            namespace=namespace,
+        )
+        client.create(
+            IMAGE_STREAMS,
+            {"apiVersion": "image.openshift.io/v1", "kind": "ImageStream", "metadata": {"name": "api"}},
+            namespace=cd,
+        )
         client.patch(
-            DEPLOYMENT_CONFIGS, "dc1",
-            {"spec": {"triggers": [{"type": "ConfigChange"}, {"type": "ImageChange", "imageChangeParams": {
-                "automatic": True, "containerNames": ["app"],
-                "from": {"kind": "ImageStreamTag", "name": "api:latest"}}}]}},
+            DEPLOYMENT_CONFIGS,
+            "dc1",
+            {
+                "spec": {
+                    "triggers": [
+                        {"type": "ConfigChange"},
+                        {
+                            "type": "ImageChange",
+                            "imageChangeParams": {
+                                "automatic": True,
+                                "containerNames": ["app"],
+                                "from": {"kind": "ImageStreamTag", "name": "api:latest"},
+                            },
+                        },
+                    ]
+                }
+            },
             namespace=namespace,
         )
         before = resource_versions(client, namespace)
-        result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                           "--promote-from", cd, "--tag", "0123abc")
+        result = rollguard(
+            sandbox.kubeconfig,
+            "rollout",
+            "-n",
+            namespace,
+            "-l",
+            SELECTOR,
+            "--promote-from",
+            cd,
+            "--tag",
+            "0123abc",
+        )
         assert result.code == 2, result.stdout + result.stderr
         assert f"tag '0123abc' does not exist in ImageStream {cd}/api" in result.stderr
         assert resource_versions(client, namespace) == before
@@ -99,14 +134,25 @@ def test_lock_held_by_another_run_is_refused(sandbox, group):
     from rollguard.plan.inputs import parse_selector
 
     stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    client.create(LEASES, {
-        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-        "metadata": {"name": group_name(parse_selector(SELECTOR))},
-        "spec": {"holderIdentity": "pipeline-42 run x", "leaseDurationSeconds": 300,
-                 "acquireTime": stamp, "renewTime": stamp},
-    }, namespace=namespace)
+    client.create(
+        LEASES,
+        {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": group_name(parse_selector(SELECTOR))},
+            "spec": {
+                "holderIdentity": "pipeline-42 run x",
+                "leaseDurationSeconds": 300,
+                "acquireTime": stamp,
+                "renewTime": stamp,
+            },
+        },
+        namespace=namespace,
+    )
     before = resource_versions(client, namespace)
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}")
+    result = rollguard(
+        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}"
+    )
     assert result.code == 2
     assert "locked by pipeline-42 run x" in result.stderr
     assert resource_versions(client, namespace) == before
@@ -119,17 +165,40 @@ def test_missing_permission_is_refused(sandbox, group):
 
     roles = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
     bindings = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
-    client.create(roles, {"metadata": {"name": "reader"}, "rules": [
-        {"apiGroups": ["apps.openshift.io", "apps"], "resources": ["deploymentconfigs", "deployments"],
-         "verbs": ["get", "list", "watch"]},
-    ]}, namespace=namespace)
-    client.create(bindings, {"metadata": {"name": "reader"},
-                             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"},
-                             "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}]},
-                   namespace=namespace)
+    client.create(
+        roles,
+        {
+            "metadata": {"name": "reader"},
+            "rules": [
+                {
+                    "apiGroups": ["apps.openshift.io", "apps"],
+                    "resources": ["deploymentconfigs", "deployments"],
+                    "verbs": ["get", "list", "watch"],
+                },
+            ],
+        },
+        namespace=namespace,
+    )
+    client.create(
+        bindings,
+        {
+            "metadata": {"name": "reader"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"},
+            "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}],
+        },
+        namespace=namespace,
+    )
     before = resource_versions(client, namespace)
-    result = rollguard(sandbox.user_kubeconfig("alice"), "rollout", "-n", namespace, "-l", SELECTOR,
-                       "--image", f"dc/dc1={NEW}")
+    result = rollguard(
+        sandbox.user_kubeconfig("alice"),
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={NEW}",
+    )
     assert result.code == 2, result.stdout + result.stderr
     assert "not allowed to update deployments.apps in namespace" in result.stderr
     assert "grant the Role verb 'update'" in result.stderr

@@ -24,8 +24,18 @@ def test_second_dc_crashes_group_reverts_then_next_run_succeeds(sandbox, namespa
     """Reference section 1: three DCs, the second one's new image crashes."""
     create_group(client, namespace, [dc_body(f"dc{i}", OLD) for i in (1, 2, 3)])
     result = rollguard(
-        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-        "--image", f"dc/dc1={NEW}", "--image", f"dc/dc2={CRASH}", "--image", f"dc/dc3={NEW}",
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={NEW}",
+        "--image",
+        f"dc/dc2={CRASH}",
+        "--image",
+        f"dc/dc3={NEW}",
         report=tmp_path / "report.json",
     )
     assert result.code == 1, result.stdout + result.stderr
@@ -37,13 +47,25 @@ def test_second_dc_crashes_group_reverts_then_next_run_succeeds(sandbox, namespa
     assert result.report["status"] == "reverted"
     assert "dc/dc2" in result.report["error"] and "CrashLoopBackOff" in result.report["error"]
     assert {w["outcome"] for w in result.report["workloads"]} == {"reverted"}
-    audit = [e for e in client.list(EVENTS, namespace=namespace)["items"] if e["reason"] == "RollguardReverted"]
+    audit = [
+        e for e in client.list(EVENTS, namespace=namespace)["items"] if e["reason"] == "RollguardReverted"
+    ]
     assert sorted(e["involvedObject"]["name"] for e in audit) == ["dc1", "dc2", "dc3"]
     assert all(result.report["run_id"] in e["message"] and "cause: dc/dc2" in e["message"] for e in audit)
 
     again = rollguard(
-        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-        "--image", f"dc/dc1={NEW}", "--image", f"dc/dc2={NEW}", "--image", f"dc/dc3={NEW}",
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={NEW}",
+        "--image",
+        f"dc/dc2={NEW}",
+        "--image",
+        f"dc/dc3={NEW}",
         report=tmp_path / "again.json",
     )
     assert again.code == 0, again.stdout + again.stderr
@@ -55,10 +77,22 @@ def test_second_dc_crashes_group_reverts_then_next_run_succeeds(sandbox, namespa
 
 def test_mixed_group_with_paused_dc_is_taken_over(sandbox, namespace, client, tmp_path: Path):
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
-    client.patch(DEPLOYMENT_CONFIGS, "dc2", {"spec": {"paused": True}}, namespace=namespace)  # an earlier tool
+    client.patch(
+        DEPLOYMENT_CONFIGS, "dc2", {"spec": {"paused": True}}, namespace=namespace
+    )  # an earlier tool
     result = rollguard(
-        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-        "--image", f"dc/dc1={NEW}", "--image", f"dc/dc2={NEW}", "--image", f"deploy/web={NEW}",
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={NEW}",
+        "--image",
+        f"dc/dc2={NEW}",
+        "--image",
+        f"deploy/web={NEW}",
         report=tmp_path / "r.json",
     )
     assert result.code == 0, result.stdout + result.stderr
@@ -74,8 +108,18 @@ def test_mixed_group_failure_reverts_deployment_and_paused_dc(sandbox, namespace
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
     client.patch(DEPLOYMENT_CONFIGS, "dc2", {"spec": {"paused": True}}, namespace=namespace)
     result = rollguard(
-        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-        "--image", f"dc/dc1={NEW}", "--image", f"dc/dc2={NEW}", "--image", f"deploy/web={CRASH}",
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={NEW}",
+        "--image",
+        f"dc/dc2={NEW}",
+        "--image",
+        f"deploy/web={CRASH}",
         report=tmp_path / "r.json",
     )
     assert result.code == 1, result.stdout + result.stderr
@@ -90,8 +134,18 @@ def test_on_paused_refuse_changes_nothing(sandbox, namespace, client):
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
     for name in ("dc1", "dc2"):
         client.patch(DEPLOYMENT_CONFIGS, name, {"spec": {"paused": True}}, namespace=namespace)
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                       "--image", f"dc/dc1={NEW}", "--on-paused", "refuse")
+    result = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={NEW}",
+        "--on-paused",
+        "refuse",
+    )
     assert result.code == 2
     assert "dc/dc1, dc/dc2 are paused" in result.stderr, result.stderr
     assert f"rollguard resume -n {namespace} dc/dc1 dc/dc2" in result.stderr

@@ -57,7 +57,11 @@ def test_a_workload_scaled_while_its_rollout_runs_is_judged_on_it_not_frozen(
     than its own no-progress deadline of 8 s): rollguard must judge the running RC, succeed, and keep and
     note the new replica count. A Deployment scaled by an HPA while its rollout runs (here beside it, its
     controller observes the scale at once) is kept and noted alike."""
-    create_group(client, namespace, [dc_body("api", OLD, replicas=3, timeout=8), deployment_body("web", OLD, replicas=3)])
+    create_group(
+        client,
+        namespace,
+        [dc_body("api", OLD, replicas=3, timeout=8), deployment_body("web", OLD, replicas=3)],
+    )
     proc = start_rollguard(
         sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
         "--image", f"dc/api={SLOW}", "--image", f"deploy/web={SLOW}", report=tmp_path / "report.json",
@@ -90,9 +94,9 @@ def test_a_workload_scaled_while_its_rollout_runs_is_judged_on_it_not_frozen(
     assert web.images == {"app": SLOW} and web.complete, web
     assert client.get(DEPLOYMENTS, "web", namespace=namespace)["spec"]["replicas"] == 4
     for workload in json.loads((tmp_path / "report.json").read_text())["workloads"]:
-        assert any("replicas changed by someone else during the run (3 -> 4)" in n for n in workload["notes"]), (
-            workload
-        )
+        assert any(
+            "replicas changed by someone else during the run (3 -> 4)" in n for n in workload["notes"]
+        ), workload
 
 
 def test_a_scale_between_preflight_and_the_write_is_kept_not_taken_for_an_edit(
@@ -129,6 +133,6 @@ def test_a_scale_between_preflight_and_the_write_is_kept_not_taken_for_an_edit(
     assert client.get(DEPLOYMENT_CONFIGS, "api", namespace=namespace)["spec"]["replicas"] == 2
     assert client.get(DEPLOYMENTS, "web", namespace=namespace)["spec"]["replicas"] == 2
     for workload in result.report["workloads"]:
-        assert any("replicas changed by someone else during the run (1 -> 2)" in n for n in workload["notes"]), (
-            workload
-        )
+        assert any(
+            "replicas changed by someone else during the run (1 -> 2)" in n for n in workload["notes"]
+        ), workload

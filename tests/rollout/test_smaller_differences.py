@@ -47,7 +47,9 @@ def test_promoting_a_reference_tag_is_refused_in_preflight(sandbox, namespace, c
             report=tmp_path / "report.json",
         )  # fmt: skip
         assert result.code == 2, result.stdout + result.stderr
-        assert f"tag 'abc123' of ImageStream {cd}/api is a reference tag (reference: true)" in result.stderr, result.stderr
+        assert (
+            f"tag 'abc123' of ImageStream {cd}/api is a reference tag (reference: true)" in result.stderr
+        ), result.stderr
         assert result.report["status"] == "refused"
         assert resource_versions(client, namespace) == before
     finally:

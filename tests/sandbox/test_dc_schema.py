@@ -26,15 +26,23 @@ def published_dc(kube: Kube, timeout: float = 60) -> dict:
     deadline = time.monotonic() + timeout
     while True:
         for definition in kube.get("/openapi/v2")["definitions"].values():
-            if GVK in definition.get("x-kubernetes-group-version-kind", []) and definition["properties"]["spec"].get("properties"):
+            if GVK in definition.get("x-kubernetes-group-version-kind", []) and definition["properties"][
+                "spec"
+            ].get("properties"):
                 return dict(definition)
         assert time.monotonic() < deadline, "the DC's schema was not published"
         time.sleep(1)
 
 
-def test_a_spec_field_the_type_lacks_is_dropped_and_the_schema_is_published(kube: Kube, namespace: str) -> None:
+def test_a_spec_field_the_type_lacks_is_dropped_and_the_schema_is_published(
+    kube: Kube, namespace: str
+) -> None:
     body = dc_body("typed", "registry.local/shop/api:v1", strategyy={"type": "Rolling"})
-    body["spec"]["strategy"] = {"type": "Rolling", "rollingParamz": {}, "rollingParams": {"timeoutSeconds": 60}}
+    body["spec"]["strategy"] = {
+        "type": "Rolling",
+        "rollingParamz": {},
+        "rollingParams": {"timeoutSeconds": 60},
+    }
     stored = create_dc(kube, namespace, body)
     assert "strategyy" not in stored["spec"]
     assert "rollingParamz" not in stored["spec"]["strategy"]

@@ -147,7 +147,9 @@ def test_pods_that_cannot_be_created_fail_the_scale_wait_and_their_warnings_are_
     assert lines[0] == "--> Scaling web-1 to 1"
     assert lines[-1] == "error: couldn't scale web-1 to 1: context deadline exceeded"
     warnings = lines[1:-1]
-    assert warnings and all(w.startswith("-->  FailedCreate: web-1 Error creating: ") for w in warnings), lines
+    assert warnings and all(w.startswith("-->  FailedCreate: web-1 Error creating: ") for w in warnings), (
+        lines
+    )
     assert 'serviceaccount "nosuch" not found' in warnings[0]
     assert _event_appears(
         kube, namespace, "involvedObject.kind=DeploymentConfig,involvedObject.name=web,reason=FailedCreate",

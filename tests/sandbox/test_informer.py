@@ -16,7 +16,9 @@ from sandbox.openshift.kube import JSON
 
 
 def dc(rv: int, *, generation: int = 1) -> JSON:
-    return {"metadata": {"namespace": "ns", "name": "web", "resourceVersion": str(rv), "generation": generation}}
+    return {
+        "metadata": {"namespace": "ns", "name": "web", "resourceVersion": str(rv), "generation": generation}
+    }
 
 
 class ScriptedKube:
@@ -26,7 +28,12 @@ class ScriptedKube:
         self.events = events
 
     def get(self, path: str, **query: Any) -> JSON:
-        return {"kind": "DeploymentConfigList", "apiVersion": "v1", "items": [], "metadata": {"resourceVersion": "1"}}
+        return {
+            "kind": "DeploymentConfigList",
+            "apiVersion": "v1",
+            "items": [],
+            "metadata": {"resourceVersion": "1"},
+        }
 
     def watch(self, path: str, resource_version: str, **query: Any) -> Iterator[JSON]:
         yield from self.events
@@ -34,7 +41,9 @@ class ScriptedKube:
 
 def run(events: list[JSON], *, written: JSON | None = None) -> list[tuple[str, int]]:
     seen: list[tuple[str, int]] = []
-    informer = Informer(ScriptedKube(events), "/dcs", lambda t, o: seen.append((t, o["metadata"]["generation"])))  # type: ignore[arg-type]
+    informer = Informer(
+        ScriptedKube(events), "/dcs", lambda t, o: seen.append((t, o["metadata"]["generation"]))
+    )  # type: ignore[arg-type]
     informer._relist()
     if written is not None:
         informer.store(written)  # the controller's write-through, before the watch delivers that version

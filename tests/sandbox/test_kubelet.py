@@ -14,14 +14,8 @@ from tests.helpers.kubelet import APP, make_pod, wait_for, waiting_reason
 pytestmark = pytest.mark.cluster
 
 
-
-
-
-
 def condition(pod: client.V1Pod, kind: str) -> str | None:
     return next((c.status for c in pod.status.conditions or [] if c.type == kind), None)
-
-
 
 
 def test_node_is_registered_and_ready(k8s: client.ApiClient) -> None:

@@ -30,8 +30,6 @@ from tests.helpers.openshift_api import (
 pytestmark = pytest.mark.cluster
 
 
-
-
 def _put(kube: Kube, ns: str, dc: JSON, version: int) -> JSON:
     """A client's update of the main resource carrying `status.latestVersion: version` (read again and
     retried on a conflict, as a client does: the controller writes the status meanwhile)."""
@@ -162,9 +160,9 @@ def test_status_subresource_refuses_a_decrement_and_takes_a_jump(kube: Kube, nam
             kube.request("PUT", status, {**dc, "status": {**dc["status"], **change}})
         assert refused.value.status == 422
         message = str((refused.value.body or {}).get("message"))
-        assert (
-            'DeploymentConfig.apps.openshift.io "web" is invalid: ' in message and words in message
-        )
-    put_again_on_conflict(kube, f"{dcs}/web", lambda d: {**d, "status": {**d["status"], "latestVersion": 3}}, to=status)
+        assert 'DeploymentConfig.apps.openshift.io "web" is invalid: ' in message and words in message
+    put_again_on_conflict(
+        kube, f"{dcs}/web", lambda d: {**d, "status": {**d["status"], "latestVersion": 3}}, to=status
+    )
     rc = wait_rc(kube, namespace, "web-3", "Complete")
     assert rc["metadata"]["annotations"]["openshift.io/deployment-config.latest-version"] == "3"

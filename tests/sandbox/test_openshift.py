@@ -43,37 +43,11 @@ from tests.helpers.openshift_api import (
 pytestmark = pytest.mark.cluster
 
 
-
-
 # -- helpers ----------------------------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def condition(dc: JSON, type_: str) -> JSON:
     return next(c for c in dc["status"].get("conditions", []) if c["type"] == type_)
-
-
 
 
 @pytest.fixture
@@ -183,9 +157,14 @@ def test_template_change_rolls_out_next_version(kube: Kube, namespace: str) -> N
         DCS.format(ns=namespace),
         "web",
         # the DC controller may write the scaled counts before it sees the RC Complete, as on OpenShift
-        lambda d: d["status"].get("updatedReplicas") == 2 and d["status"]["replicas"] == 2
-        and any(c["type"] == "Progressing" and c.get("reason") == "NewReplicationControllerAvailable"
-                for c in d["status"].get("conditions", [])),
+        lambda d: (
+            d["status"].get("updatedReplicas") == 2
+            and d["status"]["replicas"] == 2
+            and any(
+                c["type"] == "Progressing" and c.get("reason") == "NewReplicationControllerAvailable"
+                for c in d["status"].get("conditions", [])
+            )
+        ),
     )
     assert dc["status"]["latestVersion"] == 2 and settled(dc)
     assert condition(dc, "Progressing")["message"] == 'replication controller "web-2" successfully rolled out'
@@ -459,12 +438,6 @@ def test_revision_history_limit_prunes_scaled_down_rcs(kube: Kube, namespace: st
 
 
 # -- ImageStreams and image triggers ----------------------------------------------------------------------
-
-
-
-
-
-
 
 
 def trigger_dc(name: str, tag: str) -> JSON:
@@ -782,7 +755,7 @@ def test_create_clears_last_triggered_image(kube: Kube, namespace: str) -> None:
         ),
         (
             lambda s: s["triggers"][1]["imageChangeParams"]["from"].update(name="team/app:v1"),
-            'spec.triggers[1].imageChangeParams.from.name: Invalid value: "team/app:v1": may not contain \'/\'',
+            "spec.triggers[1].imageChangeParams.from.name: Invalid value: \"team/app:v1\": may not contain '/'",
         ),
         (
             lambda s: s["triggers"][1]["imageChangeParams"]["from"].update(namespace="Shop_CD"),
@@ -820,10 +793,21 @@ def test_create_clears_last_triggered_image(kube: Kube, namespace: str) -> None:
         ),
     ],
     ids=[
-        "containerNames", "from-kind", "active-deadline", "surge-and-unavailable", "empty-image",
-        "from-name-without-tag", "from-name-pattern", "from-name-slash", "from-namespace",
-        "interval-and-unavailable-percent", "surge-pattern", "history-and-replicas", "min-ready-timeout",
-        "min-ready-deadline", "no-selector",
+        "containerNames",
+        "from-kind",
+        "active-deadline",
+        "surge-and-unavailable",
+        "empty-image",
+        "from-name-without-tag",
+        "from-name-pattern",
+        "from-name-slash",
+        "from-namespace",
+        "interval-and-unavailable-percent",
+        "surge-pattern",
+        "history-and-replicas",
+        "min-ready-timeout",
+        "min-ready-deadline",
+        "no-selector",
     ],
 )
 def test_validation_refuses_what_openshift_refuses(
@@ -887,7 +871,9 @@ TEMPLATE_CASES = [
 TEMPLATE_CASE_IDS = ["container-name", "env-name", "duplicate-container", "port", "restart-policy"]
 
 
-def _refused(kube: Kube, method: str, path: str, body: JSON, status: int, *, dry_run: bool = False) -> ApiError:
+def _refused(
+    kube: Kube, method: str, path: str, body: JSON, status: int, *, dry_run: bool = False
+) -> ApiError:
     with pytest.raises(ApiError) as err:
         kube.request(method, path, body, query={"dryRun": "All"} if dry_run else None)
     assert err.value.status == status, err.value.body
@@ -915,7 +901,9 @@ def test_pod_template_is_validated_as_kubernetes_validates_it(kube: Kube, namesp
         change(updated["spec"])
         expected = f'DeploymentConfig.apps.openshift.io "kept" is invalid: {words}'
         for dry_run in (False, True):
-            message = _refused(kube, "PUT", f"{collection}/kept", updated, 422, dry_run=dry_run).body["message"]
+            message = _refused(kube, "PUT", f"{collection}/kept", updated, 422, dry_run=dry_run).body[
+                "message"
+            ]
             assert message.endswith(expected), (error, message)
     assert [dc["metadata"]["name"] for dc in kube.get(collection)["items"]] == ["kept"]
     kept = kube.get(f"{collection}/kept")
@@ -944,12 +932,18 @@ def test_template_errors_come_after_trigger_and_strategy_errors_all_in_one_messa
     expected = f'DeploymentConfig.apps.openshift.io "web" is invalid: [{", ".join(errors)}]'
     assert message.endswith(expected), message
     details = refusal.body["details"]
-    assert [details["kind"], details["group"], details["name"]] == ["DeploymentConfig", "apps.openshift.io", "web"]
+    assert [details["kind"], details["group"], details["name"]] == [
+        "DeploymentConfig",
+        "apps.openshift.io",
+        "web",
+    ]
     assert [c["field"] for c in details["causes"]] == [e.split(": ", 1)[0] for e in errors]
     assert kube.get(DCS.format(ns=namespace))["items"] == []
 
 
-def test_empty_image_is_left_only_to_an_image_trigger_naming_its_container(kube: Kube, namespace: str) -> None:
+def test_empty_image_is_left_only_to_an_image_trigger_naming_its_container(
+    kube: Kube, namespace: str
+) -> None:
     """Mirrors openshift-apiserver pkg/apps/apis/apps/validation/validation.go (handleEmptyImageReferences):
     an empty image passes Kubernetes' validation only in a container an ImageChange trigger names, and
     only for the validation: the DC is stored with its image still empty."""
@@ -980,7 +974,9 @@ def test_template_that_cannot_be_decoded_is_a_bad_request(kube: Kube, namespace:
         refusal = _refused(kube, method, path, sent, 400, dry_run=dry_run)
         assert refusal.reason == "BadRequest", refusal.body
         message = refusal.body["message"]
-        assert 'DeploymentConfig in version "v1" cannot be handled as a DeploymentConfig: ' in message, message
+        assert 'DeploymentConfig in version "v1" cannot be handled as a DeploymentConfig: ' in message, (
+            message
+        )
         assert "v1.DeploymentConfigSpec.Template: v1.PodTemplateSpec.Spec: " in message, message
         assert "quantities must match the regular expression" in message, message
         assert "ReplicationController" not in message, message
@@ -1061,6 +1057,7 @@ def test_tag_copy_is_rewritten_to_the_destination_and_does_not_follow_the_source
         {"spec": {"tags": [{"name": "abc", "from": {"kind": "DockerImage", "name": f"{APP}:def"}}]}},
     )
     wait_for(kube, src, "build", lambda s: status_tag(s, "abc")["items"][0]["image"] != item["image"])
+
     # a spec change of its own after the source moved: once it resolves, the stream has been synced since
     def poke(stream: JSON) -> JSON:
         stream["spec"]["tags"].append({"name": "poke", "from": {"kind": "DockerImage", "name": f"{APP}:v1"}})

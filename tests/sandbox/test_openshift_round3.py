@@ -88,19 +88,30 @@ def annotated(name: str, entries: list[JSON], *, init: bool = True) -> JSON:
 
 
 def entry(path: str, name: str = "tool:latest", **source: Any) -> JSON:
-    return {"from": {"kind": "ImageStreamTag", "name": name, **source}, "fieldPath": f"spec.template.spec.{path}"}
+    return {
+        "from": {"kind": "ImageStreamTag", "name": name, **source},
+        "fieldPath": f"spec.template.spec.{path}",
+    }
 
 
 def image_of(d: JSON, name: str) -> str:
     spec = d["spec"]["template"]["spec"]
-    return next(c["image"] for c in [*(spec.get("initContainers") or []), *spec["containers"]] if c["name"] == name)
+    return next(
+        c["image"] for c in [*(spec.get("initContainers") or []), *spec["containers"]] if c["name"] == name
+    )
 
 
 def tool_stream(kube: Kube, namespace: str) -> str:
     """An ImageStream `tool` whose `latest` resolves; the reference a trigger writes for it."""
     iss = ISS.format(ns=namespace)
-    kube.request("POST", iss, image_stream("tool", {"latest": {"kind": "DockerImage", "name": f"{APP}:tool1"}}))
-    return str(status_tag(wait_for(kube, iss, "tool", has_items("latest")), "latest")["items"][0]["dockerImageReference"])
+    kube.request(
+        "POST", iss, image_stream("tool", {"latest": {"kind": "DockerImage", "name": f"{APP}:tool1"}})
+    )
+    return str(
+        status_tag(wait_for(kube, iss, "tool", has_items("latest")), "latest")["items"][0][
+            "dockerImageReference"
+        ]
+    )
 
 
 def test_a_named_container_is_looked_up_in_the_init_containers_first_whatever_the_prefix(
@@ -157,7 +168,9 @@ def test_entries_not_indexed_by_stream_do_not_follow_their_tag_but_resolve_on_th
     assert image_of(unindexed, "app") == ref and image_of(unindexed, "migrate") == ref
     # a write of the unindexed one's triggered image: the controller resolves its entries again
     body = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": f"{APP}:hotfix"}]}}}}
-    kube.request("PATCH", f"{deployments}/unindexed", body, content_type="application/strategic-merge-patch+json")
+    kube.request(
+        "PATCH", f"{deployments}/unindexed", body, content_type="application/strategic-merge-patch+json"
+    )
     done = wait_for(kube, deployments, "unindexed", lambda d: image_of(d, "app") == ref2)
     assert image_of(done, "migrate") == ref2
 
@@ -179,10 +192,17 @@ def test_deployer_pod_name_only_once_the_pod_exists_and_desired_replicas_is_kube
     desired-replicas annotation goes. A deployer pod the quota refuses leaves the RC New without it."""
     create_dc(kube, namespace, dc_body("web", f"{APP}:v1", replicas=1))
     wait_rc(kube, namespace, "web-1", "Complete")
-    wait_for(kube, PODS.format(ns=namespace), "web-1-deploy", lambda p: p["status"].get("phase") == "Succeeded")
+    wait_for(
+        kube, PODS.format(ns=namespace), "web-1-deploy", lambda p: p["status"].get("phase") == "Succeeded"
+    )
     quota = {"metadata": {"name": "pods"}, "spec": {"hard": {"pods": "1"}}}
     kube.request("POST", QUOTAS.format(ns=namespace), quota)
-    wait_for(kube, QUOTAS.format(ns=namespace), "pods", lambda q: q.get("status", {}).get("used", {}).get("pods") == "1")
+    wait_for(
+        kube,
+        QUOTAS.format(ns=namespace),
+        "pods",
+        lambda q: q.get("status", {}).get("used", {}).get("pods") == "1",
+    )
     body = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": f"{APP}:v2"}]}}}}
     kube.request("PATCH", f"{DCS.format(ns=namespace)}/web", body, content_type=MERGE_PATCH)
     rc = wait_rc(kube, namespace, "web-2", "New")
@@ -193,7 +213,9 @@ def test_deployer_pod_name_only_once_the_pod_exists_and_desired_replicas_is_kube
     done = wait_rc(kube, namespace, "web-2", "Complete", timeout=60)
     ann = done["metadata"]["annotations"]
     assert ann["openshift.io/deployer-pod.name"] == "web-2-deploy"
-    assert ann["openshift.io/deployment.replicas"] == "1" and "kubectl.kubernetes.io/desired-replicas" not in ann
+    assert (
+        ann["openshift.io/deployment.replicas"] == "1" and "kubectl.kubernetes.io/desired-replicas" not in ann
+    )
 
 
 def test_revision_history_limit_is_defaulted_on_create_only(kube: Kube, namespace: str) -> None:
@@ -239,7 +261,9 @@ def test_a_cancel_racing_the_deployer_pods_success_ends_complete(
     try:
         patch(kube, f"{PODS.format(ns=namespace)}/web-2-deploy",
               {"metadata": {"annotations": {"sandbox.rollguard.io/exit": "0"}}})  # fmt: skip
-        wait_for(kube, PODS.format(ns=namespace), "web-2-deploy", lambda p: p["status"].get("phase") == "Succeeded")
+        wait_for(
+            kube, PODS.format(ns=namespace), "web-2-deploy", lambda p: p["status"].get("phase") == "Succeeded"
+        )
         patch(kube, f"{RCS.format(ns=namespace)}/web-2", {"metadata": {"annotations": {
             "openshift.io/deployment.cancelled": "true",
             "openshift.io/deployment.status-reason": "cancelled by the user"}}})  # fmt: skip
@@ -250,7 +274,9 @@ def test_a_cancel_racing_the_deployer_pods_success_ends_complete(
     assert ann["openshift.io/deployment.phase"] == "Complete", ann
     assert ann["openshift.io/deployment.cancelled"] == "true"  # left as OpenShift leaves it
     events = kube.get(f"/api/v1/namespaces/{namespace}/events", fieldSelector="involvedObject.name=web")
-    assert any(e["reason"] == "FailedCancellation" for e in events["items"]), [e["reason"] for e in events["items"]]
+    assert any(e["reason"] == "FailedCancellation" for e in events["items"]), [
+        e["reason"] for e in events["items"]
+    ]
 
 
 def test_a_reference_tag_holds_no_image(kube: Kube, namespace: str) -> None:
@@ -284,13 +310,19 @@ def test_an_annotation_trigger_splits_stream_and_tag_at_the_first_colon(kube: Ku
     tool:latest), and a name without a colon never resolves."""
     ref = tool_stream(kube, namespace)
     deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
-    kube.request("POST", deployments, annotated("empty-tag", [entry('containers[?(@.name=="app")].image', "tool:")]))
-    kube.request("POST", deployments, annotated("no-colon", [entry('containers[?(@.name=="app")].image', "tool")]))
+    kube.request(
+        "POST", deployments, annotated("empty-tag", [entry('containers[?(@.name=="app")].image', "tool:")])
+    )
+    kube.request(
+        "POST", deployments, annotated("no-colon", [entry('containers[?(@.name=="app")].image', "tool")])
+    )
     wait_for(kube, deployments, "empty-tag", lambda d: image_of(d, "app") == ref)
     assert image_of(kube.get(f"{deployments}/no-colon"), "app") == f"{APP}:app"
 
 
-def test_the_image_policy_admission_rewrites_local_names_of_local_lookup_streams(kube: Kube, namespace: str) -> None:
+def test_the_image_policy_admission_rewrites_local_names_of_local_lookup_streams(
+    kube: Kube, namespace: str
+) -> None:
     """openshift/kubernetes openshift-kube-apiserver/admission/imagepolicy (resolveImageReference,
     resolveImageStreamTag, RewriteImagePullSpec; default rules cover apps/deployments with localNames):
     a Deployment's single-segment image `tool:latest` whose stream has `lookupPolicy.local` is rewritten
@@ -302,7 +334,9 @@ def test_the_image_policy_admission_rewrites_local_names_of_local_lookup_streams
     local["spec"]["lookupPolicy"] = {"local": True}
     local["spec"]["tags"][0]["referencePolicy"] = {"type": "Local"}
     kube.request("POST", iss, local)
-    kube.request("POST", iss, image_stream("other", {"latest": {"kind": "DockerImage", "name": f"{APP}:other"}}))
+    kube.request(
+        "POST", iss, image_stream("other", {"latest": {"kind": "DockerImage", "name": f"{APP}:other"}})
+    )
     stream = wait_for(kube, iss, "tool", has_items("latest"))
     wait_for(kube, iss, "other", has_items("latest"))
     image = status_tag(stream, "latest")["items"][0]["image"]
@@ -310,11 +344,16 @@ def test_the_image_policy_admission_rewrites_local_names_of_local_lookup_streams
     deployments = f"/apis/apps/v1/namespaces/{namespace}/deployments"
     body = annotated("web", [], init=False)
     del body["metadata"]["annotations"]
-    body["spec"]["template"]["spec"]["containers"] = [{"name": "app", "image": "tool"}, {"name": "side", "image": "other:latest"}]
+    body["spec"]["template"]["spec"]["containers"] = [
+        {"name": "app", "image": "tool"},
+        {"name": "side", "image": "other:latest"},
+    ]
     created = kube.request("POST", deployments, body)
     assert image_of(created, "app") == expected, created["spec"]["template"]
     assert image_of(created, "side") == "other:latest"
     # an update is resolved again
     patch_body = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": "tool:latest"}]}}}}
-    updated = kube.request("PATCH", f"{deployments}/web", patch_body, content_type="application/strategic-merge-patch+json")
+    updated = kube.request(
+        "PATCH", f"{deployments}/web", patch_body, content_type="application/strategic-merge-patch+json"
+    )
     assert image_of(updated, "app") == expected

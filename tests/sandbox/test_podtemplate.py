@@ -13,7 +13,10 @@ from sandbox.openshift.podtemplate import Verdict
 
 TRIGGER = {
     "type": "ImageChange",
-    "imageChangeParams": {"containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": "app:latest"}},
+    "imageChangeParams": {
+        "containerNames": ["app"],
+        "from": {"kind": "ImageStreamTag", "name": "app:latest"},
+    },
 }
 
 
@@ -25,7 +28,9 @@ def dc(*containers: dict, triggers: list | None = None) -> dict:
         "spec": {
             "replicas": 2,
             "selector": {"name": "web"},
-            "triggers": triggers if triggers is not None else [{"type": "ConfigChange"}, copy.deepcopy(TRIGGER)],
+            "triggers": triggers
+            if triggers is not None
+            else [{"type": "ConfigChange"}, copy.deepcopy(TRIGGER)],
             "template": {"metadata": {"labels": {"name": "web"}}, "spec": {"containers": list(containers)}},
         },
     }
@@ -46,13 +51,21 @@ def test_only_an_empty_image_an_image_trigger_names_is_filled_and_only_in_the_co
     """openshift-apiserver pkg/apps/apis/apps/validation/validation.go handleEmptyImageReferences: an
     empty image (len 0) of a container an ImageChange trigger names becomes "unset" for the validation."""
     body = dc({"name": "app", "image": ""}, {"name": "side", "image": ""}, {"name": "blank", "image": " "})
-    body["spec"]["triggers"].append({"type": "ConfigChange", "imageChangeParams": {"containerNames": ["side"]}})
+    body["spec"]["triggers"].append(
+        {"type": "ConfigChange", "imageChangeParams": {"containerNames": ["side"]}}
+    )
     rc = podtemplate.probe(body)
     assert [c["image"] for c in rc["spec"]["template"]["spec"]["containers"]] == ["unset", "", " "]
     assert body["spec"]["template"]["spec"]["containers"][0]["image"] == ""
-    assert rc["kind"] == "ReplicationController" and rc["metadata"] == {"generateName": "deploymentconfig-template-"}
+    assert rc["kind"] == "ReplicationController" and rc["metadata"] == {
+        "generateName": "deploymentconfig-template-"
+    }
     assert (rc["spec"]["replicas"], rc["spec"]["selector"]) == (2, {"name": "web"})
-    assert list(rc["spec"]) == ["replicas", "selector", "template"]  # a decode error quotes the template's bytes
+    assert list(rc["spec"]) == [
+        "replicas",
+        "selector",
+        "template",
+    ]  # a decode error quotes the template's bytes
 
 
 def test_the_answer_keeps_the_template_causes_and_names_the_dc_in_a_decode_error() -> None:
@@ -95,7 +108,12 @@ def test_the_answer_keeps_the_template_causes_and_names_the_dc_in_a_decode_error
         "unmarshalerDecoder: quantities must match"
     )
     assert podtemplate.verdict(None) == Verdict()
-    for status, reason in ((403, "Forbidden"), (404, "NotFound"), (409, "AlreadyExists"), (500, "InternalError")):
+    for status, reason in (
+        (403, "Forbidden"),
+        (404, "NotFound"),
+        (409, "AlreadyExists"),
+        (500, "InternalError"),
+    ):
         assert podtemplate.verdict(ApiError(status, {"reason": reason}, "POST", "/")) is None
 
 
@@ -129,10 +147,14 @@ def test_template_errors_come_after_the_triggers_and_the_strategy() -> None:
 
 def test_a_bad_request_comes_before_any_validation_and_no_verdict_falls_back_to_the_own_rules() -> None:
     body = dc({"name": "app", "image": ""}, triggers=[{"type": "ConfigChange"}])
-    answer = webhook.review(request(body), template_check=lambda _dc: Verdict(bad_request="cannot be handled"))
+    answer = webhook.review(
+        request(body), template_check=lambda _dc: Verdict(bad_request="cannot be handled")
+    )
     assert answer["status"] == {"code": 400, "reason": "BadRequest", "message": "cannot be handled"}
     answer = webhook.review(request(body), template_check=lambda _dc: None)
-    assert answer["status"]["message"].endswith('is invalid: spec.template.spec.containers[0].image: Required value')
+    assert answer["status"]["message"].endswith(
+        "is invalid: spec.template.spec.containers[0].image: Required value"
+    )
     ok = webhook.review(request(dc({"name": "app", "image": ""})), template_check=lambda _dc: Verdict())
     assert ok["allowed"] is True
     patch = json.loads(base64.b64decode(ok["patch"]))
@@ -143,4 +165,6 @@ def test_a_status_write_is_not_sent_to_the_api_server() -> None:
     def check(_dc: dict) -> Verdict:
         raise AssertionError("a status write asked for the template check")
 
-    assert webhook.review(request(dc({"name": "App", "image": "x"}), "status"), template_check=check)["allowed"]
+    assert webhook.review(request(dc({"name": "App", "image": "x"}), "status"), template_check=check)[
+        "allowed"
+    ]

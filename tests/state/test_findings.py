@@ -116,9 +116,7 @@ def test_hand_edited_image_is_drifted(sandbox, namespace, client):
 
 def test_latest_trigger_is_a_mutable_image(namespace, client):
     image_stream(client, namespace, "dc1", {"latest": OLD})
-    create_group(
-        client, namespace, [latest_dc("dc1"), deployment_body("web", f"{IMAGE}:latest")]
-    )
+    create_group(client, namespace, [latest_dc("dc1"), deployment_body("web", f"{IMAGE}:latest")])
     found = states(client, namespace)
     assert names(found["dc/dc1"]) == {"mutable-image"}
     assert found["dc/dc1"].findings[0].reason == "trigger of app follows dc1:latest"

@@ -73,14 +73,18 @@ def test_cluster_wide_owned_reads_equal_the_per_namespace_reads(sandbox, client,
         if together == apart:
             break
     assert list(together) == [a, b, c]  # d: nothing matched there, not even a leaked pod
-    assert {ns: keys(lists) for ns, lists in together.items()} == {ns: keys(lists) for ns, lists in apart.items()}
+    assert {ns: keys(lists) for ns, lists in together.items()} == {
+        ns: keys(lists) for ns, lists in apart.items()
+    }
     assert together == apart
     assert keys(together[b])["rcs"] == ["api-1"] and keys(together[b])["rss"] == []
     assert {p["metadata"]["labels"]["name"] for p in together[b]["pods"]} == {"api"}
     assert {p["metadata"]["labels"]["name"] for p in together[a]["pods"]} == {"api", "worker", "web"}
     now = dt.datetime.now(dt.UTC)
     states = {ns: assess_namespace(ns, selector=selector, now=now, **lists) for ns, lists in together.items()}
-    assert states == {ns: assess_namespace(ns, selector=selector, now=now, **lists) for ns, lists in apart.items()}
+    assert states == {
+        ns: assess_namespace(ns, selector=selector, now=now, **lists) for ns, lists in apart.items()
+    }
     assert [len(s.workloads) for s in states.values()] == [3, 1, 1]
     assert all(w.revisions and w.pods for s in states.values() for w in s.workloads)
     # cluster-wide: the DCs, Deployments, journals and Leases by label, then one list each of the RCs

@@ -43,10 +43,14 @@ def encoded_by_an_older_controller(client, namespace: str, rc_name: str) -> None
     for container in template["spec"]["containers"]:
         container["env"] = None
     text = json.dumps(config, separators=(",", ":")) + "\n"
-    client.patch(REPLICATION_CONTROLLERS, rc_name, {"metadata": {"annotations": {ENCODED: text}}}, namespace=namespace)
+    client.patch(
+        REPLICATION_CONTROLLERS, rc_name, {"metadata": {"annotations": {ENCODED: text}}}, namespace=namespace
+    )
 
 
-def test_an_rc_encoded_by_an_older_controller_still_runs_its_template(sandbox, namespace, client, tmp_path: Path):
+def test_an_rc_encoded_by_an_older_controller_still_runs_its_template(
+    sandbox, namespace, client, tmp_path: Path
+):
     """After an upgrade every DC not rolled out since has an RC encoded the old way: it is healthy (not
     `stuck`, not drifted), the drift check is clean, and the next guarded rollout starts from it."""
     create_group(client, namespace, [dc_body("api", OLD)])

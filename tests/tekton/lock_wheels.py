@@ -30,7 +30,14 @@ PYTHON = "3.11"
 GLIBC = (2, 34)  # UBI 9's glibc: manylinux wheels up to manylinux_2_34 install there
 # Every platform Red Hat publishes ubi9/ubi-minimal for, as Tekton's tekton.dev/platforms spells them.
 ARCH = {"linux/amd64": "x86_64", "linux/arm64": "aarch64", "linux/ppc64le": "ppc64le", "linux/s390x": "s390x"}
-MANYLINUX = ("manylinux_2_34", "manylinux_2_28", "manylinux_2_17", "manylinux2014", "manylinux_2_5", "manylinux1")
+MANYLINUX = (
+    "manylinux_2_34",
+    "manylinux_2_28",
+    "manylinux_2_17",
+    "manylinux2014",
+    "manylinux_2_5",
+    "manylinux1",
+)
 
 
 def download(platform: str, dest: Path) -> tuple[list[Path], str]:

@@ -55,23 +55,57 @@ ODS_TASKS = {
 # What ODS Pipeline 0.15's manager adds to every pipeline (internal/manager/pipeline.go).
 ODS_MANAGER_TASKS = {"ods-pipeline-start": "ods-pipeline-v0.15.0-task-start.yaml",
                      "ods-pipeline-finish": "ods-pipeline-v0.15.0-task-finish.yaml"}  # fmt: skip
-ODS_PIPELINE_PARAMS = ("repository", "project", "component", "git-repo-url", "git-full-ref", "pr-key", "pr-base")
+ODS_PIPELINE_PARAMS = (
+    "repository",
+    "project",
+    "component",
+    "git-repo-url",
+    "git-full-ref",
+    "pr-key",
+    "pr-base",
+)
 ODS_WORKSPACE = "shared-workspace"
 ODS_KEYS = {"repositories", "pipelines"}
 ODS_PIPELINE_KEYS = {"triggers", "tasks", "finally", "timeouts", "podTemplate", "taskRunSpecs"}
-ODS_TRIGGER_KEYS = {"events", "branches", "exceptBranches", "tags", "exceptTags", "prComment", "pipeline", "params"}
+ODS_TRIGGER_KEYS = {
+    "events",
+    "branches",
+    "exceptBranches",
+    "tags",
+    "exceptTags",
+    "prComment",
+    "pipeline",
+    "params",
+}
 # tekton.dev/v1 PipelineTask's fields (pkg/apis/pipeline/v1/pipeline_types.go)
 PIPELINE_TASK_KEYS = {"name", "displayName", "description", "taskRef", "taskSpec", "when", "runAfter", "retries",
                       "params", "matrix", "workspaces", "timeout", "pipelineRef", "pipelineSpec", "onError"}  # fmt: skip
 # Our Task as a git resolver fetches it from the reader's copy of this repository (any URL and revision).
 OUR_TASK_PATHS = {"tekton/task-rollout.yaml": TASK_FILE}
 OUR_TASKS = {"rollguard-rollout": TASK_FILE}
-OUR_PIPELINES = {"rollguard-build-image": TEKTON / "build-image.yaml", "build-and-rollout": TEKTON / "pipeline-example.yaml"}
+OUR_PIPELINES = {
+    "rollguard-build-image": TEKTON / "build-image.yaml",
+    "build-and-rollout": TEKTON / "pipeline-example.yaml",
+}
 DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 PARAM_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.-]*$")
-PIPELINE_CONTEXT = {"pipelineRun.name", "pipelineRun.namespace", "pipelineRun.uid", "pipeline.name", "pipelineTask.retries"}
+PIPELINE_CONTEXT = {
+    "pipelineRun.name",
+    "pipelineRun.namespace",
+    "pipelineRun.uid",
+    "pipeline.name",
+    "pipelineTask.retries",
+}
 TASK_CONTEXT = {"taskRun.name", "taskRun.namespace", "taskRun.uid", "task.name", "task.retry-count"}
-VOLUME_SOURCES = {"persistentVolumeClaim", "emptyDir", "configMap", "secret", "volumeClaimTemplate", "csi", "projected"}
+VOLUME_SOURCES = {
+    "persistentVolumeClaim",
+    "emptyDir",
+    "configMap",
+    "secret",
+    "volumeClaimTemplate",
+    "csi",
+    "projected",
+}
 ACCESS_MODES = {"ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"}
 QUANTITY = re.compile(r"^\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
 
@@ -103,7 +137,9 @@ def resolve(holder: Obj, where: str, problems: Problems) -> Obj | None:
             return load_one(OUR_TASK_PATHS[path])["spec"]  # type: ignore[no-any-return]
         key = (params.get("url", ""), params.get("revision", ""), path)
         if key not in ODS_TASKS:
-            problems.add(where, f"git resolver reference {key} is not a Task this test knows (tests/tekton/ods)")
+            problems.add(
+                where, f"git resolver reference {key} is not a Task this test knows (tests/tekton/ods)"
+            )
             return None
         return ods_task(ODS_TASKS[key])["spec"]  # type: ignore[no-any-return]
     if ref.get("resolver"):
@@ -149,7 +185,9 @@ def check_task_spec(spec: Obj, where: str, problems: Problems, *, ours: bool) ->
             problems.add(where, f"$(params.{rest}) is not a param of this Task")
         elif kind == "results" and (name not in results or attr != "path"):
             problems.add(where, f"$(results.{rest}) is not a result of this Task")
-        elif kind == "workspaces" and (name not in workspaces or attr not in ("path", "bound", "claim", "volume")):
+        elif kind == "workspaces" and (
+            name not in workspaces or attr not in ("path", "bound", "claim", "volume")
+        ):
             problems.add(where, f"$(workspaces.{rest}) is not a workspace of this Task")
         elif kind == "context" and rest not in TASK_CONTEXT:
             problems.add(where, f"$(context.{rest}) has no meaning in a Task")
@@ -208,7 +246,9 @@ def check_pipeline(spec: Obj, where: str, problems: Problems, *, ods: bool = Fal
                 if name not in pipeline_workspaces or attr != "bound":
                     problems.add(w, f"$(workspaces.{rest}) is not a Pipeline workspace's `bound`")
             elif kind == "tasks":
-                check_task_reference(rest, final=final, dag=dag, resolved=resolved, where=w, problems=problems)
+                check_task_reference(
+                    rest, final=final, dag=dag, resolved=resolved, where=w, problems=problems
+                )
             elif kind == "results":
                 problems.add(w, f"$(results.{rest}) has no meaning outside a Task")
         for after in t.get("runAfter", []):
@@ -238,7 +278,9 @@ def check_pipeline(spec: Obj, where: str, problems: Problems, *, ods: bool = Fal
     for r in spec.get("results", []):
         for kind, rest in references(r.get("value", "")):
             if kind == "tasks":
-                check_task_reference(rest, final=False, dag=dag, resolved=resolved, where=where, problems=problems)
+                check_task_reference(
+                    rest, final=False, dag=dag, resolved=resolved, where=where, problems=problems
+                )
 
 
 def check_task_reference(rest: str, *, final: bool, dag: set[str], resolved: dict[str, Obj | None],
@@ -256,8 +298,13 @@ def check_task_reference(rest: str, *, final: bool, dag: set[str], resolved: dic
         problems.add(where, f"$(tasks.{rest}) is not a result reference")
     elif name not in dag:
         problems.add(where, f'invalid result reference: referenced pipeline task "{name}" does not exist')
-    elif (spec := resolved.get(name)) is not None and result not in {r["name"] for r in spec.get("results", [])}:
-        problems.add(where, f'invalid result reference: "{result}" is not a named result returned by pipeline task "{name}"')
+    elif (spec := resolved.get(name)) is not None and result not in {
+        r["name"] for r in spec.get("results", [])
+    }:
+        problems.add(
+            where,
+            f'invalid result reference: "{result}" is not a named result returned by pipeline task "{name}"',
+        )
 
 
 # -- OpenDevStack -------------------------------------------------------------------------------------
@@ -283,8 +330,16 @@ def assemble_ods(ods: Obj, where: str, problems: Problems) -> list[Obj]:
                 break
             t["runAfter"] = [*t.get("runAfter", []), "start"]
         source = [{"name": "source", "workspace": ODS_WORKSPACE}]
-        start = {"name": "start", "taskRef": {"kind": "Task", "name": "ods-pipeline-start"}, "workspaces": source}
-        finish = {"name": "finish", "taskRef": {"kind": "Task", "name": "ods-pipeline-finish"}, "workspaces": source}
+        start = {
+            "name": "start",
+            "taskRef": {"kind": "Task", "name": "ods-pipeline-start"},
+            "workspaces": source,
+        }
+        finish = {
+            "name": "finish",
+            "taskRef": {"kind": "Task", "name": "ods-pipeline-finish"},
+            "workspaces": source,
+        }
         every = [start, *tasks, *copy.deepcopy(pipeline.get("finally", [])), finish]
         for p in trigger_params:  # mergeTriggerBasedParams: "task.param" overrides the task's param
             task_name, _, param = p["name"].partition(".")
@@ -294,9 +349,15 @@ def assemble_ods(ods: Obj, where: str, problems: Problems) -> list[Obj]:
             if target is None:
                 problems.add(w, f"trigger param {p['name']}: no task {task_name}")
                 continue
-            target["params"] = [*(q for q in target.get("params", []) if q["name"] != param), {"name": param, "value": p["value"]}]
+            target["params"] = [
+                *(q for q in target.get("params", []) if q["name"] != param),
+                {"name": param, "value": p["value"]},
+            ]
             if target in (start, finish):  # the manager passes the rest of their params itself
-                declared = {q["name"] for q in ods_task(ODS_MANAGER_TASKS[target["taskRef"]["name"]])["spec"]["params"]}
+                declared = {
+                    q["name"]
+                    for q in ods_task(ODS_MANAGER_TASKS[target["taskRef"]["name"]])["spec"]["params"]
+                }
                 if param not in declared:
                     problems.add(w, f"trigger param {p['name']}: {task_name} has no param {param!r}")
         spec = {
@@ -386,7 +447,9 @@ def check_object(obj: Obj, where: str, problems: Problems) -> None:
     elif api == "apps/v1" and kind == "Deployment":
         spec = obj["spec"]
         template = spec["template"]
-        if not labels_match(spec.get("selector", {}).get("matchLabels", {}), template["metadata"].get("labels", {})):
+        if not labels_match(
+            spec.get("selector", {}).get("matchLabels", {}), template["metadata"].get("labels", {})
+        ):
             problems.add(w, "`selector` does not match template `labels`")
         check_containers(template["spec"], w, problems)
     elif api == "apps.openshift.io/v1" and kind == "DeploymentConfig":
@@ -405,7 +468,9 @@ def check_object(obj: Obj, where: str, problems: Problems) -> None:
     elif kind in ("TaskRun", "PipelineRun", "Pipeline", "Task"):
         problems.add(w, f"apiVersion {api}: the docs use tekton.dev/v1")
     else:
-        problems.add(w, f"{api} {kind}: no rules for this kind here; add them to tests/tekton/tekton_rules.py")
+        problems.add(
+            w, f"{api} {kind}: no rules for this kind here; add them to tests/tekton/tekton_rules.py"
+        )
 
 
 def check_containers(pod: Obj, where: str, problems: Problems) -> None:
@@ -447,9 +512,18 @@ def fragment_pipeline(fragment: Obj, where: str, problems: Problems, ods_base: O
         check_ods(ods, where, problems)
         return
     tasks = [*fragment.get("tasks", []), *fragment.get("finally", [])]
-    params = sorted({m[2] for t in tasks for m in REFERENCE.finditer(yaml.safe_dump({k: v for k, v in t.items() if k != "taskSpec"})) if m[1] == "params"})
+    params = sorted(
+        {
+            m[2]
+            for t in tasks
+            for m in REFERENCE.finditer(yaml.safe_dump({k: v for k, v in t.items() if k != "taskSpec"}))
+            if m[1] == "params"
+        }
+    )
     spaces = sorted({b["workspace"] for t in tasks for b in t.get("workspaces", [])})
-    referenced = {m[2].split(".")[0] for t in tasks for m in REFERENCE.finditer(yaml.safe_dump(t)) if m[1] == "tasks"}
+    referenced = {
+        m[2].split(".")[0] for t in tasks for m in REFERENCE.finditer(yaml.safe_dump(t)) if m[1] == "tasks"
+    }
     spec = {"params": [{"name": p} for p in params], "workspaces": [{"name": w} for w in spaces],
             "tasks": list(fragment.get("tasks", [])), "finally": list(fragment.get("finally", []))}  # fmt: skip
     known = {t["name"] for t in spec["tasks"]}
@@ -497,7 +571,9 @@ def check_checks_file(block: Obj, where: str, problems: Problems) -> None:
     from rollguard.core.errors import RefusedError
     from rollguard.plan.checks import parse_checks
 
-    job = "apiVersion: batch/v1\nkind: Job\nspec: {template: {spec: {restartPolicy: Never, containers: []}}}\n"
+    job = (
+        "apiVersion: batch/v1\nkind: Job\nspec: {template: {spec: {restartPolicy: Never, containers: []}}}\n"
+    )
     try:
         parse_checks(_yaml.safe_dump(block), source="doc", read=lambda _name: job)
     except RefusedError as exc:

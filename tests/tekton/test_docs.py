@@ -14,7 +14,12 @@ from tests.tekton.manifests import GENERATED, ROOT, TEKTON_DOC, generated_block,
 from tests.tekton.test_docs_render import is_our_task
 
 DOCS = [TEKTON_DOC, ROOT / "docs" / "migrating.md", ROOT / "docs" / "opendevstack.md"]
-COMMAND_DOCS = [*DOCS, ROOT / "README.md", ROOT / "docs" / "diagnostics.md", ROOT / "docs" / "migrating-to-deployments.md"]
+COMMAND_DOCS = [
+    *DOCS,
+    ROOT / "README.md",
+    ROOT / "docs" / "diagnostics.md",
+    ROOT / "docs" / "migrating-to-deployments.md",
+]
 
 
 def fenced(path: Path, language: str) -> list[str]:
@@ -114,7 +119,11 @@ def test_the_walkthrough_has_what_a_reader_creates() -> None:
         assert kind in kinds, kind
     assert kinds.count("TaskRun") == 2
     text = TEKTON_DOC.read_text()
-    for said in ("OpenShift Pipelines 1.17 or later", "`admin` in each namespace involved", "Before OpenShift 4.12"):
+    for said in (
+        "OpenShift Pipelines 1.17 or later",
+        "`admin` in each namespace involved",
+        "Before OpenShift 4.12",
+    ):
         assert said in text, said
 
 
@@ -128,24 +137,67 @@ def ods_yaml_text() -> str:
 @pytest.mark.parametrize(
     ("mistake", "change", "message"),
     [
-        ("image-ref result (the old docs)", ("$(tasks.image-ref.results.ref)", "$(tasks.package.results.image-ref)"),
-         '"image-ref" is not a named result returned by pipeline task "package"'),
-        ("a result of a task that is not there", ("$(tasks.image-ref.results.ref)", "$(tasks.push.results.ref)"),
-         'referenced pipeline task "push" does not exist'),
-        ("a required param left out", ("- { name: selector, value: app=myproj-api }", ""),
-         "missing values for these params which have no default values: [selector]"),
-        ("a param the Task does not have", ("name: report-file", "name: report-path"), "'report-path' is not declared"),
-        ("a workspace the Task does not have", ("- { name: report, workspace", "- { name: reports, workspace"),
-         "workspace 'reports' is not declared by the Task"),
-        ("a workspace ODS does not give", ("{ name: report, workspace: shared-workspace }", "{ name: report, workspace: ws }"),
-         "'ws' is not a workspace of the Pipeline"),
-        ("a Pipeline param ODS does not set", ("$(params.component)", "$(params.image)"), "$(params.image) is not a param"),
-        ("an ods.yaml field ODS does not know", ("    taskRunSpecs:", "    taskRunSpec:"), "unknown field 'taskRunSpec'"),
-        ("a status outside finally", ("- { name: namespace, value: myproj-dev }", "- { name: namespace, value: $(tasks.package.status) }"),
-         "can be used only in finally"),
-        ("an ODS Task revision nobody released", ("value: v0.3.0", "value: v0.3.1"), "is not a Task this test knows"),
-        ("an array param given a string", ("- name: images\n            value:\n              - deployment/api=$(tasks.image-ref.results.ref)\n              - dc/worker=$(tasks.image-ref.results.ref)",
-                                            "- { name: images, value: deployment/api=x }"), "param 'images' must be array"),
+        (
+            "image-ref result (the old docs)",
+            ("$(tasks.image-ref.results.ref)", "$(tasks.package.results.image-ref)"),
+            '"image-ref" is not a named result returned by pipeline task "package"',
+        ),
+        (
+            "a result of a task that is not there",
+            ("$(tasks.image-ref.results.ref)", "$(tasks.push.results.ref)"),
+            'referenced pipeline task "push" does not exist',
+        ),
+        (
+            "a required param left out",
+            ("- { name: selector, value: app=myproj-api }", ""),
+            "missing values for these params which have no default values: [selector]",
+        ),
+        (
+            "a param the Task does not have",
+            ("name: report-file", "name: report-path"),
+            "'report-path' is not declared",
+        ),
+        (
+            "a workspace the Task does not have",
+            ("- { name: report, workspace", "- { name: reports, workspace"),
+            "workspace 'reports' is not declared by the Task",
+        ),
+        (
+            "a workspace ODS does not give",
+            ("{ name: report, workspace: shared-workspace }", "{ name: report, workspace: ws }"),
+            "'ws' is not a workspace of the Pipeline",
+        ),
+        (
+            "a Pipeline param ODS does not set",
+            ("$(params.component)", "$(params.image)"),
+            "$(params.image) is not a param",
+        ),
+        (
+            "an ods.yaml field ODS does not know",
+            ("    taskRunSpecs:", "    taskRunSpec:"),
+            "unknown field 'taskRunSpec'",
+        ),
+        (
+            "a status outside finally",
+            (
+                "- { name: namespace, value: myproj-dev }",
+                "- { name: namespace, value: $(tasks.package.status) }",
+            ),
+            "can be used only in finally",
+        ),
+        (
+            "an ODS Task revision nobody released",
+            ("value: v0.3.0", "value: v0.3.1"),
+            "is not a Task this test knows",
+        ),
+        (
+            "an array param given a string",
+            (
+                "- name: images\n            value:\n              - deployment/api=$(tasks.image-ref.results.ref)\n              - dc/worker=$(tasks.image-ref.results.ref)",
+                "- { name: images, value: deployment/api=x }",
+            ),
+            "param 'images' must be array",
+        ),
     ],
 )
 def test_the_rules_catch(mistake: str, change: tuple[str, str], message: str) -> None:

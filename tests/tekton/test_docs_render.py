@@ -93,13 +93,31 @@ def test_the_tekton_guides_taskruns(tmp_path: Path) -> None:
     for i in range(len(uses)):
         (tmp_path / str(i)).mkdir()
     green, broken = (argv_of(u, tmp_path / str(i)) for i, u in enumerate(uses))
-    built = "image-registry.openshift-image-registry.svc:5000/myproj-cd/rollguard@sha256:4f2c..."  # from step 2
+    built = (
+        "image-registry.openshift-image-registry.svc:5000/myproj-cd/rollguard@sha256:4f2c..."  # from step 2
+    )
     report = "/workspace/report/rollout-myproj-dev.json"
-    assert green == [*COMMON, "--image", f"deployment/api={built}", "--image", f"dc/worker={built}", "--report", report]
+    assert green == [
+        *COMMON,
+        "--image",
+        f"deployment/api={built}",
+        "--image",
+        f"dc/worker={built}",
+        "--report",
+        report,
+    ]
     ubi = "registry.access.redhat.com/ubi9/ubi-minimal:9.6-1760515502@sha256:" \
           "34880b64c07f28f64d95737f82f891516de9a3b43583f39970f7bf8e4cfa48b7"  # fmt: skip
     missing = "image-registry.openshift-image-registry.svc:5000/myproj-cd/rollguard@sha256:" + "0" * 64
-    assert broken == [*COMMON, "--image", f"deployment/api={missing}", "--image", f"dc/worker={ubi}", "--report", report]
+    assert broken == [
+        *COMMON,
+        "--image",
+        f"deployment/api={missing}",
+        "--image",
+        f"dc/worker={ubi}",
+        "--report",
+        report,
+    ]
     for image in (missing, ubi):  # the failing example's images are valid pins: only the registry lacks one
         parse_image_target(f"dc/worker={image}")
 
@@ -134,7 +152,9 @@ def test_the_ods_yaml_example(tmp_path: Path) -> None:
     ]  # fmt: skip
     parse_image_target(argv[argv.index("--image") + 1])  # image-ref's result fits `images` as it is
     # ODS's names: the shared workspace, the rollout alone as rollguard, status read in finally.
-    assert {w["workspace"] for t in pipeline["tasks"] for w in t.get("workspaces", [])} == {"shared-workspace"}
+    assert {w["workspace"] for t in pipeline["tasks"] for w in t.get("workspaces", [])} == {
+        "shared-workspace"
+    }
     assert pipeline["taskRunSpecs"] == [{"pipelineTaskName": "rollout", "serviceAccountName": "rollguard"}]
     finals = {p["value"] for t in pipeline["finally"] for p in t["params"]}
     assert {"$(tasks.rollout.results.status)", "$(tasks.rollout.results.summary)"} <= finals
@@ -208,7 +228,9 @@ def test_the_short_sha_step_cuts_eight_characters(commit: str, tmp_path: Path) -
     """docs/opendevstack.md's short-sha task, run by sh: Jenkins-era tags are the first 8 characters."""
     import subprocess
 
-    block = next(b for b in yaml_blocks(ODS_DOC) if isinstance(b, list) and b and b[0].get("name") == "short-sha")
+    block = next(
+        b for b in yaml_blocks(ODS_DOC) if isinstance(b, list) and b and b[0].get("name") == "short-sha"
+    )
     step = block[0]["taskSpec"]["steps"][0]
     result = tmp_path / "tag"
     proc = subprocess.run(["sh", "-c", step["script"]], env={"COMMIT": commit, "TAG_RESULT": str(result)},

@@ -36,7 +36,15 @@ from tests.tekton.manifests import (
 BUILD_ARGS = ("VERSION", "REVISION", "CREATED")
 # What a corporate cluster needs to reach PyPI, the UBI repositories and the Red Hat registry through its
 # own proxy and mirrors; tekton/build-image.yaml passes each one from a param of its own.
-MIRROR_ARGS = ("BASE_IMAGE", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "PIP_INDEX_URL", "PIP_TRUSTED_HOST", "UBI_MIRROR")
+MIRROR_ARGS = (
+    "BASE_IMAGE",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "PIP_INDEX_URL",
+    "PIP_TRUSTED_HOST",
+    "UBI_MIRROR",
+)
 PREDEFINED_ARGS = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY")  # the engines' own: usable without an ARG
 LOCK = ROOT / "requirements.lock"
 BUILD_LOCK = ROOT / "requirements-build.lock"
@@ -103,10 +111,14 @@ def test_the_runtime_stage_is_lean() -> None:
     words = [instruction for instruction, _ in runtime]
     assert "EXPOSE" not in words, "rollguard serves nothing"
     installs = [run_command(a) for i, a in runtime if i == "RUN" and "microdnf" in a]
-    packages = {w for argv in installs for w in argv if not w.startswith("-") and w not in ("microdnf", "install")}
+    packages = {
+        w for argv in installs for w in argv if not w.startswith("-") and w not in ("microdnf", "install")
+    }
     assert not packages & {"gcc", "gcc-c++", "make", "httpd", "python3.11-devel", "git"}, packages
     assert not any(k.startswith(("io.openshift.s2i", "io.s2i")) or k == "usage" for k in labels(runtime))
-    assert not any(i in ("COPY", "ADD") for i, _ in runtime), "the runtime takes the wheel by a bind mount only"
+    assert not any(i in ("COPY", "ADD") for i, _ in runtime), (
+        "the runtime takes the wheel by a bind mount only"
+    )
     # The labels a UBI base sets that would describe Red Hat's build, not this image, are all replaced.
     for key in ("name", "version", "vendor", "url", "vcs-ref", "build-date", "com.redhat.component",
                 "summary", "description", "io.k8s.description", "io.k8s.display-name"):  # fmt: skip
@@ -128,7 +140,9 @@ def test_every_label_is_filled_from_a_declared_build_arg() -> None:
     assert given["VERSION"] == version
     for key, value in labels(runtime).items():
         for name in ARG_USE.findall(value):
-            assert name in declared, f"label {key} uses ${{{name}}}, not declared after FROM: it would be empty"
+            assert name in declared, (
+                f"label {key} uses ${{{name}}}, not declared after FROM: it would be empty"
+            )
         filled = ARG_USE.sub(
             lambda m: given.get(m[1]) or declared.get(m[1]) or globals_.get(m[1]) or "", value
         )  # what the engine substitutes: the build arg, else the stage's default, else the global one
@@ -155,7 +169,9 @@ def test_the_in_cluster_build_passes_the_same_build_args() -> None:
     fetch = {p["name"]: p["value"] for p in tasks["fetch"]["params"]}
     for name in PREDEFINED_ARGS:  # the clone goes through the same proxy
         assert fetch[name] == f"$(params.{name.lower().replace('_', '-')})", name
-    assert params["IMAGE"].startswith("image-registry.openshift-image-registry.svc:5000/$(context.pipelineRun.namespace)/rollguard:")
+    assert params["IMAGE"].startswith(
+        "image-registry.openshift-image-registry.svc:5000/$(context.pipelineRun.namespace)/rollguard:"
+    )
     for kind, rest in references(pipeline["spec"]["tasks"]):
         if kind == "tasks":
             assert rest.split(".")[0] in tasks, rest
@@ -196,7 +212,9 @@ def parse_lock(text: str) -> dict[str, tuple[str, list[str], set[str]]]:
             entries[current][1].append(h[1])
         elif re.match(r"^\s+# via\s*$", line):
             in_via = True
-        elif (v := re.match(r"^\s+#\s+via (.+)$", line)) or (in_via and (v := re.match(r"^\s+#\s+(\S.*)$", line))):
+        elif (v := re.match(r"^\s+#\s+via (.+)$", line)) or (
+            in_via and (v := re.match(r"^\s+#\s+(\S.*)$", line))
+        ):
             entries[current][2].add(v[1].strip())
     return entries
 
@@ -217,11 +235,15 @@ def test_the_lock_matches_pyproject() -> None:
             f"{name}=={version} does not satisfy {requirement}: run make lock"
         )
     via_project = {n for n, (_, _, via) in entries.items() if "rollguard (pyproject.toml)" in via}
-    assert via_project == set(direct), f"the lock's direct dependencies differ from pyproject.toml: {via_project ^ set(direct)}"
+    assert via_project == set(direct), (
+        f"the lock's direct dependencies differ from pyproject.toml: {via_project ^ set(direct)}"
+    )
     for name, (version, hashes, via) in entries.items():
         assert hashes, f"{name}=={version} has no hash"
         others = {str(canonicalize_name(v)) for v in via if v != "rollguard (pyproject.toml)"}
-        assert via and others <= set(entries), f"{name} is required via {via}, not all in the lock (stale entry?)"
+        assert via and others <= set(entries), (
+            f"{name} is required via {via}, not all in the lock (stale entry?)"
+        )
 
 
 def test_the_image_installs_exactly_the_lock() -> None:
@@ -237,7 +259,9 @@ def test_the_image_installs_exactly_the_lock() -> None:
 
 
 @pytest.mark.parametrize("broken", ["drop-dependency", "bump-outside-range", "no-hashes"])
-def test_the_lock_check_catches_a_mismatch(broken: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_lock_check_catches_a_mismatch(
+    broken: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The check above can fail: a lock that lost a dependency, pins outside pyproject's range, or has no hashes."""
     text = LOCK.read_text()
     if broken == "drop-dependency":
@@ -278,7 +302,9 @@ def test_every_stage_takes_the_mirror_args() -> None:
             assert "s|https://cdn-ubi.redhat.com/content/public/ubi|${UBI_MIRROR%/}|" in runs
             assert "/etc/yum.repos.d/ubi.repo" in runs
     runtime = stages()[-1]
-    assert not any(i == "ENV" and ("PIP_INDEX_URL" in a or "PROXY" in a) for i, a in runtime), "kept out of the image"
+    assert not any(i == "ENV" and ("PIP_INDEX_URL" in a or "PROXY" in a) for i, a in runtime), (
+        "kept out of the image"
+    )
     assert all(name in global_args() or name in PREDEFINED_ARGS or any(name in args_declared(s) for s in stages())
                for name in MIRROR_ARGS)  # fmt: skip
 
@@ -299,8 +325,12 @@ def test_the_build_stage_pins_its_tools_with_hashes() -> None:
     requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
     for requirement in map(Requirement, requires):
         name = str(canonicalize_name(requirement.name))
-        assert name in entries, f"{name} is in build-system.requires but not in {BUILD_LOCK.name}: run make lock"
-        assert requirement.specifier.contains(entries[name][0]), f"{name}=={entries[name][0]} does not satisfy {requirement}"
+        assert name in entries, (
+            f"{name} is in build-system.requires but not in {BUILD_LOCK.name}: run make lock"
+        )
+        assert requirement.specifier.contains(entries[name][0]), (
+            f"{name}=={entries[name][0]} does not satisfy {requirement}"
+        )
     for name, (version, hashes, _) in entries.items():
         assert hashes, f"{name}=={version} has no hash"
 
@@ -311,4 +341,6 @@ def test_setuptools_admitted_by_build_system_understands_the_licence() -> None:
     requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
     (setuptools,) = [Requirement(r) for r in requires if Requirement(r).name == "setuptools"]
     assert not setuptools.specifier.contains("76.9"), f"{setuptools} admits a setuptools before 77"
-    assert not any(Requirement(r).name == "wheel" for r in requires), "setuptools builds wheels itself since 70.1"
+    assert not any(Requirement(r).name == "wheel" for r in requires), (
+        "setuptools builds wheels itself since 70.1"
+    )

@@ -99,7 +99,9 @@ class Installed:
     wheel: Path
     env: dict[str, str]  # the runtime stage's ENV with this venv's bin first on PATH
 
-    def run(self, *args: str, uid: int | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, uid: int | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         prefix = []
         if uid is not None:
             prefix = ["setpriv", f"--reuid={uid}", "--regid=0", "--clear-groups"]
@@ -160,7 +162,9 @@ def wheelhouse() -> Path:
         download = [sys.executable, "-m", "pip", "download", "--only-binary=:all:", "-d", str(partial)]
         for name in ("requirements.lock", "requirements-build.lock"):
             args = ["--require-hashes", "--no-deps", "-r", str(ROOT / name)]
-            proc = subprocess.run([*download, *args], capture_output=True, text=True, env=pip_env(), timeout=300)
+            proc = subprocess.run(
+                [*download, *args], capture_output=True, text=True, env=pip_env(), timeout=300
+            )
             assert proc.returncode == 0, proc.stderr[-3000:]
         (partial / ".complete").touch()
         house.parent.mkdir(parents=True, exist_ok=True)
@@ -200,7 +204,9 @@ def installed() -> Iterator[Installed]:
 
         venv = root / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-        installs = [i for i, (ins, a) in enumerate(runtime) if ins == "RUN" and run_command(a)[:4] == PIP_INSTALL]
+        installs = [
+            i for i, (ins, a) in enumerate(runtime) if ins == "RUN" and run_command(a)[:4] == PIP_INSTALL
+        ]
         stage_env = env_of(runtime, until=installs[0])
         stage_env.pop("PIP_NO_CACHE_DIR", None)
         stage_env.pop("PATH", None)
@@ -212,7 +218,11 @@ def installed() -> Iterator[Installed]:
                 for a in install_cmd
             ]  # fmt: skip
             proc = subprocess.run(
-                install_cmd, capture_output=True, text=True, env={**offline_env(house), **stage_env}, timeout=180
+                install_cmd,
+                capture_output=True,
+                text=True,
+                env={**offline_env(house), **stage_env},
+                timeout=180,
             )
             assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
@@ -242,7 +252,9 @@ def test_rollguard_runs_from_the_clean_venv_alone(installed: Installed) -> None:
         env=installed.env, cwd=installed.home, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert where.returncode == 0, where.stderr
-    assert where.stdout.strip().startswith(str(installed.venv)), "rollguard must come from the venv, not the checkout"
+    assert where.stdout.strip().startswith(str(installed.venv)), (
+        "rollguard must come from the venv, not the checkout"
+    )
 
 
 @pytest.mark.slow
@@ -272,7 +284,9 @@ def test_the_wheel_installs_one_import_name_and_no_test_equipment(installed: Ins
         names = [n for n in wheel.namelist() if not n.startswith("rollguard-")]  # less the .dist-info
     assert {n.split("/")[0] for n in names} == {"rollguard"}, names
     expected = {f"rollguard/{p.relative_to(ROOT / 'task').as_posix()}" for p in (ROOT / "task").rglob("*.py")}
-    expected |= {f"rollguard/tui/{p.relative_to(ROOT / 'tui').as_posix()}" for p in (ROOT / "tui").rglob("*.py")}
+    expected |= {
+        f"rollguard/tui/{p.relative_to(ROOT / 'tui').as_posix()}" for p in (ROOT / "tui").rglob("*.py")
+    }
     expected.add("rollguard/tui/styles.tcss")
     assert set(names) == expected
     assert not any("fake" in n or "fixtures" in n or "sandbox" in n for n in names)
@@ -305,7 +319,8 @@ def test_rollout_gets_to_the_cluster_from_the_clean_venv(installed: Installed) -
 
 
 needs_root = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("setpriv") is None, reason="switching to an arbitrary UID needs root and setpriv"
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="switching to an arbitrary UID needs root and setpriv",
 )
 
 

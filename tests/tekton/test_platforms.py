@@ -34,7 +34,11 @@ def recorded(text: str | None = None) -> dict[str, dict[str, tuple[str, str, str
             continue
         platform, pin, wheel, digest = line.split()
         name, _, version = pin.partition("==")
-        out.setdefault(platform, {})[str(canonicalize_name(name))] = (version, wheel, digest.removeprefix("sha256:"))
+        out.setdefault(platform, {})[str(canonicalize_name(name))] = (
+            version,
+            wheel,
+            digest.removeprefix("sha256:"),
+        )
     return out
 
 
@@ -46,13 +50,21 @@ def complete(platforms: dict[str, dict[str, tuple[str, str, str]]], lock_text: s
     for platform, packages in platforms.items():
         if any(digest == "no-wheel" for _, _, digest in packages.values()):
             for name, (version, _, _) in packages.items():
-                assert name in lock and lock[name][0] == version, f"{platform}: {name}=={version} is not the lock's: run make lock"
+                assert name in lock and lock[name][0] == version, (
+                    f"{platform}: {name}=={version} is not the lock's: run make lock"
+                )
             continue
-        assert set(packages) == set(lock), f"{platform}: {set(packages) ^ set(lock)} differ from the lock: run make lock"
+        assert set(packages) == set(lock), (
+            f"{platform}: {set(packages) ^ set(lock)} differ from the lock: run make lock"
+        )
         for name, (version, wheel, digest) in packages.items():
-            assert lock[name][0] == version, f"{platform}: {name}=={version}, the lock has {lock[name][0]}: run make lock"
+            assert lock[name][0] == version, (
+                f"{platform}: {name}=={version}, the lock has {lock[name][0]}: run make lock"
+            )
             assert digest in lock[name][1], f"{platform}: {wheel}'s hash is not in the lock: run make lock"
-            assert all(fits(tag, platform) for tag in parse_wheel_filename(wheel)[3]), f"{wheel} does not fit {platform}"
+            assert all(fits(tag, platform) for tag in parse_wheel_filename(wheel)[3]), (
+                f"{wheel} does not fit {platform}"
+            )
         ok.add(platform)
     return ok
 
@@ -134,7 +146,7 @@ def test_the_release_pushes_by_digest_with_an_sbom_and_a_signature() -> None:
     scripts = "\n".join(s.get("run", "") for job in workflow["jobs"].values() for s in job["steps"])
     for arg in ("VERSION", "REVISION", "CREATED"):
         assert f"--build-arg {arg}=" in scripts, arg
-    assert "push-by-digest=true" in scripts and "--platform \"$PLATFORM\"" in scripts
+    assert "push-by-digest=true" in scripts and '--platform "$PLATFORM"' in scripts
     assert "syft scan" in scripts and "cosign attest --yes --type spdxjson" in scripts
     assert re.search(r'cosign sign --yes --recursive "\$ref"', scripts) and 'ref="$image@$digest"' in scripts
     for job in workflow["jobs"].values():

@@ -246,7 +246,9 @@ def rollout_args(s: Setup, tag: str, web: str) -> list[str]:
 
 
 def test_rollout_as_the_service_account(setup: Setup, tmp_path: Path) -> None:
-    result = rollguard(setup.kubeconfig, *rollout_args(setup, "t2", f"{IMAGE}:v2"), report=tmp_path / "r.json")
+    result = rollguard(
+        setup.kubeconfig, *rollout_args(setup, "t2", f"{IMAGE}:v2"), report=tmp_path / "r.json"
+    )
     assert result.code == 0, result.stdout + result.stderr
     after = state(setup)
     assert after["web"].images == {"app": f"{IMAGE}:v2"} and after["web"].complete
@@ -258,7 +260,9 @@ def test_rollout_as_the_service_account(setup: Setup, tmp_path: Path) -> None:
 
 def test_failing_rollout_and_its_revert_as_the_service_account(setup: Setup, tmp_path: Path) -> None:
     before = state(setup)
-    result = rollguard(setup.kubeconfig, *rollout_args(setup, "t3", f"{IMAGE}:v3-crash"), report=tmp_path / "r.json")
+    result = rollguard(
+        setup.kubeconfig, *rollout_args(setup, "t3", f"{IMAGE}:v3-crash"), report=tmp_path / "r.json"
+    )
     assert result.code == 1, result.stdout + result.stderr
     assert result.report["status"] == "reverted"
     assert "deployment/web" in result.report["error"]
@@ -334,7 +338,10 @@ def set_rules(s: Setup, sa: Client, role: str, rules: list[Obj], expect: dict[Gr
         except ApiError:
             continue
     deadline = time.monotonic() + 15
-    while any(allowed(sa, g, s.cd if g.role == "rollguard-promote-source" else s.target) != v for g, v in expect.items()):
+    while any(
+        allowed(sa, g, s.cd if g.role == "rollguard-promote-source" else s.target) != v
+        for g, v in expect.items()
+    ):
         assert time.monotonic() < deadline, f"RBAC did not settle on {expect}"
         time.sleep(0.05)  # the authorizer's informer catches up within milliseconds; nothing to watch
 
@@ -352,7 +359,9 @@ def run_in_process(*argv: str) -> tuple[int, str]:
 def new_workloads(where: Path) -> Path:
     """Manifests of a DC and a Deployment the target does not hold yet (``rollout -f`` creates them)."""
     path = where / "new-workloads.yaml"
-    path.write_text(yaml.safe_dump_all([dc_body("api-new", f"{IMAGE}:v2"), deployment_body("web-new", f"{IMAGE}:v2")]))
+    path.write_text(
+        yaml.safe_dump_all([dc_body("api-new", f"{IMAGE}:v2"), deployment_body("web-new", f"{IMAGE}:v2")])
+    )
     return path
 
 

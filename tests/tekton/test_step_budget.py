@@ -67,7 +67,12 @@ def test_a_timeout_that_cannot_fit_is_refused_without_change(sandbox, namespace,
     step_timeout = go_duration(step(task_obj)["timeout"])
     too_long = (step_timeout - STEP_OVERHEAD) // 2 + 60  # one minute over the largest that fits
     before = resource_versions(group, namespace)
-    params = {"namespace": namespace, "selector": SELECTOR, "image": IMAGE, "timeout": format_duration(too_long)}
+    params = {
+        "namespace": namespace,
+        "selector": SELECTOR,
+        "image": IMAGE,
+        "timeout": format_duration(too_long),
+    }
     proc, results = run_task(task_obj, sandbox.kubeconfig, tmp_path, params, [f"dc/dc1={NEW}"])
 
     assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -87,7 +92,9 @@ def test_the_largest_timeout_that_fits_rolls_out(sandbox, namespace, group, tmp_
     step_timeout = go_duration(step(task_obj)["timeout"])
     fits = (step_timeout - STEP_OVERHEAD) // 2
     params = {"namespace": namespace, "selector": SELECTOR, "image": IMAGE, "timeout": format_duration(fits)}
-    proc, results = run_task(task_obj, sandbox.kubeconfig, tmp_path, params, [f"dc/dc1={NEW}", f"deployment/web={NEW}"])
+    proc, results = run_task(
+        task_obj, sandbox.kubeconfig, tmp_path, params, [f"dc/dc1={NEW}", f"deployment/web={NEW}"]
+    )
 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert results["status"] == "succeeded"
@@ -98,7 +105,9 @@ def test_the_largest_timeout_that_fits_rolls_out(sandbox, namespace, group, tmp_
 # -- the arithmetic, pure ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("seconds", "text"), [(90, "1m30s"), (1500, "25m"), (5400, "1h30m"), (3600, "1h"), (7, "7s")])
+@pytest.mark.parametrize(
+    ("seconds", "text"), [(90, "1m30s"), (1500, "25m"), (5400, "1h30m"), (3600, "1h"), (7, "7s")]
+)
 def test_durations_print_as_timeout_takes_them(seconds: int, text: str) -> None:
     from rollguard.plan.inputs import parse_duration
 
@@ -117,7 +126,9 @@ def test_the_budget_boundary() -> None:
 
 
 @pytest.mark.parametrize(("value", "words"), [("nonsense", "is not a duration"), ("0s", "out of range")])
-def test_a_bad_step_timeout_is_refused_without_change(sandbox, namespace, group, value: str, words: str) -> None:
+def test_a_bad_step_timeout_is_refused_without_change(
+    sandbox, namespace, group, value: str, words: str
+) -> None:
     from tests.helpers.cluster import rollguard
 
     before = resource_versions(group, namespace)

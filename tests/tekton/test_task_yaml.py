@@ -63,7 +63,9 @@ def test_task_follows_the_tekton_catalog_conventions(task_obj: Obj) -> None:
     # The catalog's Task-version form (major.minor), and every platform the base image is built for.
     assert re.fullmatch(r"\d+\.\d+", task_obj["metadata"]["labels"]["app.kubernetes.io/version"])
     platforms = annotations["tekton.dev/platforms"].split(",")
-    assert platforms and all(re.fullmatch(r"linux/[a-z0-9]+", p) for p in platforms)  # which: test_platforms.py
+    assert platforms and all(
+        re.fullmatch(r"linux/[a-z0-9]+", p) for p in platforms
+    )  # which: test_platforms.py
     assert len(task_obj["spec"]["description"]) > 80
 
 
@@ -73,7 +75,9 @@ def test_every_declaration_is_hyphenated_and_described(task_obj: Obj, section: s
     assert items
     for item in items:
         assert HYPHENATED.fullmatch(item["name"]), f"{section}: {item['name']} is not lower-case-hyphenated"
-        assert len(str(item.get("description", "")).strip()) > 15, f"{section}: {item['name']} has no description"
+        assert len(str(item.get("description", "")).strip()) > 15, (
+            f"{section}: {item['name']} has no description"
+        )
 
 
 def test_the_brief_params_results_and_workspaces_exist(task_obj: Obj) -> None:
@@ -101,7 +105,9 @@ def test_every_reference_is_declared_and_every_param_used(task_obj: Obj) -> None
             assert name in results and attr == "path", f"$(results.{rest})"
         elif kind == "workspaces":
             name, _, attr = rest.partition(".")
-            assert name in workspaces and attr in ("path", "bound", "claim", "volume"), f"$(workspaces.{rest})"
+            assert name in workspaces and attr in ("path", "bound", "claim", "volume"), (
+                f"$(workspaces.{rest})"
+            )
         elif kind == "context":
             assert rest in CONTEXT_VARIABLES, f"$(context.{rest})"
         else:
@@ -110,9 +116,11 @@ def test_every_reference_is_declared_and_every_param_used(task_obj: Obj) -> None
 
 
 def test_results_are_exactly_what_rollguard_writes(task_obj: Obj, tmp_path: Path) -> None:
-    from rollguard.core.report import Outcome, write_results
+    from rollguard.core.report import Report, write_results
 
-    write_results(Outcome(status="refused", command="rollout", namespace="ns", selector="a=b", error="x"), str(tmp_path))
+    write_results(
+        Report(status="refused", command="rollout", namespace="ns", selector="a=b", error="x"), str(tmp_path)
+    )
     assert {p.name for p in tmp_path.iterdir()} == set(declared(task_obj, "results"))
     for path in tmp_path.iterdir():
         text = path.read_text()
@@ -139,7 +147,9 @@ def test_step_flags_are_real_rollout_options(task_obj: Obj) -> None:
     assert flags, "no flags found in the script"
     assert flags <= options_of(rollout), f"not options of `rollguard rollout`: {flags - options_of(rollout)}"
     assert required_options_of(rollout) <= flags
-    assert re.search(r"^\s*exec rollguard \"\$@\"\s*$", script, re.M), "rollguard must be exec'd (SIGTERM, exit code)"
+    assert re.search(r"^\s*exec rollguard \"\$@\"\s*$", script, re.M), (
+        "rollguard must be exec'd (SIGTERM, exit code)"
+    )
     assert re.search(r"set -- rollout ", script)
 
 
@@ -183,7 +193,9 @@ def test_step_timeout_leaves_room_for_the_revert(task_obj: Obj) -> None:
     with pytest.raises(RefusedError):
         check_step_budget(timeout=limit + 1, step_timeout=step_timeout)
     pipeline = load_one(PIPELINE_FILE)
-    rollout_tasks = [t for t in pipeline["spec"]["tasks"] if t.get("taskRef", {}).get("name") == "rollguard-rollout"]
+    rollout_tasks = [
+        t for t in pipeline["spec"]["tasks"] if t.get("taskRef", {}).get("name") == "rollguard-rollout"
+    ]
     assert rollout_tasks and all(go_duration(t["timeout"]) > step_timeout for t in rollout_tasks)
 
 
@@ -222,7 +234,9 @@ SCENARIOS: dict[str, tuple[dict[str, str], dict[str, list[str]], set[str]]] = {
 
 @pytest.mark.parametrize("shell", SHELLS)
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_step_command_line_parses_as_intended(task_obj: Obj, shell: str, scenario: str, tmp_path: Path) -> None:
+def test_step_command_line_parses_as_intended(
+    task_obj: Obj, shell: str, scenario: str, tmp_path: Path
+) -> None:
     from rollguard.cli import build_parser
 
     params, arrays, bound = SCENARIOS[scenario]
@@ -304,7 +318,9 @@ def test_pipeline_example_uses_the_task_as_declared(task_obj: Obj) -> None:
 def test_pipeline_surfaces_the_rollout_status_on_failure() -> None:
     """Pipeline results from a failed task are dropped before Tekton v1.10; a finally task gets them."""
     spec = load_one(PIPELINE_FILE)["spec"]
-    rollout = next(t["name"] for t in spec["tasks"] if t.get("taskRef", {}).get("name") == "rollguard-rollout")
+    rollout = next(
+        t["name"] for t in spec["tasks"] if t.get("taskRef", {}).get("name") == "rollguard-rollout"
+    )
     finals = spec.get("finally", [])
     given = {p["value"] for t in finals for p in t.get("params", [])}
     assert f"$(tasks.{rollout}.results.status)" in given and f"$(tasks.{rollout}.results.summary)" in given

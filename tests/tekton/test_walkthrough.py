@@ -21,14 +21,17 @@ import pytest
 
 from rollguard.cluster.client import Client
 from rollguard.core.resources import EVENTS
-from tests.support import create_group, view
+from tests.helpers.cluster import create_group, view
 from tests.tekton.manifests import TEKTON_DOC, Obj, task, taskrun_inputs
 from tests.tekton.tekton_rules import yaml_blocks
 from tests.tekton.test_step_budget import run_task
 
 UBI = re.compile(r"registry\.access\.redhat\.com/ubi9/ubi-minimal:[^@\s]+@sha256:[0-9a-f]{64}")
 ROLLGUARD_FROM_STEP_2 = "image-registry.openshift-image-registry.svc:5000/myproj-cd/rollguard@sha256:4f2c..."
-SANDBOX = {"ubi": "registry.local/ubi9/ubi-minimal:9.6", "rollguard": "registry.local/myproj-cd/rollguard:0.1.0"}
+SANDBOX = {
+    "ubi": "registry.local/ubi9/ubi-minimal:9.6",
+    "rollguard": "registry.local/myproj-cd/rollguard:0.1.0",
+}
 
 
 def for_the_sandbox(text: str) -> str:
@@ -49,7 +52,11 @@ def doc_objects() -> tuple[list[Obj], dict[str, Obj]]:
 
 def events(client: Client, namespace: str, reason: str) -> dict[str, Obj]:
     found = client.list(EVENTS, namespace=namespace)["items"]
-    return {f"{e['involvedObject']['kind']}/{e['involvedObject']['name']}": e for e in found if e["reason"] == reason}
+    return {
+        f"{e['involvedObject']['kind']}/{e['involvedObject']['name']}": e
+        for e in found
+        if e["reason"] == reason
+    }
 
 
 def run(taskrun: Obj, namespace: str, kubeconfig: Path, tmp_path: Path) -> tuple[Any, dict[str, str], Obj]:

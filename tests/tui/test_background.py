@@ -8,8 +8,8 @@ that "while it runs" is a state the test controls (the live test is in test_live
 
 from __future__ import annotations
 
-from rollguard.core.structs import Status
-from rollguard.tui.repairs import Repair, badge, elapsed, header_text
+from rollguard.core.structs import ExitStatus
+from rollguard.tui.repairs import TrackedRepair, badge, elapsed, header_text
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.views import PlanView, ResultView, Target
@@ -19,10 +19,10 @@ from tests.helpers.tui import SIZE, hold_repairs, make_app, settle
 def test_elapsed_and_badge() -> None:
     assert [elapsed(s) for s in (0, 7.9, 65, 3723, -3)] == ["0:00", "0:07", "1:05", "1:02:03", "0:00"]
     plan = PlanView("revert", Target("ns", selector="app=a"), (), "rollguard revert -l app=a")
-    repair = Repair(plan=plan, group="ns/app=a", started=100.0)
+    repair = TrackedRepair(plan=plan, group="ns/app=a", started=100.0)
     assert badge(repair, 142.5) == "⟳ revert 0:42"
     assert header_text([repair], 142.5) == "⟳ revert 0:42 group app=a · b"
-    repair.result = ResultView(Status.SUCCEEDED, 0, "done")
+    repair.result = ResultView(ExitStatus.SUCCEEDED, 0, "done")
     assert header_text([repair], 150) == ""
 
 
@@ -32,7 +32,7 @@ async def test_a_repair_runs_in_the_background_while_the_table_is_used(fake):
         app,
         before=["dc/dc1: redeploying " + "x" * 120],  # longer than an 80-column dialog: it must wrap
         after=["dc/dc1: complete"],
-        result=ResultView(Status.SUCCEEDED, 0, "redeployed dc/dc1"),
+        result=ResultView(ExitStatus.SUCCEEDED, 0, "redeployed dc/dc1"),
     )
     try:
         async with app.run_test(size=SIZE) as pilot:

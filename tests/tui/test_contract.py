@@ -36,7 +36,9 @@ def test_every_task_module_imports_without_textual():
 
 
 def test_the_tui_subcommand_loads_textual_only_when_run():
-    code = "import sys; from rollguard.cli import build_parser; build_parser(); print('textual' in sys.modules)"
+    code = (
+        "import sys; from rollguard.cli import build_parser; build_parser(); print('textual' in sys.modules)"
+    )
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
     )

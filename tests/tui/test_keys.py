@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 
 from rollguard.core.resources import DEPLOYMENT_CONFIGS
-from rollguard.core.structs import Status
+from rollguard.core.structs import ExitStatus
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
@@ -70,7 +70,7 @@ def stub_execute(app) -> list[object]:
 
     def execute(plan, out, cancel):
         ran.append(plan.target)
-        return ResultView(Status.SUCCEEDED, 0, "done")
+        return ResultView(ExitStatus.SUCCEEDED, 0, "done")
 
     app.backend.execute = execute
     return ran

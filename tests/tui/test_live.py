@@ -21,10 +21,6 @@ from tests.helpers.tui_live import READ, findings, grant
 ACTION_KEYS = {"u", "U", "v", "V", "r", "R"}
 
 
-
-
-
-
 async def test_revert_the_reference_case_from_the_tui(sandbox, namespace, client):
     """Reference section 1 (dc1 new, dc2 failed, dc3 paused): select the group, revert it, all healthy."""
     reference_state(client, namespace)

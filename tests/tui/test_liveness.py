@@ -65,7 +65,10 @@ def table_keys(app) -> list[str]:
 
 
 async def test_context_switch_clears_the_table_until_the_new_cluster_answers(fake, tmp_path):
-    contexts = [{"name": n, "context": {"cluster": "c", "user": "u", "namespace": "shop-dev"}} for n in ("dev", "prod")]
+    contexts = [
+        {"name": n, "context": {"cluster": "c", "user": "u", "namespace": "shop-dev"}}
+        for n in ("dev", "prod")
+    ]
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(json.dumps({
         "apiVersion": "v1", "kind": "Config", "current-context": "dev", "contexts": contexts,
@@ -83,7 +86,9 @@ async def test_context_switch_clears_the_table_until_the_new_cluster_answers(fak
         assert status(app).startswith("prod") and "no data yet" in status(app)
         prod.start_server()
         await until(pilot, lambda: app.liveness.live and bool(table_keys(app)), timeout=20, what="prod")
-        assert {r.name for r in app.inventory.rows} == {o["metadata"]["name"] for o in neighbours() if o["kind"] in ("Deployment", "DeploymentConfig")}
+        assert {r.name for r in app.inventory.rows} == {
+            o["metadata"]["name"] for o in neighbours() if o["kind"] in ("Deployment", "DeploymentConfig")
+        }
     prod.close()
 
 
@@ -115,7 +120,11 @@ async def test_a_lease_expiring_with_no_event_shows_half_rolled():
     app = fast(RollguardApp(backend, now=lambda: now[0], live=True, static=True))
 
     def codes() -> set[str]:
-        return {f.code for r in app.inventory.rows if r.name == "dc1" for f in r.findings} if app.inventory else set()
+        return (
+            {f.code for r in app.inventory.rows if r.name == "dc1" for f in r.findings}
+            if app.inventory
+            else set()
+        )
 
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.liveness.live and bool(codes()), what="the running group")
@@ -135,7 +144,9 @@ async def test_all_namespaces_with_a_selector_follows_a_new_namespace():
     cluster = cluster_of(reference_case("shop-dev"))
     app = fast(make_app(cluster, namespace=None, all_namespaces=True, selector="app=shop-api", live=True))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.liveness.live and bool(app.inventory and app.inventory.rows), what="live")
+        await until(
+            pilot, lambda: app.liveness.live and bool(app.inventory and app.inventory.rows), what="live"
+        )
         assert {r.namespace for r in app.inventory.rows} == {"shop-dev"}
         for obj in reference_case("shop-new"):
             cluster.apply(obj)

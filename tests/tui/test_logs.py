@@ -250,7 +250,9 @@ async def test_a_pod_with_two_containers_starts_on_the_failing_one_and_c_shows_t
     app = make_app(fake)
     async with app.run_test(size=(120, 35)) as pilot:
         screen = await open_logs(app, pilot, "l")
-        await until(pilot, lambda: "FATAL proxy: no upstream configured" in screen.lines, what="proxy's last run")
+        await until(
+            pilot, lambda: "FATAL proxy: no upstream configured" in screen.lines, what="proxy's last run"
+        )
         notes = [e.text for e in screen.events if isinstance(e, Note)]
         assert notes[0] == f"pod {pod}, container proxy (newest of 2 pods); c for the next container (app)"
         assert "INFO api v2 ready" not in screen.lines
@@ -278,7 +280,9 @@ async def test_c_on_a_pod_with_one_container_says_so(fake):
         screen = await open_logs(app, pilot, "l")
         await until(pilot, lambda: screen.shown is not None, what="the pod shown")
         await pilot.press("c")
-        assert [n.message for n in app._notifications] == ["next container: pod dc1-2-fd571 has one container"]
+        assert [n.message for n in app._notifications] == [
+            "next container: pod dc1-2-fd571 has one container"
+        ]
         assert screen.container is None and "INFO api v2 ready" in screen.lines
 
 

@@ -18,7 +18,9 @@ def test_kept_dcs_come_from_a_kept_migration_only() -> None:
 
 
 def test_the_group_view_says_migrated_and_how_to_finish_or_revert() -> None:
-    group = GroupView(namespace="shop", selector="app=shop", journal="rollguard-app-shop-1", kept_dcs=("api",))
+    group = GroupView(
+        namespace="shop", selector="app=shop", journal="rollguard-app-shop-1", kept_dcs=("api",)
+    )
     text = journal_text(group)
     assert "[b]migrated[/] to Deployments; dc/api kept at 0 replicas" in text
     assert "rollguard migrate -l 'app=shop' --finish deletes them, --revert returns to them" in text

@@ -5,7 +5,7 @@ reads them off the detail screen of the fake cluster's reference case."""
 from __future__ import annotations
 
 from rollguard.cluster.journal import Journal, WorkloadEntry
-from rollguard.core.structs import VerifiedState, WorkloadPhase
+from rollguard.core.structs import EntryPhase, VerifiedState
 from rollguard.tui.revisions import revision_marks, rollback_warning
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
@@ -13,7 +13,7 @@ from tests.helpers.tui import SIZE, make_app, settle
 from tests.helpers.tui_objects import rollout_from_another_shell
 
 
-def _journal(*, verified: int, after: int, phase: WorkloadPhase) -> Journal:
+def _journal(*, verified: int, after: int, phase: EntryPhase) -> Journal:
     entry = WorkloadEntry(
         kind="Deployment",
         name="api",
@@ -31,7 +31,7 @@ def _journal(*, verified: int, after: int, phase: WorkloadPhase) -> Journal:
 
 
 def test_marks_from_the_journal() -> None:
-    journal = _journal(verified=3, after=4, phase=WorkloadPhase.FAILED)
+    journal = _journal(verified=3, after=4, phase=EntryPhase.FAILED)
     revisions = [(6, "Complete"), (5, "Complete"), (4, "Failed"), (3, "Complete"), (2, "Complete")]
     assert revision_marks(revisions, journal, "deployment/api") == {
         6: "made by hand",
@@ -40,7 +40,7 @@ def test_marks_from_the_journal() -> None:
         3: "verified by run run-1",
         2: "",  # older than the journal remembers: no guess
     }
-    ok = _journal(verified=3, after=4, phase=WorkloadPhase.COMPLETE)
+    ok = _journal(verified=3, after=4, phase=EntryPhase.COMPLETE)
     assert revision_marks([(4, "Complete")], ok, "deployment/api") == {4: "verified by run run-2"}
     assert revision_marks([(1, "Cancelled")], None, "deployment/api") == {1: "cancelled"}
 

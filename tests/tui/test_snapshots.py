@@ -126,7 +126,9 @@ async def test_disconnected_banner(fake, svg):
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         app.live_enabled = True  # the header as a live app shows it; no watches run (a fixed picture)
-        app._set_liveness(Liveness(Link.DISCONNECTED, contact=time.monotonic() - 42, error="connection refused"))
+        app._set_liveness(
+            Liveness(Link.DISCONNECTED, contact=time.monotonic() - 42, error="connection refused")
+        )
         app.screen.update_status()
         await pilot.pause()
         assert "disconnected · updated 42s ago" in str(app.screen.query_one("#status").render())

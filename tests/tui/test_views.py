@@ -123,13 +123,30 @@ def test_a_refresh_keeps_the_cells_of_unchanged_lines_and_remakes_the_changed_on
     kept = {ln.key for ln in lines if ln.cells is shown[ln.key].cells}
     assert kept == {"ns/dc/a", "group:ns/app=c", "ns/dc/c"}  # group app=a took b's failure, b its revision
     assert all(ln.row is r for ln, r in zip([ln for ln in lines if ln.row], after.rows, strict=True))
-    later = build_lines(after, previous={ln.key: ln for ln in lines}, **{**kw, "now": NOW + dt.timedelta(hours=2)})  # type: ignore[arg-type]
+    later = build_lines(
+        after, previous={ln.key: ln for ln in lines}, **{**kw, "now": NOW + dt.timedelta(hours=2)}
+    )  # type: ignore[arg-type]
     assert [str(ln.cells[5]) for ln in later if ln.row] == ["5h", "5h", "5h"]  # the age counts on
 
 
 def test_groups_by_findings_put_the_ungrouped_last_among_equals():
     """Sorting by findings: worst group first; on a tie, named groups before the workloads in none."""
-    rows = [row("z", group="app=z"), row("u", group=UNGROUPED), row("a", group="app=a"), row("f", "failed", group="app=m")]
+    rows = [
+        row("z", group="app=z"),
+        row("u", group=UNGROUPED),
+        row("a", group="app=a"),
+        row("f", "failed", group="app=m"),
+    ]
     inventory = Inventory(rows=tuple(rows), groups={})
-    assert group_order(inventory, rows, "findings") == ["group:ns/app=m", "group:ns/app=a", "group:ns/app=z", "group:ns/"]
-    assert group_order(inventory, rows, "name") == ["group:ns/app=a", "group:ns/app=m", "group:ns/app=z", "group:ns/"]
+    assert group_order(inventory, rows, "findings") == [
+        "group:ns/app=m",
+        "group:ns/app=a",
+        "group:ns/app=z",
+        "group:ns/",
+    ]
+    assert group_order(inventory, rows, "name") == [
+        "group:ns/app=a",
+        "group:ns/app=m",
+        "group:ns/app=z",
+        "group:ns/",
+    ]

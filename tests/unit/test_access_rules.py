@@ -23,21 +23,53 @@ NS = "shop"
 # (rule, verb, resource, allowed): RBAC's matching (pkg/apis/rbac/v1/evaluation_helpers.go)
 CASES = [
     ({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}, "update", DEPLOYMENTS, True),
-    ({"verbs": ["get", "update"], "apiGroups": ["apps"], "resources": ["deployments"]}, "update", DEPLOYMENTS, True),
+    (
+        {"verbs": ["get", "update"], "apiGroups": ["apps"], "resources": ["deployments"]},
+        "update",
+        DEPLOYMENTS,
+        True,
+    ),
     ({"verbs": ["get"], "apiGroups": ["apps"], "resources": ["deployments"]}, "update", DEPLOYMENTS, False),
     ({"verbs": ["update"], "apiGroups": [""], "resources": ["deployments"]}, "update", DEPLOYMENTS, False),
-    ({"verbs": ["update"], "apiGroups": ["apps"], "resources": ["replicasets"]}, "update", DEPLOYMENTS, False),
-    ({"verbs": ["update"], "apiGroups": ["apps.openshift.io"], "resources": ["deploymentconfigs"]},
-     "update", DEPLOYMENT_CONFIGS, True),
+    (
+        {"verbs": ["update"], "apiGroups": ["apps"], "resources": ["replicasets"]},
+        "update",
+        DEPLOYMENTS,
+        False,
+    ),
+    (
+        {"verbs": ["update"], "apiGroups": ["apps.openshift.io"], "resources": ["deploymentconfigs"]},
+        "update",
+        DEPLOYMENT_CONFIGS,
+        True,
+    ),
     ({"verbs": ["create"], "apiGroups": [""], "resources": ["configmaps"]}, "create", CONFIG_MAPS, True),
     # a rule for named objects grants nothing a nameless need asks
     ({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"], "resourceNames": ["x"]}, "get", LEASES, False),
-    ({"verbs": ["get"], "apiGroups": ["image.openshift.io"], "resources": ["imagestreams/layers"]},
-     "get", IMAGE_STREAM_LAYERS, True),
-    ({"verbs": ["get"], "apiGroups": ["image.openshift.io"], "resources": ["*/layers"]}, "get", IMAGE_STREAM_LAYERS, True),
-    ({"verbs": ["get"], "apiGroups": ["image.openshift.io"], "resources": ["imagestreams"]},
-     "get", IMAGE_STREAM_LAYERS, False),
-    ({"verbs": ["get"], "apiGroups": ["image.openshift.io"], "resources": ["*/status"]}, "get", IMAGE_STREAM_LAYERS, False),
+    (
+        {"verbs": ["get"], "apiGroups": ["image.openshift.io"], "resources": ["imagestreams/layers"]},
+        "get",
+        IMAGE_STREAM_LAYERS,
+        True,
+    ),
+    (
+        {"verbs": ["get"], "apiGroups": ["image.openshift.io"], "resources": ["*/layers"]},
+        "get",
+        IMAGE_STREAM_LAYERS,
+        True,
+    ),
+    (
+        {"verbs": ["get"], "apiGroups": ["image.openshift.io"], "resources": ["imagestreams"]},
+        "get",
+        IMAGE_STREAM_LAYERS,
+        False,
+    ),
+    (
+        {"verbs": ["get"], "apiGroups": ["image.openshift.io"], "resources": ["*/status"]},
+        "get",
+        IMAGE_STREAM_LAYERS,
+        False,
+    ),
     ({}, "get", LEASES, False),
 ]
 
@@ -96,6 +128,8 @@ def test_without_a_rules_review_every_need_is_asked_alone() -> None:
 
 
 def test_one_need_is_asked_alone() -> None:
-    api = Reviews({NS: [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]}, {("patch", "deployments")})
+    api = Reviews(
+        {NS: [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}]}, {("patch", "deployments")}
+    )
     assert ask(api, [("patch", DEPLOYMENTS, NS)]) == [Answer(("patch", DEPLOYMENTS, NS), True)]  # type: ignore[arg-type]
     assert api.rules_asked == [] and len(api.asked) == 1

@@ -22,7 +22,9 @@ from rollguard.kinds.triggers import (
     watched_streams,
 )
 
-TEMPLATE = {"spec": {"initContainers": [{"name": "migrate"}], "containers": [{"name": "app"}, {"name": "side"}]}}
+TEMPLATE = {
+    "spec": {"initContainers": [{"name": "migrate"}], "containers": [{"name": "app"}, {"name": "side"}]}
+}
 
 
 @pytest.mark.parametrize(

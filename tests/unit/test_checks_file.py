@@ -59,7 +59,9 @@ def test_the_job_is_the_runs_own() -> None:
     }  # fmt: skip
     name = job_name("smoke", "20261203-052000-ab12cd")
     assert name == "smoke-20261203-052000-ab12cd" and len(job_name("a" * 40, "20261203-052000-ab12cd")) <= 63
-    body = job_body(manifest, name=name, namespace="shop", run_id="20261203-052000-ab12cd", check="smoke", timeout=300)
+    body = job_body(
+        manifest, name=name, namespace="shop", run_id="20261203-052000-ab12cd", check="smoke", timeout=300
+    )
     assert body["metadata"] == {
         "name": name,
         "namespace": "shop",
@@ -77,7 +79,11 @@ def test_the_job_is_the_runs_own() -> None:
 def test_status_reads_the_failed_check_back_from_the_journals_error() -> None:
     from rollguard.core.errors import CheckFailed, failed_check
 
-    error = str(CheckFailed("check 'error-ratio' (prometheus) failed: 2 failed evaluation(s) of 3", check="error-ratio"))
+    error = str(
+        CheckFailed(
+            "check 'error-ratio' (prometheus) failed: 2 failed evaluation(s) of 3", check="error-ratio"
+        )
+    )
     assert failed_check(error) == "error-ratio"
     assert failed_check("dc/dc2: pod dc2-2-x container app: CrashLoopBackOff") is None
     assert failed_check("") is None
@@ -114,7 +120,9 @@ def test_bake_findings(case: dict[str, Any]) -> None:
     member = Member(key="deployment/web", kind=kind, name="web", images={"app": "registry.local/shop/api:v2"})
     start(member, base["deployment"], [base["replicaset"]], [base["pod"]])
     assert member.restarts == {"p-1": 0} and member.ready == {"p-1"}
-    deployment = merged(base["deployment"], case["deployment"]) if "deployment" in case else base["deployment"]
+    deployment = (
+        merged(base["deployment"], case["deployment"]) if "deployment" in case else base["deployment"]
+    )
     pod = merged(base["pod"], case.get("pod") or {})
     found = finding(member, deployment, [base["replicaset"]], [pod])
     if case["expect"] is None:
@@ -150,11 +158,15 @@ def test_an_unreadable_ca_or_token_file_is_refused(tmp_path: Path) -> None:
 
     token = tmp_path / "token"
     token.write_text("s3cr3t\n")
-    text = f"checks: [{{name: p, prometheus: {{url: 'https://p:9091', query: up, above: 0, token: '{token}'}}}}]"
+    text = (
+        f"checks: [{{name: p, prometheus: {{url: 'https://p:9091', query: up, above: 0, token: '{token}'}}}}]"
+    )
     [check] = parse_checks(text, source="c.yaml", read=lambda _: "")
     check_files([check])
     assert check.prometheus is not None and token_of(check.prometheus) == "s3cr3t"
-    missing = parse_checks(text.replace(str(token), str(tmp_path / "nope")), source="c.yaml", read=lambda _: "")
+    missing = parse_checks(
+        text.replace(str(token), str(tmp_path / "nope")), source="c.yaml", read=lambda _: ""
+    )
     with pytest.raises(RefusedError, match="check 'p': cannot read its token file"):
         check_files(missing)
     ca = parse_checks(f"checks: [{{name: h, http: {{url: 'https://h/', ca: '{tmp_path / 'ca.crt'}'}}}}]",

@@ -78,8 +78,15 @@ class Clock:
 
 def lock(store: Store, clock: Clock, holder: str = "ci run A", duration: int = 30) -> GroupLock:
     lost: list[str] = []
-    gl = GroupLock(store, namespace="ns", name="g", holder=holder, duration=duration,  # type: ignore[arg-type]
-                   clock=clock, on_lost=lambda: lost.append("woken"))
+    gl = GroupLock(
+        store,
+        namespace="ns",
+        name="g",
+        holder=holder,
+        duration=duration,  # type: ignore[arg-type]
+        clock=clock,
+        on_lost=lambda: lost.append("woken"),
+    )
     gl.woken = lost  # type: ignore[attr-defined]
     return gl
 
@@ -87,8 +94,11 @@ def lock(store: Store, clock: Clock, holder: str = "ci run A", duration: int = 3
 def take_over(store: Store, holder: str) -> None:
     """Another run takes the (expired) lease over."""
     lease = dict(store.objects["g"])
-    lease["spec"] = {**lease["spec"], "holderIdentity": holder,
-                     "renewTime": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
+    lease["spec"] = {
+        **lease["spec"],
+        "holderIdentity": holder,
+        "renewTime": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+    }
     store.replace(LEASES, lease)
 
 
@@ -202,7 +212,9 @@ def _register(runs: dict[str, dict]) -> dict:
     return {"metadata": {"annotations": {CLAIMS_ANNOTATION: json.dumps(runs)}}}
 
 
-MINE = RunClaims(holder="ci run B", group_lease="g-backend", selector="tier=backend", workloads=("dc/a", "dc/c"))
+MINE = RunClaims(
+    holder="ci run B", group_lease="g-backend", selector="tier=backend", workloads=("dc/a", "dc/c")
+)
 SHOP = {"ci run A": {"lease": "g-shop", "selector": "app=shop", "workloads": ["dc/a", "dc/b"]}}
 
 

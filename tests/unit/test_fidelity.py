@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from rollguard.core.structs import DC, DEPLOYMENT, Phase, Progress, WorkloadRef
+from rollguard.core.structs import DC, DEPLOYMENT, Progress, RolloutPhase, WorkloadRef
 from rollguard.kinds import KINDS
 from rollguard.kinds.base import parse_time
 from rollguard.run.wait import Watched, judged
@@ -21,7 +21,7 @@ def test_a_failed_rc_reads_the_dc_condition_not_its_cause() -> None:
         [rc("Failed", **{"openshift.io/deployment.status-reason": "image change"})],
     )
     assert (cause.phase, cause.message) == (
-        Phase.FAILED,
+        RolloutPhase.FAILED,
         'replication controller "api-2" has failed progressing',
     )
     refused = kind.progress(
@@ -54,7 +54,7 @@ def test_explain_adds_the_deployer_pods_exit_and_names_one_that_cannot_start() -
     pending = kind.progress(dc(), [rc("Pending")])
     stuck = kind.explain(dc(), [rc("Pending")], [pulling], pending)
     # a pull the kubelet retries is a verdict only if it lasts (rollguard.watch REFUSAL_GRACE)
-    assert stuck.phase is Phase.PROGRESSING
+    assert stuck.phase is RolloutPhase.PROGRESSING
     assert (
         stuck.blocked.startswith('deployer pod "api-2-deploy" cannot start')
         and "ImagePullBackOff" in stuck.blocked
@@ -64,7 +64,7 @@ def test_explain_adds_the_deployer_pods_exit_and_names_one_that_cannot_start() -
             "waiting": {"reason": "InvalidImageName", "message": "invalid reference format"}}}]}
     )  # fmt: skip
     never = kind.explain(dc(), [rc("Pending")], [invalid], pending)
-    assert never.phase is Phase.FAILED and "InvalidImageName" in never.message
+    assert never.phase is RolloutPhase.FAILED and "InvalidImageName" in never.message
     # a pod that is not the RC's deployer (no ownerReference to it) is no evidence
     stranger = {**pulling, "metadata": {**pulling["metadata"], "ownerReferences": []}}
     assert kind.explain(dc(), [rc("Pending")], [stranger], pending) == pending
@@ -124,8 +124,13 @@ def test_own_deadline_counts_from_the_last_progress() -> None:
     def at(now: float) -> Progress:
         return judged(item, web, [], [], now=now, fail_fast=False, crash_restarts=0)[0]
 
-    assert at(109.0).phase is Phase.PROGRESSING
-    assert at(111.0).phase is Phase.FAILED and "no progress within its own deadline" in at(111.0).message
+    assert at(109.0).phase is RolloutPhase.PROGRESSING
+    assert (
+        at(111.0).phase is RolloutPhase.FAILED and "no progress within its own deadline" in at(111.0).message
+    )
     moved = json.loads(json.dumps(web))
     moved["status"]["updatedReplicas"] = 2
-    assert judged(item, moved, [], [], now=111.0, fail_fast=False, crash_restarts=0)[0].phase is Phase.PROGRESSING
+    assert (
+        judged(item, moved, [], [], now=111.0, fail_fast=False, crash_restarts=0)[0].phase
+        is RolloutPhase.PROGRESSING
+    )

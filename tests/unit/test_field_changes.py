@@ -3,7 +3,9 @@
 from rollguard.kinds.templates import field_changes
 
 
-def workload(*, image: str, env: list | None = None, label: str | None = None, cpu: str | None = None) -> dict:
+def workload(
+    *, image: str, env: list | None = None, label: str | None = None, cpu: str | None = None
+) -> dict:
     container: dict = {"name": "app", "image": image}
     if env is not None:
         container["env"] = env

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from rollguard.core.structs import DC, DEPLOYMENT, Phase, Progress, WorkloadRef
+from rollguard.core.structs import DC, DEPLOYMENT, Progress, RolloutPhase, WorkloadRef
 from rollguard.kinds import KINDS
 from rollguard.run.refusals import newest_refusal
 from rollguard.run.wait import REFUSAL_GRACE, Watched, held
@@ -37,7 +37,7 @@ def test_a_running_hook_is_shown_and_holds_the_clock() -> None:
     hooked = kind.explain(
         dc(), [rc("Running")], [RUNNING_DEPLOYER, hook_pod("pre", {"phase": "Running"})], running
     )
-    assert hooked.phase is Phase.PROGRESSING and hooked.hook == "api-2-hook-pre"
+    assert hooked.phase is RolloutPhase.PROGRESSING and hooked.hook == "api-2-hook-pre"
     assert hooked.message.endswith("; pre hook pod api-2-hook-pre running"), hooked.message
     done = hook_pod("pre", {"phase": "Succeeded"})
     assert kind.explain(dc(), [rc("Running")], [RUNNING_DEPLOYER, done], running) == running
@@ -93,16 +93,18 @@ def test_a_lasting_block_fails_and_a_passing_one_does_not() -> None:
     item = Watched(WorkloadRef(DC, "api"), {}, deadline=1000.0, deadline_reason="")
     message = "api-2 running: 0 of 2 new replicas ready"
     item.last_progress = message  # as the wait loop records it
-    blocked = Progress(Phase.PROGRESSING, message, blocked="pods refused")
+    blocked = Progress(RolloutPhase.PROGRESSING, message, blocked="pods refused")
     assert held(item, blocked, now=10.0) is blocked and item.next_deadline() == 10.0 + REFUSAL_GRACE
-    held(item, Progress(Phase.PROGRESSING, message), now=20.0)  # the refusal cleared: its clock stops
-    assert held(item, blocked, now=10.0 + REFUSAL_GRACE).phase is Phase.PROGRESSING  # and restarts
-    moved = Progress(Phase.PROGRESSING, "api-2 running: 1 of 2 new replicas ready", blocked="pods refused")
+    held(item, Progress(RolloutPhase.PROGRESSING, message), now=20.0)  # the refusal cleared: its clock stops
+    assert held(item, blocked, now=10.0 + REFUSAL_GRACE).phase is RolloutPhase.PROGRESSING  # and restarts
+    moved = Progress(
+        RolloutPhase.PROGRESSING, "api-2 running: 1 of 2 new replicas ready", blocked="pods refused"
+    )
     held(item, moved, now=20.0 + REFUSAL_GRACE)  # refused still, but the rollout moved: not standing still
     item.last_progress = moved.message
-    assert held(item, moved, now=19.0 + 2 * REFUSAL_GRACE).phase is Phase.PROGRESSING
+    assert held(item, moved, now=19.0 + 2 * REFUSAL_GRACE).phase is RolloutPhase.PROGRESSING
     verdict = held(item, moved, now=20.0 + 2 * REFUSAL_GRACE)
-    assert verdict.phase is Phase.FAILED
+    assert verdict.phase is RolloutPhase.FAILED
     assert verdict.message == f"dc/api: pods refused (for {REFUSAL_GRACE:.0f}s)"
 
 

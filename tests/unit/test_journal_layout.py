@@ -168,8 +168,10 @@ def test_of_two_runs_that_verified_a_workload_within_one_second_the_later_is_the
     second.last_success["run_id"] = "fast"
     first.updated = second.updated = earlier[:19] + "Z"  # both journals written within one second
     labels = {"app": "shop", "tier": "backend"}
-    for cms in (group(first, "rollguard-a") + group(second, "rollguard-b"),
-                group(second, "rollguard-b") + group(first, "rollguard-a")):
+    for cms in (
+        group(first, "rollguard-a") + group(second, "rollguard-b"),
+        group(second, "rollguard-b") + group(first, "rollguard-a"),
+    ):
         groups = read_groups("shop", cms, [], now=dt.datetime.now(dt.UTC))
         assert drift_reference("deployment/a", labels, groups) == (fast, "fast")
         picked = group_for(WorkloadRef("Deployment", "a"), labels, groups)

@@ -76,7 +76,10 @@ def _kind_table(node: ast.AST) -> bool:
         return len(keys) >= 2 or any(not isinstance(k, ast.Constant) for k in keys)
     if isinstance(node, ast.DictComp):
         listed = [
-            e for g in node.generators if isinstance(g.iter, ast.Tuple | ast.List | ast.Set) for e in g.iter.elts
+            e
+            for g in node.generators
+            if isinstance(g.iter, ast.Tuple | ast.List | ast.Set)
+            for e in g.iter.elts
         ]
         return _names_a_kind(node.key) or any(_names_a_kind(e) for e in listed)
     return False

@@ -252,9 +252,13 @@ def test_the_pod_that_tells_how_a_revision_without_pods_went() -> None:
     dc = KINDS[DC]
 
     def rc(phase: str, **extra: str) -> dict:
-        return {"metadata": {"name": "api-2", "annotations": {"openshift.io/deployment.phase": phase, **extra}}}
+        return {
+            "metadata": {"name": "api-2", "annotations": {"openshift.io/deployment.phase": phase, **extra}}
+        }
 
-    assert dc.deployer_pod(rc("Failed", **{"openshift.io/deployer-pod.name": "api-2-deploy"})) == "api-2-deploy"
+    assert (
+        dc.deployer_pod(rc("Failed", **{"openshift.io/deployer-pod.name": "api-2-deploy"})) == "api-2-deploy"
+    )
     assert [dc.deployer_pod(rc(p)) for p in ("New", "Pending", "Running")] == ["api-2-deploy"] * 3
     assert dc.deployer_pod(rc("Complete")) is None
     assert KINDS[DEPLOYMENT].deployer_pod({"metadata": {"name": "api-5d8f"}}) is None

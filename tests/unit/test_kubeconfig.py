@@ -108,7 +108,10 @@ def test_in_a_pod_without_kubeconfig_the_serviceaccount_and_its_namespace(tmp_pa
     assert conn.in_cluster
     assert conn.namespace(None) == ("from-pod", "the pod's namespace")
     assert conn.namespace("given") == ("given", "--namespace")
-    assert resolve(environ={**env, "POD_NAMESPACE": "downward"}, serviceaccount_dir=sa).namespace(None)[0] == "downward"
+    assert (
+        resolve(environ={**env, "POD_NAMESPACE": "downward"}, serviceaccount_dir=sa).namespace(None)[0]
+        == "downward"
+    )
 
 
 def test_in_a_pod_a_usable_kubeconfig_wins_and_the_pod_namespace_fills_in(tmp_path):

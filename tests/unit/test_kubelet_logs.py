@@ -103,7 +103,9 @@ def test_an_emulated_processs_output_is_the_log_and_a_follow_counts_its_lines() 
     run.output = ((1000.5, "--> Scaling web-1 to 1"),)
     inst = pick(run, "app", previous=False, now=1001.0, registry_dir=Path("/nonexistent"))
     assert lines(inst, 1001.0) == [(1000.5, "--> Scaling web-1 to 1")]
-    later = Instance(inst.image, inst.behaviour, inst.start, None, output=(*run.output, (1000.6, "--> Success")))
+    later = Instance(
+        inst.image, inst.behaviour, inst.start, None, output=(*run.output, (1000.6, "--> Success"))
+    )
     assert unsent(later, 1001.2, since=1001.0, sent=1) == [(1000.6, "--> Success")]  # older than `since`
     plain = run_of("v1", ("ready",))
     plain_inst = pick(plain, "app", previous=False, now=1001.0, registry_dir=Path("/nonexistent"))

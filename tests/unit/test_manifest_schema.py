@@ -49,7 +49,11 @@ def workload(kind: str, api_version: str, container: dict) -> dict:
 
 
 def test_a_misspelled_container_field_is_named_with_its_path_and_type() -> None:
-    body = workload("Deployment", "apps/v1", {"name": "app", "image": "i:1", "envv": [], "env": [{"name": "A", "valu": "1"}]})
+    body = workload(
+        "Deployment",
+        "apps/v1",
+        {"name": "app", "image": "i:1", "envv": [], "env": [{"name": "A", "valu": "1"}]},
+    )
     assert unknown_fields(body, DEFINITIONS, parts=KINDS["Deployment"].schema_parts) == [
         '"spec.template.spec.containers[0].envv" (not a field of io.k8s.api.core.v1.Container)',
         '"spec.template.spec.containers[0].env[0].valu" (not a field of spec.template.spec.containers[0].env[0])',
@@ -57,7 +61,9 @@ def test_a_misspelled_container_field_is_named_with_its_path_and_type() -> None:
 
 
 def test_maps_and_known_fields_pass() -> None:
-    body = workload("Deployment", "apps/v1", {"name": "app", "image": "i:1", "resources": {"limits": {"cpu": "1"}}})
+    body = workload(
+        "Deployment", "apps/v1", {"name": "app", "image": "i:1", "resources": {"limits": {"cpu": "1"}}}
+    )
     assert unknown_fields(body, DEFINITIONS, parts=KINDS["Deployment"].schema_parts) == []
 
 
@@ -70,4 +76,6 @@ def test_a_dc_template_is_checked_although_the_published_spec_is_open() -> None:
 
 
 def test_a_type_the_schema_does_not_know_is_not_judged() -> None:
-    assert unknown_fields({"apiVersion": "x/v1", "kind": "Thing", "spec": {"a": 1}}, DEFINITIONS, parts={}) == []
+    assert (
+        unknown_fields({"apiVersion": "x/v1", "kind": "Thing", "spec": {"a": 1}}, DEFINITIONS, parts={}) == []
+    )

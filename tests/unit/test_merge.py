@@ -34,7 +34,11 @@ def test_merge_case(case: dict) -> None:
     kind = KINDS[case["kind"]]
     live_before = json.dumps(case["live"], sort_keys=True)
     body = merge.merged(
-        case["live"], case["manifest"], kind=kind, keep_replicas=case.get("keep_replicas", False), last=case.get("last")
+        case["live"],
+        case["manifest"],
+        kind=kind,
+        keep_replicas=case.get("keep_replicas", False),
+        last=case.get("last"),
     )
     assert json.dumps(case["live"], sort_keys=True) == live_before  # the live object is not touched
     if "want" in case:
@@ -135,7 +139,10 @@ def test_read_sources_directory_file_and_refusals(tmp_path: Path) -> None:
     (tmp_path / "b.yaml").write_text("b")
     (tmp_path / "a.json").write_text("a")
     (tmp_path / "notes.txt").write_text("ignored")
-    assert [s.name for s in read_sources([str(tmp_path)])] == [str(tmp_path / "a.json"), str(tmp_path / "b.yaml")]
+    assert [s.name for s in read_sources([str(tmp_path)])] == [
+        str(tmp_path / "a.json"),
+        str(tmp_path / "b.yaml"),
+    ]
     with pytest.raises(RefusedError, match="no such file"):
         read_sources([str(tmp_path / "missing.yaml")])
     empty = tmp_path / "empty"

@@ -145,7 +145,9 @@ def test_the_pulse_times_the_silence_from_the_last_answer() -> None:
     assert [next_report(0), next_report(10), next_report(20)] == [10, 20, 40]
 
 
-def test_a_holding_run_says_while_nothing_answers_and_when_it_answers_again(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_holding_run_says_while_nothing_answers_and_when_it_answers_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from rollguard.cluster import pulse as pulse_module
 
     monkeypatch.setattr(pulse_module, "FIRST_REPORT", 0.05)

@@ -61,7 +61,12 @@ def listed(*items: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_a_missing_namespace_refuses_first_whatever_the_other_reads_met() -> None:
-    api = Answers({"list deploymentconfigs": ServerError("on fire", status=500), "list pods": ServerError("x", status=500)})
+    api = Answers(
+        {
+            "list deploymentconfigs": ServerError("on fire", status=500),
+            "list pods": ServerError("x", status=500),
+        }
+    )
     got = read(api)
     assert not got.namespace_found and "does not exist" in str(read_refusal(got))
 

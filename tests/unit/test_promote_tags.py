@@ -87,4 +87,6 @@ def test_a_revert_waits_for_the_restored_tag_and_names_one_that_never_resolves()
     assert wait_restored(api, namespace="shop", tags=tags, seconds=10, stopped=lambda: False) == []  # type: ignore[arg-type]
     assert api.reads == 3
     never = {"api:latest": {"spec": None, "image": "sha256:other", "reference": ""}}
-    assert wait_restored(api, namespace="shop", tags=never, seconds=0, stopped=lambda: False) == ["api:latest"]  # type: ignore[arg-type]
+    assert wait_restored(api, namespace="shop", tags=never, seconds=0, stopped=lambda: False) == [
+        "api:latest"
+    ]  # type: ignore[arg-type]

@@ -55,7 +55,9 @@ def test_state_fixtures_assess_alike(fixture: str) -> None:
     for selector in (None, "app=shop"):
         want = assess_namespace("shop-dev", now=AFTER_RUN, selector=selector, **full)
         for intern in (False, True):
-            got = assess_namespace("shop-dev", now=AFTER_RUN, selector=selector, **reduced(full, intern=intern))
+            got = assess_namespace(
+                "shop-dev", now=AFTER_RUN, selector=selector, **reduced(full, intern=intern)
+            )
             assert got.workloads == want.workloads
             assert got.groups == want.groups
 

@@ -31,7 +31,11 @@ def loaded(code: str, *, env: dict[str, str] | None = None, modules: tuple[str, 
         print(json.dumps(sorted(names)))
     """)
     result = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})}
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
     )
     assert result.returncode == 0, result.stderr
     return set(json.loads(result.stdout.splitlines()[-1]))
@@ -41,7 +45,9 @@ def test_the_cli_and_its_parser_import_no_transport_tui_or_yaml():
     assert loaded("import rollguard.cli\nrollguard.cli.build_parser()\n") == set()
 
 
-OTHER_COMMANDS = tuple(f"rollguard.commands.{m}" for m in ("rollout", "resume", "revert", "redeploy", "drift_check", "tui"))
+OTHER_COMMANDS = tuple(
+    f"rollguard.commands.{m}" for m in ("rollout", "resume", "revert", "redeploy", "drift_check", "tui")
+)
 
 
 def test_a_command_line_naming_a_subcommand_builds_that_subcommand_alone():
@@ -61,7 +67,11 @@ def test_subcommand_names_map_to_their_modules():
     from rollguard.cli import SUBCOMMANDS, command_module
 
     assert command_module("drift-check") == "drift_check" and command_module("status") == "status"
-    assert command_module("drift_check") is None and command_module("--help") is None and command_module(None) is None
+    assert (
+        command_module("drift_check") is None
+        and command_module("--help") is None
+        and command_module(None) is None
+    )
     assert {command_module(m.replace("_", "-")) for m in SUBCOMMANDS} == set(SUBCOMMANDS)
 
 
@@ -72,16 +82,25 @@ def test_a_serviceaccount_connection_does_not_import_the_kubeconfig_machinery(tm
         (sa / name).write_text(text)
     env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443",
            "KUBECONFIG": str(tmp_path / "absent")}  # fmt: skip
-    got = loaded(textwrap.dedent(f"""
+    got = loaded(
+        textwrap.dedent(f"""
         from rollguard.cluster.client import Client
         from rollguard.cluster.kubeconfig import resolve
         connection = resolve(environ={env!r}, serviceaccount_dir={str(sa)!r})
         assert connection.in_cluster
         client = Client.from_connection(connection)
         assert client._api.configuration.host == "https://10.0.0.1:443", client._api.configuration.host
-    """))
+    """)
+    )
     assert {"kubernetes", "urllib3"} <= got  # the official client's configuration and transport
-    assert not got & {"kubernetes.config.kube_config", "requests", "requests_oauthlib", "oauthlib", "yaml", "textual"}
+    assert not got & {
+        "kubernetes.config.kube_config",
+        "requests",
+        "requests_oauthlib",
+        "oauthlib",
+        "yaml",
+        "textual",
+    }
 
 
 def kubeconfig_file(tmp_path, server: str = "https://example.invalid:6443") -> str:
@@ -96,12 +115,14 @@ def kubeconfig_file(tmp_path, server: str = "https://example.invalid:6443") -> s
 
 
 def test_a_kubeconfig_connection_uses_the_official_loader(tmp_path):
-    got = loaded(textwrap.dedent(f"""
+    got = loaded(
+        textwrap.dedent(f"""
         from rollguard.cluster.client import Client
         client = Client.connect(kubeconfig={kubeconfig_file(tmp_path)!r})
         cfg = client._api.configuration
         assert cfg.host == "https://example.invalid:6443" and cfg.api_key["authorization"] == "Bearer abc"
-    """))
+    """)
+    )
     assert {"kubernetes.config.kube_config", "yaml"} <= got
     assert not got & {"requests", "requests_oauthlib", "oauthlib", "textual"}
 
@@ -139,13 +160,18 @@ def test_a_connection_imports_neither_multiprocessing_nor_importlib_metadata(tmp
         Client.connect(kubeconfig={kubeconfig_file(tmp_path)!r})
         assert k8s.module("client.configuration").Configuration().connection_pool_maxsize == os.cpu_count() * 5
     """)
-    assert not loaded(code, modules=("multiprocessing", "importlib.metadata")) & {"multiprocessing", "importlib.metadata"}
+    assert not loaded(code, modules=("multiprocessing", "importlib.metadata")) & {
+        "multiprocessing",
+        "importlib.metadata",
+    }
     later = code + textwrap.dedent("""
         import urllib3.http2
         assert urllib3.http2.version("urllib3") == urllib3.__version__
         assert k8s.module("client.configuration").multiprocessing.Process  # the rest of it, when asked for
     """)
-    assert {"multiprocessing", "importlib.metadata"} <= loaded(later, modules=("multiprocessing", "importlib.metadata"))
+    assert {"multiprocessing", "importlib.metadata"} <= loaded(
+        later, modules=("multiprocessing", "importlib.metadata")
+    )
 
 
 def test_a_proxy_from_the_environment_still_gets_the_official_proxy_check(tmp_path):
@@ -159,9 +185,16 @@ def test_a_proxy_from_the_environment_still_gets_the_official_proxy_check(tmp_pa
     """)
     direct = {name: "" for name in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy")}
     proxied = {**direct, "HTTPS_PROXY": "http://proxy.invalid:3128"}
-    for env, pool, needs_requests in ((direct, "PoolManager None", False), (proxied, "ProxyManager proxy.invalid", True)):
+    for env, pool, needs_requests in (
+        (direct, "PoolManager None", False),
+        (proxied, "ProxyManager proxy.invalid", True),
+    ):
         result = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={**os.environ, **env}
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, **env},
         )
         assert result.returncode == 0, result.stderr
         assert result.stdout.strip() == pool, env

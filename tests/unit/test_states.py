@@ -14,8 +14,8 @@ import pytest
 
 from rollguard.cluster.journal import DATA_KEY, Journal, WorkloadEntry, parse_configmap
 from rollguard.core.errors import EXIT_INCONSISTENT, EXIT_OK, EXIT_REFUSED, EXIT_REVERTED
-from rollguard.core.report import EXIT_BY_STATUS, Outcome, WorkloadResult, write_report, write_results
-from rollguard.core.structs import RunState, Status, VerifiedState, WorkloadOutcome, WorkloadPhase
+from rollguard.core.report import EXIT_BY_STATUS, Report, WorkloadResult, write_report, write_results
+from rollguard.core.structs import EntryPhase, ExitStatus, RunState, VerifiedState, WorkloadOutcome
 
 # The words as the versions before the enums spelled them (engine.py, repair.py, journal.py, report.py).
 OLD_RUN_STATES = ["new", "applying", "watching", "repairing", "reverting", "succeeded", "repaired",
@@ -39,7 +39,14 @@ def old_outcome(phase: str) -> str:
 def test_status_words_and_exit_codes_are_the_documented_ones() -> None:
     # superseded (issue 14): the run lost its group's lock to another run and stopped writing.
     # dry-run: a --dry-run's report (exit 0) never says succeeded, as nothing was rolled out.
-    assert [s.value for s in Status] == ["succeeded", "reverted", "refused", "inconsistent", "superseded", "dry-run"]
+    assert [s.value for s in ExitStatus] == [
+        "succeeded",
+        "reverted",
+        "refused",
+        "inconsistent",
+        "superseded",
+        "dry-run",
+    ]
     assert EXIT_BY_STATUS == {
         "dry-run": EXIT_OK,
         "succeeded": EXIT_OK,
@@ -57,27 +64,27 @@ def test_run_states_and_their_finality_are_the_old_words() -> None:
 
 def test_workload_phases_map_to_the_old_outcome_words() -> None:
     phases = OLD_PHASES + NEW_PHASES
-    assert sorted(p.value for p in WorkloadPhase) == sorted(phases)
-    assert {p.value: p.outcome.value for p in WorkloadPhase} == {p: old_outcome(p) for p in phases}
+    assert sorted(p.value for p in EntryPhase) == sorted(phases)
+    assert {p.value: p.outcome.value for p in EntryPhase} == {p: old_outcome(p) for p in phases}
     # planned: a dry run's workload that the run would change (no phase: a dry run keeps no journal);
     # not verified (0 replicas): a complete rollout to no pod (no phase of its own: judged when reported)
     # kept at 0 replicas, removed: `rollguard migrate`'s DCs kept, and what --finish/--revert deleted
     extra = {"planned", "not verified (0 replicas)", "kept at 0 replicas", "removed"}
     assert {o.value for o in WorkloadOutcome} == {old_outcome(p) for p in phases} | extra
-    assert {p.value for p in WorkloadPhase if not p.touched} == {"pending", "unchanged"}
+    assert {p.value for p in EntryPhase if not p.touched} == {"pending", "unchanged"}
 
 
 def test_a_report_reads_back_as_the_plain_words(tmp_path: Path) -> None:
-    outcome = Outcome(
-        status=Status.REVERTED,
+    outcome = Report(
+        status=ExitStatus.REVERTED,
         command="rollout",
         namespace="shop",
         selector="app=shop",
         run_id="r1",
         error="dc/dc2: boom",
         workloads=[
-            WorkloadResult(kind="DeploymentConfig", name="dc1", outcome=WorkloadPhase.REVERTED.outcome),
-            WorkloadResult(kind="DeploymentConfig", name="dc2", outcome=WorkloadPhase.ERROR.outcome),
+            WorkloadResult(kind="DeploymentConfig", name="dc1", outcome=EntryPhase.REVERTED.outcome),
+            WorkloadResult(kind="DeploymentConfig", name="dc2", outcome=EntryPhase.ERROR.outcome),
             WorkloadResult(kind="Deployment", name="web"),
         ],
     )
@@ -126,8 +133,8 @@ def test_an_earlier_journal_reads_as_enums_and_saves_byte_for_byte() -> None:
     journal = parse_configmap({"data": {DATA_KEY: compact(EARLIER_JOURNAL)}})
     assert journal is not None
     assert journal.state is RunState.REVERTING and not journal.final
-    assert journal.workloads["dc/api"].phase is WorkloadPhase.REVERTED
-    assert journal.workloads["deployment/web"].phase is WorkloadPhase.ERROR
+    assert journal.workloads["dc/api"].phase is EntryPhase.REVERTED
+    assert journal.workloads["deployment/web"].phase is EntryPhase.ERROR
     # Saved again, the one change is that a template is stored once (issue 14): the last success's
     # copy of a template equal to the verified one is a mark, read back as that template.
     saved = json.loads(compact(EARLIER_JOURNAL))
@@ -143,7 +150,7 @@ def test_a_closed_run_is_written_with_the_plain_words() -> None:
         kind="DeploymentConfig",
         name="api",
         verified=VerifiedState(template={}, triggers=None, revision=3, images={}, paused=False),
-        phase=WorkloadPhase.RESUMED,
+        phase=EntryPhase.RESUMED,
     )
     journal.close_run(RunState.REPAIRED)
     text = compact(journal.to_json())
@@ -152,7 +159,7 @@ def test_a_closed_run_is_written_with_the_plain_words() -> None:
     assert data["workloads"]["dc/api"]["phase"] == "resumed"
     assert "RunState." not in text and "WorkloadPhase." not in text
     back = parse_configmap({"data": {DATA_KEY: text}})
-    assert back is not None and back.final and back.workloads["dc/api"].phase is WorkloadPhase.RESUMED
+    assert back is not None and back.final and back.workloads["dc/api"].phase is EntryPhase.RESUMED
 
 
 def test_words_this_version_does_not_know_read_as_not_restored() -> None:
@@ -162,7 +169,7 @@ def test_words_this_version_does_not_know_read_as_not_restored() -> None:
     data["workloads"]["dc/api"]["phase"] = "migrated"
     journal = parse_configmap({"data": {DATA_KEY: compact(data)}})
     assert journal is not None and journal.state is RunState.INCONSISTENT and not journal.final
-    assert journal.workloads["dc/api"].phase is WorkloadPhase.ERROR
+    assert journal.workloads["dc/api"].phase is EntryPhase.ERROR
 
 
 def test_the_words_are_accepted_in_code_but_a_typo_is_not() -> None:

@@ -7,7 +7,9 @@ from rollguard.kinds.triggers import ImageTrigger, changes
 
 
 def trigger(name: str, *, automatic: bool = True, containers: tuple[str, ...] = ("app",)) -> ImageTrigger:
-    return ImageTrigger(containers=containers, from_kind="ImageStreamTag", name=name, namespace="", automatic=automatic)
+    return ImageTrigger(
+        containers=containers, from_kind="ImageStreamTag", name=name, namespace="", automatic=automatic
+    )
 
 
 def test_each_side_effect_has_its_line():
@@ -30,7 +32,9 @@ def test_each_side_effect_has_its_line():
 
 
 def test_container_names_find_init_containers_and_list_both():
-    names = ContainerNames.of({"spec": {"initContainers": [{"name": "migrate"}], "containers": [{"name": "app"}]}})
+    names = ContainerNames.of(
+        {"spec": {"initContainers": [{"name": "migrate"}], "containers": [{"name": "app"}]}}
+    )
     assert names.find(None) == "app" and names.find("migrate") == "migrate" and names.find("nope") is None
     assert names.listing() == "app; init containers: migrate"
     two = ContainerNames.of({"spec": {"containers": [{"name": "a"}, {"name": "b"}]}})

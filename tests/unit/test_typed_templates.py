@@ -87,7 +87,11 @@ def test_a_missing_template_is_the_same_only_as_another() -> None:
         ("api:v2", "image-registry.openshift-image-registry.svc:5000/shop/api:v2", True),  # tag not there yet
         ("api:v2", "image-registry.openshift-image-registry.svc:5000/shop/web@sha256:" + "1" * 64, False),
         ("api:v2", "registry.local/shop/api:v3", False),  # someone's edit, not a rewrite
-        ("registry.local/shop/api:v2", "registry.local/shop/api@sha256:" + "1" * 64, False),  # not a local name
+        (
+            "registry.local/shop/api:v2",
+            "registry.local/shop/api@sha256:" + "1" * 64,
+            False,
+        ),  # not a local name
         ("api:v2", "api:v2", False),
     ],
 )

@@ -21,7 +21,9 @@ CHECKS = [Check(name=n, timeout=60, http=HttpCheck(url=f"http://{n}/")) for n in
 def runner(check: Check, ctx: Context) -> CheckResult:
     """fast-fail fails at once; slow waits for a stop (then fails, as a cut runner does); ok passes."""
     if check.name == "fast-fail":
-        return CheckResult(check.name, check.kind, CheckOutcome.FAILED, 0.1, "500 Internal Server Error\nmore")
+        return CheckResult(
+            check.name, check.kind, CheckOutcome.FAILED, 0.1, "500 Internal Server Error\nmore"
+        )
     if check.name == "slow":
         stopped = ctx.stop.wait(30)
         return CheckResult(check.name, check.kind, CheckOutcome.FAILED if stopped else CheckOutcome.PASSED, 1.0,
@@ -41,7 +43,10 @@ def test_the_first_failure_stops_the_others_and_is_the_runs_error(monkeypatch: p
     assert str(caught.value) == "check 'fast-fail' (http) failed: 500 Internal Server Error"
     assert caught.value.check == "fast-fail"
     assert [(r.name, r.outcome) for r in results] == [
-        ("fast-fail", "failed"), ("slow", "stopped"), ("ok", "passed")]
+        ("fast-fail", "failed"),
+        ("slow", "stopped"),
+        ("ok", "passed"),
+    ]
     assert results[1].evidence == "stopped: check 'fast-fail' failed"
 
 
@@ -54,7 +59,9 @@ def test_a_cancel_stops_every_check_without_a_check_failure(monkeypatch: pytest.
     ctx.stop_reason = lambda: "interrupted by SIGTERM"
     threading.Timer(0.3, cancel.set).start()
     verify_mod.verify(checks, bake=None, ctx=ctx, cancel=cancel, results=results)  # no CheckFailed
-    assert [(r.name, r.outcome, r.evidence) for r in results] == [("slow", "stopped", "interrupted by SIGTERM")]
+    assert [(r.name, r.outcome, r.evidence) for r in results] == [
+        ("slow", "stopped", "interrupted by SIGTERM")
+    ]
 
 
 def test_a_runners_exception_stops_the_others_and_goes_through(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,7 +83,10 @@ def test_passing_checks_and_a_bake_say_so(monkeypatch: pytest.MonkeyPatch) -> No
     lines: list[str] = []
     checks = CHECKS[2:]
     results = verify_mod.not_run(checks, bake=5)
-    assert [(r.name, r.kind, r.outcome) for r in results] == [("ok", "http", "not-run"), ("bake", "bake", "not-run")]
+    assert [(r.name, r.kind, r.outcome) for r in results] == [
+        ("ok", "http", "not-run"),
+        ("bake", "bake", "not-run"),
+    ]
 
     def bake(ctx: Context) -> CheckResult:
         return CheckResult("bake", "bake", CheckOutcome.PASSED, 5.0, "5s: quiet")

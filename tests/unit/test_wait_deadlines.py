@@ -16,7 +16,7 @@ import pytest
 
 from rollguard.cluster.cache import NamespaceCache
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, PODS, REPLICATION_CONTROLLERS
-from rollguard.core.structs import DC, Obj, Phase, WorkloadRef
+from rollguard.core.structs import DC, Obj, RolloutPhase, WorkloadRef
 from rollguard.run import wait as watch
 from rollguard.run.wait import EVIDENCE_GRACE, Watched, wait_for
 from tests.helpers.dc_objects import FAILED_CONDITION, dc, deployer_pod, rc
@@ -81,7 +81,7 @@ def test_timeout_ends_the_wait_at_its_time_while_the_deployer_pod_runs(clock: Cl
     })  # fmt: skip
     item = watched(clock, 8)
     run(cache, item)
-    assert item.verdict is not None and item.verdict.phase is Phase.FAILED
+    assert item.verdict is not None and item.verdict.phase is RolloutPhase.FAILED
     assert "not complete within --timeout 8s" in item.verdict.message, item.verdict.message
     assert clock.now - item.started < 8.5, f"ended {clock.now - item.started:.2f}s after the write"
     assert all(t > 0 for t in cache.asked), cache.asked  # never a wait for a time already past
@@ -106,7 +106,7 @@ def test_the_grace_never_outlasts_the_timeout(clock: Clock) -> None:
     })  # fmt: skip
     item = watched(clock, 2)
     run(cache, item)
-    assert item.verdict is not None and item.verdict.phase is Phase.FAILED
+    assert item.verdict is not None and item.verdict.phase is RolloutPhase.FAILED
     assert clock.now - item.started < 2.5
     assert all(t > 0 for t in cache.asked), cache.asked
 

@@ -22,12 +22,26 @@ from tests.helpers.cluster import (
 )
 
 
-def test_a_release_that_crashes_after_its_rollout_fails_the_bake_and_is_reverted(sandbox, namespace, client, tmp_path: Path):
+def test_a_release_that_crashes_after_its_rollout_fails_the_bake_and_is_reverted(
+    sandbox, namespace, client, tmp_path: Path
+):
     create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
     dies = f"{IMAGE}:v2-dies6"
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                       "--image", f"dc/dc1={NEW}", "--image", f"deploy/web={dies}", "--bake", "2m",
-                       report=tmp_path / "r.json")
+    result = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={NEW}",
+        "--image",
+        f"deploy/web={dies}",
+        "--bake",
+        "2m",
+        report=tmp_path / "r.json",
+    )
     assert result.code == 1, result.stdout + result.stderr
     assert "deployment/web: complete" in result.stdout  # it rolled out ready first
     report = result.report
@@ -41,9 +55,21 @@ def test_a_release_that_crashes_after_its_rollout_fails_the_bake_and_is_reverted
 
 def test_a_quiet_bake_window_passes(sandbox, namespace, client, tmp_path: Path):
     create_group(client, namespace, [dc_body("dc1", OLD), deployment_body("web", OLD)])
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                       "--image", f"dc/dc1={NEW}", "--image", f"deploy/web={NEW}", "--bake", "3s",
-                       report=tmp_path / "r.json")
+    result = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={NEW}",
+        "--image",
+        f"deploy/web={NEW}",
+        "--bake",
+        "3s",
+        report=tmp_path / "r.json",
+    )
     assert result.code == 0, result.stdout + result.stderr
     [check] = result.report["checks"]
     assert check["outcome"] == "passed" and check["evidence"].startswith("3s: 2 workload(s) stayed complete")

@@ -83,16 +83,33 @@ def all_on(client, namespace, image: str) -> None:
 def test_http_check_passes_and_the_report_says_so(sandbox, namespace, client, tmp_path: Path):
     group(client, namespace)
     with http_server(lambda path: (200, b'{"status": "healthy"}')) as url:
-        checks = checks_file(tmp_path, f"""checks:
+        checks = checks_file(
+            tmp_path,
+            f"""checks:
   - name: health
     timeout: 60s
     http: {{url: "{url}/health", status: [200], body: healthy, successes: 3}}
-""")
+""",
+        )
         more = tmp_path / "more"
         more.mkdir()
-        second = checks_file(more, f"checks:\n  - {{name: ready, http: {{url: '{url}/ready'}}}}\n")  # --verify repeats
-        result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                           "--verify", str(checks), "--verify", str(second), report=tmp_path / "r.json")
+        second = checks_file(
+            more, f"checks:\n  - {{name: ready, http: {{url: '{url}/ready'}}}}\n"
+        )  # --verify repeats
+        result = rollguard(
+            sandbox.kubeconfig,
+            "rollout",
+            "-n",
+            namespace,
+            "-l",
+            SELECTOR,
+            *IMAGES,
+            "--verify",
+            str(checks),
+            "--verify",
+            str(second),
+            report=tmp_path / "r.json",
+        )
     assert result.code == 0, result.stdout + result.stderr
     all_on(client, namespace, NEW)
     assert f"verify: http {url}/health 3/3 ok" in result.stdout
@@ -110,14 +127,28 @@ def test_a_failing_http_check_reverts_the_whole_group(sandbox, namespace, client
     """The release rolls out ready, but answers 500: the run fails on the check and reverts every member."""
     group(client, namespace)
     with http_server(lambda path: (500, b"upstream connect error")) as url:
-        checks = checks_file(tmp_path, f"""checks:
+        checks = checks_file(
+            tmp_path,
+            f"""checks:
   - name: health
     timeout: 4s
     http: {{url: "{url}/health", successes: 2}}
-""")
-        result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                           "--verify", str(checks), "--results-dir", str(tmp_path / "results"),
-                           report=tmp_path / "r.json")
+""",
+        )
+        result = rollguard(
+            sandbox.kubeconfig,
+            "rollout",
+            "-n",
+            namespace,
+            "-l",
+            SELECTOR,
+            *IMAGES,
+            "--verify",
+            str(checks),
+            "--results-dir",
+            str(tmp_path / "results"),
+            report=tmp_path / "r.json",
+        )
     assert result.code == 1, result.stdout + result.stderr
     all_on(client, namespace, OLD)
     report = result.report
@@ -125,7 +156,9 @@ def test_a_failing_http_check_reverts_the_whole_group(sandbox, namespace, client
     # Tekton results: status stays one word, the summary names the failed check
     assert (tmp_path / "results" / "status").read_text() == "reverted"
     summary = (tmp_path / "results" / "summary").read_text()
-    assert "\n" not in summary and summary.startswith("reverted: 3 reverted; checks: 1 failed; cause: check 'health'")
+    assert "\n" not in summary and summary.startswith(
+        "reverted: 3 reverted; checks: 1 failed; cause: check 'health'"
+    )
     assert report["error"].startswith("check 'health' (http) failed: timed out after 4s")
     assert "500 Internal Server Error" in report["error"] and "upstream connect error" in report["error"]
     assert {w["outcome"] for w in report["workloads"]} == {"reverted"}
@@ -133,18 +166,35 @@ def test_a_failing_http_check_reverts_the_whole_group(sandbox, namespace, client
     record = journal(client, namespace)
     assert record is not None and record["run"]["state"] == "reverted"
     assert record["workloads"]["dc/dc1"]["verified"]["images"] == {"app": OLD}
-    reverted = [e for e in client.list(EVENTS, namespace=namespace)["items"] if e["reason"] == "RollguardReverted"]
+    reverted = [
+        e for e in client.list(EVENTS, namespace=namespace)["items"] if e["reason"] == "RollguardReverted"
+    ]
     assert len(reverted) == 3 and all("cause: check 'health'" in e["message"] for e in reverted)
     status = rollguard(sandbox.kubeconfig, "status", "-n", namespace)
-    assert "  last run failed a check: check 'health' (http) failed: timed out after 4s" in status.stdout, status.stdout
+    assert "  last run failed a check: check 'health' (http) failed: timed out after 4s" in status.stdout, (
+        status.stdout
+    )
 
 
 def test_job_check_passes_on_the_job_controller_and_is_deleted(sandbox, namespace, client, tmp_path: Path):
     group(client, namespace)
-    checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 2m, job: smoke-job.yaml}\n",
-                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-exit0")})
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                       "--verify", str(checks), report=tmp_path / "r.json")
+    checks = checks_file(
+        tmp_path,
+        "checks:\n  - {name: smoke, timeout: 2m, job: smoke-job.yaml}\n",
+        **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-exit0")},
+    )
+    result = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        *IMAGES,
+        "--verify",
+        str(checks),
+        report=tmp_path / "r.json",
+    )
     assert result.code == 0, result.stdout + result.stderr
     all_on(client, namespace, NEW)
     [check] = result.report["checks"]
@@ -162,10 +212,23 @@ def test_a_failing_job_honours_backoff_limit_reverts_and_is_kept(sandbox, namesp
     """backoffLimit 1: the Job controller runs a second pod after the first fails, then fails the Job;
     ``keep: true`` leaves it for debugging, labelled with the run id."""
     group(client, namespace)
-    checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 2m, job: smoke-job.yaml, keep: true}\n",
-                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-exit3", backoff=1)})
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                       "--verify", str(checks), report=tmp_path / "r.json")
+    checks = checks_file(
+        tmp_path,
+        "checks:\n  - {name: smoke, timeout: 2m, job: smoke-job.yaml, keep: true}\n",
+        **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-exit3", backoff=1)},
+    )
+    result = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        *IMAGES,
+        "--verify",
+        str(checks),
+        report=tmp_path / "r.json",
+    )
     assert result.code == 1, result.stdout + result.stderr
     all_on(client, namespace, OLD)
     report = result.report
@@ -181,15 +244,35 @@ def test_a_failing_job_honours_backoff_limit_reverts_and_is_kept(sandbox, namesp
 def test_dry_run_validates_the_checks_and_runs_none(sandbox, namespace, client, tmp_path: Path):
     group(client, namespace)
     before = resource_versions(client, namespace)
-    checks = checks_file(tmp_path, """checks:
+    checks = checks_file(
+        tmp_path,
+        """checks:
   - {name: smoke, job: smoke-job.yaml}
   - {name: health, http: {url: "http://127.0.0.1:9/never-asked"}}
-""", **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-exit0")})
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES, "--dry-run",
-                       "--verify", str(checks), "--bake", "30s", report=tmp_path / "r.json")
+""",
+        **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-exit0")},
+    )
+    result = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        *IMAGES,
+        "--dry-run",
+        "--verify",
+        str(checks),
+        "--bake",
+        "30s",
+        report=tmp_path / "r.json",
+    )
     assert result.code == 0, result.stdout + result.stderr
     assert [(c["name"], c["outcome"]) for c in result.report["checks"]] == [
-        ("smoke", "validated"), ("health", "validated"), ("bake", "validated")]
+        ("smoke", "validated"),
+        ("health", "validated"),
+        ("bake", "validated"),
+    ]
     assert resource_versions(client, namespace) == before
     assert client.list(JOBS, namespace=namespace)["items"] == []
 
@@ -201,10 +284,16 @@ BAD = {
         {"smoke-job.yaml": "apiVersion: v1\nkind: Pod\nspec: {template: {}}\n"},
         "is a v1 Pod, not a batch/v1 Job",
     ),
-    "a check name in two files": ("checks: [{name: health, http: {url: 'http://x/'}}]", {},
-                                  "check name(s) health used in more than one file"),
-    "a URL without scheme": ("checks: [{name: health, http: {url: 'api.shop.svc:8080/health'}}]", {},
-                             "has no http:// or https:// scheme"),
+    "a check name in two files": (
+        "checks: [{name: health, http: {url: 'http://x/'}}]",
+        {},
+        "check name(s) health used in more than one file",
+    ),
+    "a URL without scheme": (
+        "checks: [{name: health, http: {url: 'api.shop.svc:8080/health'}}]",
+        {},
+        "has no http:// or https:// scheme",
+    ),
     "a Job the API server refuses": (  # restartPolicy Always: Job validation's own words, by dry run
         "checks: [{name: smoke, job: smoke-job.yaml}]",
         {"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-exit0", policy="Always")},
@@ -214,14 +303,27 @@ BAD = {
 
 
 @pytest.mark.parametrize("case", list(BAD), ids=list(BAD))
-def test_bad_check_input_is_refused_with_nothing_changed(sandbox, namespace, client, tmp_path: Path, case: str):
+def test_bad_check_input_is_refused_with_nothing_changed(
+    sandbox, namespace, client, tmp_path: Path, case: str
+):
     group(client, namespace)
     before = resource_versions(client, namespace)
     text, files, words = BAD[case]
     checks = checks_file(tmp_path, text, **files)
     twice = ["--verify", str(checks)] if case == "a check name in two files" else []
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                       "--verify", str(checks), *twice, report=tmp_path / "r.json")
+    result = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        *IMAGES,
+        "--verify",
+        str(checks),
+        *twice,
+        report=tmp_path / "r.json",
+    )
     assert result.code == 2, result.stdout + result.stderr
     assert words in result.report["error"] and "--verify" in result.report["error"]
     assert result.report["status"] == "refused"
@@ -235,13 +337,29 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
     verified state (the check never passed); the next run carries that forward, so when it fails too the
     group goes back to the old images, not to the killed run's unverified ones."""
     group(client, namespace)
-    checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
-                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")})  # runs 10 minutes
-    first = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                            "--verify", str(checks), "--lease-duration", "5s")
+    checks = checks_file(
+        tmp_path,
+        "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
+        **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")},
+    )  # runs 10 minutes
+    first = start_rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        *IMAGES,
+        "--verify",
+        str(checks),
+        "--lease-duration",
+        "5s",
+    )
     record = journal_reaches(client, namespace, "verifying")
     # the journal says 'verifying' before the check's Job is made: kill the run once the Job is there
-    wait_until(client, JOBS, namespace, f"smoke-{record['run']['id']}", lambda job: True, what="to be created")
+    wait_until(
+        client, JOBS, namespace, f"smoke-{record['run']['id']}", lambda job: True, what="to be created"
+    )
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
     assert record["workloads"]["dc/dc1"]["verified"]["images"] == {"app": OLD}
@@ -253,10 +371,26 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
     time.sleep(max(lease.expires_in, 0) + 0.5)  # a dead run's lease expires by the clock alone
 
     with http_server(lambda path: (503, b"no")) as url:
-        failing = checks_file(tmp_path, f"checks:\n  - {{name: health, timeout: 2s, http: {{url: '{url}/'}}}}\n")
-        second = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                           "--image", f"dc/dc1={NEWER}", "--image", f"dc/dc2={NEWER}", "--image", f"deploy/web={NEWER}",
-                           "--verify", str(failing), report=tmp_path / "second.json")
+        failing = checks_file(
+            tmp_path, f"checks:\n  - {{name: health, timeout: 2s, http: {{url: '{url}/'}}}}\n"
+        )
+        second = rollguard(
+            sandbox.kubeconfig,
+            "rollout",
+            "-n",
+            namespace,
+            "-l",
+            SELECTOR,
+            "--image",
+            f"dc/dc1={NEWER}",
+            "--image",
+            f"dc/dc2={NEWER}",
+            "--image",
+            f"deploy/web={NEWER}",
+            "--verify",
+            str(failing),
+            report=tmp_path / "second.json",
+        )
     assert second.code == 1, second.stdout + second.stderr
     assert "ended in state 'verifying'; its last verified state is carried forward" in second.stdout
     all_on(client, namespace, OLD)
@@ -266,10 +400,24 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
 
 def test_sigterm_while_verifying_reverts(sandbox, namespace, client, tmp_path: Path):
     group(client, namespace)
-    checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
-                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")})  # runs 10 minutes
-    run = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                          "--verify", str(checks), "--report", str(tmp_path / "r.json"))
+    checks = checks_file(
+        tmp_path,
+        "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
+        **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")},
+    )  # runs 10 minutes
+    run = start_rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        *IMAGES,
+        "--verify",
+        str(checks),
+        "--report",
+        str(tmp_path / "r.json"),
+    )
     journal_reaches(client, namespace, "verifying")
     run.send_signal(signal.SIGTERM)
     out, err = run.communicate(timeout=90)
@@ -281,7 +429,9 @@ def test_sigterm_while_verifying_reverts(sandbox, namespace, client, tmp_path: P
     assert client.list(JOBS, namespace=namespace)["items"] == []  # the stopped check's Job is deleted
 
 
-def test_https_with_a_given_ca_follows_redirects_and_the_system_store_refuses_it(sandbox, namespace, client, tmp_path: Path):
+def test_https_with_a_given_ca_follows_redirects_and_the_system_store_refuses_it(
+    sandbox, namespace, client, tmp_path: Path
+):
     """TLS: the check trusts the CA it is given (here the sandbox's, which signed the server's
     certificate for 127.0.0.1); the system's store does not know that CA, so the same URL fails there,
     the certificate error said, and the group is reverted. The redirect followed is in the evidence."""
@@ -292,20 +442,49 @@ def test_https_with_a_given_ca_follows_redirects_and_the_system_store_refuses_it
         return (302, b"/health") if path == "/old-health" else (200, b"UP")
 
     with http_server(answer, tls=(pki / "kubelet.crt", pki / "kubelet.key")) as url:
-        trusted = checks_file(tmp_path, f"""checks:
+        trusted = checks_file(
+            tmp_path,
+            f"""checks:
   - name: health
     timeout: 30s
-    http: {{url: "{url}/old-health", body: UP, successes: 2, ca: "{pki / 'ca.crt'}"}}
-""")
-        ok = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                       "--verify", str(trusted), report=tmp_path / "ok.json")
+    http: {{url: "{url}/old-health", body: UP, successes: 2, ca: "{pki / "ca.crt"}"}}
+""",
+        )
+        ok = rollguard(
+            sandbox.kubeconfig,
+            "rollout",
+            "-n",
+            namespace,
+            "-l",
+            SELECTOR,
+            *IMAGES,
+            "--verify",
+            str(trusted),
+            report=tmp_path / "ok.json",
+        )
         assert ok.code == 0, ok.stdout + ok.stderr
         evidence = ok.report["checks"][0]["evidence"]
         assert evidence.startswith("2/2 consecutive: 200 OK (redirected: 302 -> ") and "/health" in evidence
-        system = checks_file(tmp_path, f"checks:\n  - {{name: health, timeout: 3s, http: {{url: '{url}/health'}}}}\n")
-        refused = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                            "--image", f"dc/dc1={NEWER}", "--image", f"dc/dc2={NEWER}", "--image", f"deploy/web={NEWER}",
-                            "--verify", str(system), report=tmp_path / "refused.json")
+        system = checks_file(
+            tmp_path, f"checks:\n  - {{name: health, timeout: 3s, http: {{url: '{url}/health'}}}}\n"
+        )
+        refused = rollguard(
+            sandbox.kubeconfig,
+            "rollout",
+            "-n",
+            namespace,
+            "-l",
+            SELECTOR,
+            "--image",
+            f"dc/dc1={NEWER}",
+            "--image",
+            f"dc/dc2={NEWER}",
+            "--image",
+            f"deploy/web={NEWER}",
+            "--verify",
+            str(system),
+            report=tmp_path / "refused.json",
+        )
     assert refused.code == 1, refused.stdout + refused.stderr
     assert "CERTIFICATE_VERIFY_FAILED" in refused.report["error"], refused.report["error"]
     all_on(client, namespace, NEW)
@@ -322,9 +501,23 @@ def test_a_failed_rollout_runs_no_check(sandbox, namespace, client, tmp_path: Pa
 
     with http_server(answer) as url:
         checks = checks_file(tmp_path, f"checks:\n  - {{name: health, http: {{url: '{url}/health'}}}}\n")
-        result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                           "--image", f"dc/dc1={NEW}", "--image", f"dc/dc2={CRASH}", "--image", f"deploy/web={NEW}",
-                           "--verify", str(checks), report=tmp_path / "r.json")
+        result = rollguard(
+            sandbox.kubeconfig,
+            "rollout",
+            "-n",
+            namespace,
+            "-l",
+            SELECTOR,
+            "--image",
+            f"dc/dc1={NEW}",
+            "--image",
+            f"dc/dc2={CRASH}",
+            "--image",
+            f"deploy/web={NEW}",
+            "--verify",
+            str(checks),
+            report=tmp_path / "r.json",
+        )
     assert result.code == 1, result.stdout + result.stderr
     assert "dc/dc2" in result.report["error"] and "CrashLoopBackOff" in result.report["error"]
     assert [(c["name"], c["outcome"]) for c in result.report["checks"]] == [("health", "not-run")]
@@ -336,10 +529,24 @@ def test_a_run_killed_while_verifying_is_finished_by_a_revert(sandbox, namespace
     """The repair's way: `rollguard revert -l` takes the group back to what the journal verified, the old
     images (the killed run's checks never passed)."""
     group(client, namespace)
-    checks = checks_file(tmp_path, "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
-                         **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")})  # runs 10 minutes
-    first = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, *IMAGES,
-                            "--verify", str(checks), "--lease-duration", "5s")
+    checks = checks_file(
+        tmp_path,
+        "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
+        **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")},
+    )  # runs 10 minutes
+    first = start_rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        *IMAGES,
+        "--verify",
+        str(checks),
+        "--lease-duration",
+        "5s",
+    )
     journal_reaches(client, namespace, "verifying")
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
@@ -347,7 +554,9 @@ def test_a_run_killed_while_verifying_is_finished_by_a_revert(sandbox, namespace
     time.sleep(max(lease.expires_in, 0) + 0.5)  # a dead run's lease expires by the clock alone
     status = rollguard(sandbox.kubeconfig, "status", "-n", namespace)
     assert "verifying" in status.stdout and "half-rolled" in status.stdout, status.stdout
-    repaired = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "rev.json")
+    repaired = rollguard(
+        sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, report=tmp_path / "rev.json"
+    )
     assert repaired.code == 0, repaired.stdout + repaired.stderr
     all_on(client, namespace, OLD)
     record = journal(client, namespace)

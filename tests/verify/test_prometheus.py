@@ -55,7 +55,10 @@ class Counters:
 @pytest.fixture
 def prom(tmp_path: Path) -> Iterator[tuple[str, Counters]]:
     counters = Counters()
-    with http_server(counters.answer) as metrics, prometheus(tmp_path, target=metrics.removeprefix("http://")) as url:
+    with (
+        http_server(counters.answer) as metrics,
+        prometheus(tmp_path, target=metrics.removeprefix("http://")) as url,
+    ):
         scraped(url, "count_over_time(http_requests_total[10s])", samples=3)
         yield url, counters
 
@@ -79,9 +82,21 @@ def checks(tmp_path: Path, url: str, query: str = RATIO, **extra: str) -> Path:
 def test_a_healthy_error_ratio_passes(sandbox, namespace, client, tmp_path: Path, prom):
     url, _counters = prom
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                       "--image", f"dc/dc1={NEW}", "--image", f"dc/dc2={NEW}",
-                       "--verify", str(checks(tmp_path, url)), report=tmp_path / "r.json")
+    result = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={NEW}",
+        "--image",
+        f"dc/dc2={NEW}",
+        "--verify",
+        str(checks(tmp_path, url)),
+        report=tmp_path / "r.json",
+    )
     assert result.code == 0, result.stdout + result.stderr
     assert all(view(client, namespace, DC, n).images == {"app": NEW} for n in ("dc1", "dc2"))
     [check] = result.report["checks"]
@@ -93,15 +108,33 @@ def test_a_high_error_ratio_fails_and_reverts(sandbox, namespace, client, tmp_pa
     url, counters = prom
     counters.errors = 20  # one request in five answers 500
     create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD)])
-    scraped(url, 'count_over_time(http_requests_total{code="500"}[10s]) and increase(http_requests_total{code="500"}[10s]) > 0', samples=1)
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR,
-                       "--image", f"dc/dc1={NEW}", "--image", f"dc/dc2={NEW}",
-                       "--verify", str(checks(tmp_path, url, failures="2")), report=tmp_path / "r.json")
+    scraped(
+        url,
+        'count_over_time(http_requests_total{code="500"}[10s]) and increase(http_requests_total{code="500"}[10s]) > 0',
+        samples=1,
+    )
+    result = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={NEW}",
+        "--image",
+        f"dc/dc2={NEW}",
+        "--verify",
+        str(checks(tmp_path, url, failures="2")),
+        report=tmp_path / "r.json",
+    )
     assert result.code == 1, result.stdout + result.stderr
     assert all(view(client, namespace, DC, n).images == {"app": OLD} for n in ("dc1", "dc2"))
     report = result.report
     assert report["status"] == "reverted"
-    assert report["error"].startswith("check 'error-ratio' (prometheus) failed: 2 failed evaluation(s)"), report["error"]
+    assert report["error"].startswith("check 'error-ratio' (prometheus) failed: 2 failed evaluation(s)"), (
+        report["error"]
+    )
     assert "not below 0.01" in report["error"]
 
 
@@ -109,23 +142,57 @@ def test_an_empty_result_fails_unless_said(sandbox, namespace, client, tmp_path:
     url, _counters = prom
     create_group(client, namespace, [dc_body("dc1", OLD)])
     absent = 'sum(rate(http_requests_total{code="599"}[10s]))'  # no such series: an empty vector
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}",
-                       "--verify", str(checks(tmp_path, url, absent)), report=tmp_path / "r.json")
+    result = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={NEW}",
+        "--verify",
+        str(checks(tmp_path, url, absent)),
+        report=tmp_path / "r.json",
+    )
     assert result.code == 1 and "empty result" in result.report["error"], result.stdout + result.stderr
     assert view(client, namespace, DC, "dc1").images == {"app": OLD}
-    passing = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}",
-                        "--verify", str(checks(tmp_path, url, absent, empty="pass")), report=tmp_path / "p.json")
+    passing = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={NEW}",
+        "--verify",
+        str(checks(tmp_path, url, absent, empty="pass")),
+        report=tmp_path / "p.json",
+    )
     assert passing.code == 0, passing.stdout + passing.stderr
     assert "empty result (empty: pass)" in passing.report["checks"][0]["evidence"]
 
 
-def test_a_query_that_does_not_parse_is_refused_with_the_servers_error(sandbox, namespace, client, tmp_path: Path, prom):
+def test_a_query_that_does_not_parse_is_refused_with_the_servers_error(
+    sandbox, namespace, client, tmp_path: Path, prom
+):
     url, _counters = prom
     create_group(client, namespace, [dc_body("dc1", OLD)])
     before = resource_versions(client, namespace)
-    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/dc1={NEW}",
-                       "--verify", str(checks(tmp_path, url, "sum(rate(http_requests_total[1m]) /")),
-                       report=tmp_path / "r.json")
+    result = rollguard(
+        sandbox.kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        "--image",
+        f"dc/dc1={NEW}",
+        "--verify",
+        str(checks(tmp_path, url, "sum(rate(http_requests_total[1m]) /")),
+        report=tmp_path / "r.json",
+    )
     assert result.code == 2, result.stdout + result.stderr
     error = result.report["error"]
     assert "check 'error-ratio': the query does not parse: 400 " in error and "parse error" in error, error

@@ -23,7 +23,14 @@ from rollguard.tui.backend.core import (
 from rollguard.tui.backend.details import Details
 from rollguard.tui.backend.pod_logs import PodLogs
 
-__all__ = ["Backend", "ClientFactory", "Options", "default_factory", "default_namespace", "kubeconfig_contexts"]
+__all__ = [
+    "Backend",
+    "ClientFactory",
+    "Options",
+    "default_factory",
+    "default_namespace",
+    "kubeconfig_contexts",
+]
 
 
 class Backend(Details, PodLogs, Actions):

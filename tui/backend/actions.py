@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from rollguard.cluster.access import check_access
 from rollguard.core.errors import EXIT_REFUSED, RefusedError
 from rollguard.core.resources import Resource
-from rollguard.core.structs import Status
+from rollguard.core.structs import ExitStatus
 from rollguard.plan.repair_read import ACTIONS, plan_repair
 from rollguard.run.repair import Repair
 from rollguard.tui import data
@@ -94,8 +94,8 @@ class Actions(Core):
         """Carry out the plan the user confirmed (the very one shown: a workload changed by someone else
         since is not overwritten), reporting progress lines to ``out``."""
         if self.options.read_only:
-            return ResultView(Status.REFUSED, EXIT_REFUSED, "read-only mode: no action is performed")
+            return ResultView(ExitStatus.REFUSED, EXIT_REFUSED, "read-only mode: no action is performed")
         if plan.handle is None or plan.refusal:
-            return ResultView(Status.REFUSED, EXIT_REFUSED, plan.refusal or "nothing to do")
+            return ResultView(ExitStatus.REFUSED, EXIT_REFUSED, plan.refusal or "nothing to do")
         repair = Repair(self.api, plan.handle, timeout=ACTION_TIMEOUT, out=out, cancel=cancel)
         return data.result_view(repair.execute())

@@ -240,7 +240,9 @@ class Live(Core):
         if self._caches:
             objects = self._cached_in(ns)
         elif self._reading is not None:  # a read for the caches, under way or just done
-            objects = {res: [o for o in items if data.namespace_of(o) == ns] for res, items in self._reading.items()}
+            objects = {
+                res: [o for o in items if data.namespace_of(o) == ns] for res, items in self._reading.items()
+            }
         else:
             return data.find_state(self._states, row)
         judged = data.assess(ns, objects, selector=self.options.selector, now=self.now())

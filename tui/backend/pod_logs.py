@@ -80,7 +80,11 @@ class PodLogs(Live):
         if newest is None:
             yield logs.Note(logs.nothing_to_show(pod=pod, deployer=deployer), warning=True)
             return
-        name, container, ns = newest["metadata"]["name"], logs.container_to_show(newest, container), row.namespace
+        name, container, ns = (
+            newest["metadata"]["name"],
+            logs.container_to_show(newest, container),
+            row.namespace,
+        )
         yield from logs.opening(newest, container, len(found), deployer=deployer is not None)
         inst = logs.instance_of(newest, container)
         if inst.previous:

@@ -17,7 +17,7 @@ from textual.widgets import Button, DataTable, Input, Label, RichLog, Static
 from rollguard.core.images import short_image
 from rollguard.tui.errors import describe_error
 from rollguard.tui.messages import PlanLoaded
-from rollguard.tui.repairs import Repair, elapsed
+from rollguard.tui.repairs import TrackedRepair, elapsed
 from rollguard.tui.screens.base import TITLES, Dialog
 from rollguard.tui.views import Change, PlanView, ResultView, Target
 
@@ -104,7 +104,13 @@ class ConfirmScreen(Dialog):
     ]
 
     def __init__(
-        self, action: str, target: Target, *, group: str = "", repair: Repair | None = None, warning: str = ""
+        self,
+        action: str,
+        target: Target,
+        *,
+        group: str = "",
+        repair: TrackedRepair | None = None,
+        warning: str = "",
     ) -> None:
         super().__init__()
         self.warning = warning  # e.g. a rollback to a never-verified revision: shown above the plan
@@ -219,7 +225,9 @@ class ConfirmScreen(Dialog):
 
     @on(Input.Changed, "#typed")
     def _typed(self, _event: Input.Changed) -> None:
-        self.query_one("#confirm", Button).disabled = not (self.state is DialogState.READY and self.name_typed)
+        self.query_one("#confirm", Button).disabled = not (
+            self.state is DialogState.READY and self.name_typed
+        )
 
     @on(Input.Submitted, "#typed")
     def _typed_submitted(self, _event: Input.Submitted) -> None:
@@ -244,7 +252,7 @@ class ConfirmScreen(Dialog):
     def action_confirm(self) -> None:
         if self.state is not DialogState.READY or not self.name_typed or self.plan is None:
             return
-        self.repair = Repair(plan=self.plan, group=self.group)
+        self.repair = TrackedRepair(plan=self.plan, group=self.group)
         self._show_running()
         self.app.start_repair(self.repair)
 

@@ -64,7 +64,9 @@ class GroupScreen(ActionsMixin, Screen[None]):
         self.members = inventory.group_rows(self.key)
         label = self.members[0].group if self.members else (group.selector if group else self.key)
         where = self.members[0].namespace if self.members else (group.namespace if group else "")
-        title = Text.assemble(("group ", ""), (label, "bold"), f"  in {where}  ·  {len(self.members)} workloads")
+        title = Text.assemble(
+            ("group ", ""), (label, "bold"), f"  in {where}  ·  {len(self.members)} workloads"
+        )
         self.query_one("#status", Static).update(title)
         lock = f"[b]lock[/] held by {group.lock_holder}" if group and group.lock_holder else "[b]lock[/] free"
         self.query_one("#journal", Static).update(journal_text(group) + "\n" + lock)

@@ -97,7 +97,9 @@ class LogsScreen(ScrollPage):
             ):
                 self._queue.put((generation, event))
         except Exception as exc:
-            self._queue.put((generation, Note(f"could not read the logs: {describe_error(exc)}", warning=True)))
+            self._queue.put(
+                (generation, Note(f"could not read the logs: {describe_error(exc)}", warning=True))
+            )
 
     def action_next_container(self) -> None:
         """Start again on the same pod's next container (said why not, when there is none)."""

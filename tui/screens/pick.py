@@ -73,7 +73,9 @@ class Picker(Dialog):
         box.clear_options()
         shown = [(v, label) for v, label in self.options if self.typed.lower() in label.lower()]
         if not shown:
-            box.add_option(Option("(nothing to choose from)" if not self.typed else "(no match)", disabled=True))
+            box.add_option(
+                Option("(nothing to choose from)" if not self.typed else "(no match)", disabled=True)
+            )
             return
         box.add_options([Option(label, id=value) for value, label in shown])
         ids = [value for value, _label in shown]

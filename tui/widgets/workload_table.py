@@ -178,7 +178,9 @@ class RowCells(Cells):
         if column == 1:
             return badges((Finding(c) for c in self.codes), short=self.short)
         if column == 3:
-            return Text(f"{self.ready}/{self.desired}", style="" if self.ready >= self.desired else "bold red")
+            return Text(
+                f"{self.ready}/{self.desired}", style="" if self.ready >= self.desired else "bold red"
+            )
         if column == 4:
             return _truncate(images_text(self.images), IMAGES_WIDTH)
         return str(self.revision) if column == 2 else self.age

@@ -64,7 +64,12 @@ def run(check: Check, spec: JobCheck, ctx: Context) -> CheckResult:
     deadline = started + check.timeout
     name = job_name(check.name, ctx.run_id)
     body = job_body(
-        spec.manifest, name=name, namespace=ctx.namespace, run_id=ctx.run_id, check=check.name, timeout=check.timeout
+        spec.manifest,
+        name=name,
+        namespace=ctx.namespace,
+        run_id=ctx.run_id,
+        check=check.name,
+        timeout=check.timeout,
     )
     try:
         ctx.client.create(JOBS, body, namespace=ctx.namespace)
