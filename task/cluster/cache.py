@@ -56,8 +56,12 @@ class NamespaceCache:
         reduce: bool = False,
         selectors: Mapping[Resource, str] | None = None,
         intern: Interner | None = None,
+        watch_timeout: int = 240,
     ) -> None:
         self._client = client
+        # seconds each watch lasts before the server ends it and it is resumed (an interactive reader
+        # asks for short ones: a stream held by a hung server is then cut at its read timeout soon)
+        self._watch_timeout = watch_timeout
         self._namespace = namespace
         self._reduce = reduce
         self._intern = intern
@@ -243,7 +247,7 @@ class NamespaceCache:
                     res,
                     namespace=self._namespace,
                     resource_version=rv,
-                    timeout_seconds=240,
+                    timeout_seconds=self._watch_timeout,
                     selector=self._selectors.get(res),
                 ):
                     if self._stop.is_set():

@@ -53,6 +53,11 @@ class FakeCluster:
         self._watchers: list[tuple[str, str | None, queue.Queue[Obj | None]]] = []
         self._closed = threading.Event()
         self.down = threading.Event()  # set: the API server is gone (every call fails as unreachable)
+        # cleared: the API server is hung (SIGSTOP): a request waits for `thaw`, or fails after
+        # `hang_timeout` seconds as the client's read timeout would; open watches send nothing
+        self.thawed = threading.Event()
+        self.thawed.set()
+        self.hang_timeout = 8.0
         # (namespace, pod, container, previous) -> [lines, still running]
         self._logs: dict[tuple[str, str, str, bool], tuple[list[str], bool]] = {}
         self._log_cv = threading.Condition()
@@ -88,7 +93,16 @@ class FakeCluster:
     def start_server(self) -> None:
         self.down.clear()
 
+    def freeze(self) -> None:
+        """The API server hangs (as under SIGSTOP): nothing is refused, nothing is answered."""
+        self.thawed.clear()
+
+    def thaw(self) -> None:
+        self.thawed.set()
+
     def _reachable(self) -> None:
+        if not self.thawed.wait(self.hang_timeout):
+            raise Unreachable(f"read timed out after {self.hang_timeout:.0f}s (the fake API server hangs)")
         if self.down.is_set():
             raise Unreachable("connection refused (the fake API server is stopped)")
 

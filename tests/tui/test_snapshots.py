@@ -17,7 +17,7 @@ from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.widgets.badges import SHORT
 from rollguard.tui.widgets.workload_table import WorkloadTable
 from tests.helpers.snapshot import SVGScreenshot
-from tests.helpers.tui import SIZE, hold_repairs, make_app, settle
+from tests.helpers.tui import SIZE, confirm, hold_repairs, make_app, settle
 from tests.helpers.tui_objects import cluster_of, neighbours, reference_case
 
 
@@ -105,7 +105,7 @@ async def test_80x24_repair_running(fake, svg):
             await settle(app, pilot)
             await pilot.press("down", "r")
             await settle(app, pilot)
-            await pilot.press("y")
+            await confirm(pilot, app.screen)
             await pilot.pause(0.3)
             dialog = app.screen
             assert isinstance(dialog, ConfirmScreen) and dialog.state == "running"
@@ -131,5 +131,5 @@ async def test_disconnected_banner(fake, svg):
         )
         app.screen.update_status()
         await pilot.pause()
-        assert "disconnected · updated 42s ago" in str(app.screen.query_one("#status").render())
+        assert "disconnected · stale 42s" in str(app.screen.query_one("#status").render())
         assert app.export_screenshot() == svg

@@ -1,8 +1,9 @@
-"""`q` while a repair runs: wait for it, or detach (quit now and leave it to its journal and lock).
+"""`q` (or ctrl+c) while a repair runs: wait for it, or stop it and quit.
 
-A repair started from the TUI holds its group's Lease and writes its journal at every step; a process
-that leaves lets the lease expire, and the group shows as half-rolled until `rollguard revert` (or the
-next run) finishes it from the journal. Detaching is therefore safe, but it must be a choice.
+A repair started from the TUI runs in the TUI's own process: it cannot go on once the TUI has quit, and
+"detaching" only blanked the screen while the process waited for the repair to end (issue 30). So the
+choice is said plainly: wait, or stop the repair (interrupted as Ctrl-C interrupts the command: what it
+changed is reverted, its journal says what is left) and quit once it has ended.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from rollguard.tui.screens.base import Dialog
 
 
 class QuitScreen(Dialog):
-    """Dismisses with ``"detach"`` or None (stay, and wait for the repair in its dialog)."""
+    """Dismisses with ``"stop"`` or None (stay, and wait for the repair in its dialog)."""
 
     BINDINGS = [
         Binding("w,escape", "wait", "Wait for the repair"),
-        Binding("d", "detach", "Detach and quit"),
+        Binding("s", "stop", "Stop the repair and quit"),
     ]
 
     def __init__(self, running: str, command: str) -> None:
@@ -33,14 +34,16 @@ class QuitScreen(Dialog):
         with Vertical(classes="dialog confirm"):
             yield Label(f"{self.running} is running", classes="dialog-title")
             yield Static(
+                "It runs in this process: quitting cannot leave it running.\n"
                 "Wait (w): stay and follow it to its end.\n"
-                "Detach (d): quit now. The repair stops with this process; its journal and lock keep the "
-                "group safe, and it shows as half-rolled until finished with:\n"
+                "Stop and quit (s): interrupt it as Ctrl-C interrupts the command (what it changed is "
+                "reverted; its journal says what is left), then quit once it has ended. To finish the "
+                "group later:\n"
                 f"  {self.command}",
                 id="summary",
             )
             with Horizontal(classes="buttons"):
-                yield Button("Detach (d)", id="detach", variant="warning")
+                yield Button("Stop and quit (s)", id="stop", variant="warning")
                 yield Button("Wait (w)", id="wait")
 
     def on_mount(self) -> None:  # Dialog.on_mount runs too (Textual calls each class's handler)
@@ -50,6 +53,6 @@ class QuitScreen(Dialog):
     def action_wait(self) -> None:
         self.dismiss(None)
 
-    @on(Button.Pressed, "#detach")
-    def action_detach(self) -> None:
-        self.dismiss("detach")
+    @on(Button.Pressed, "#stop")
+    def action_stop(self) -> None:
+        self.dismiss("stop")

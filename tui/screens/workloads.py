@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -38,6 +38,11 @@ if TYPE_CHECKING:
     from rollguard.tui.app import RollguardApp
 
 
+def escape(text: str) -> str:
+    """``text`` shown as it is in Textual markup (typed text: a filter can hold any `[`, `=`, `"`)."""
+    return text.replace("[", "\\[")
+
+
 class WorkloadsScreen(ActionsMixin, Screen[None]):
     """Rollout groups and their workloads; the keys in the footer follow the selected row."""
 
@@ -58,6 +63,8 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         Binding("b", "repairs", "Repair in background"),
         *ACTION_BINDINGS,
     ]
+    # keys that open a text box: the keys typed right after them go there (`rollguard.tui.keysink`)
+    TYPING_KEYS = {"slash": "filter", "colon": "command", "n": "typed", "c": "typed"}
 
     def __init__(self) -> None:
         super().__init__()
@@ -66,6 +73,8 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.reverse = False
         self._offered: tuple[bool, ...] = ()
         self.folded: set[str] = set()
+        self._shown_status = ("", "")
+        self.findings_room = 0  # columns the findings take at < WIDE (see `redraw`)
 
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="status")
@@ -92,10 +101,11 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.redraw()
 
     def _tick(self) -> None:
-        """Once a second while not live or while a repair runs: ages and elapsed times keep counting."""
+        """Once a second: the data's freshness (a hung server shows within seconds, an age keeps
+        counting), and a running repair's elapsed time."""
         if self.app.running_repairs():
             self.redraw()  # the badge's elapsed time (only the changed cells are repainted)
-        elif not self.app.liveness.live and self.app.live_enabled:
+        elif self.app.live_enabled:
             self.update_status()
 
     def repairs_changed(self) -> None:
@@ -132,7 +142,9 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         if inventory is None:
             self.update_status()
             return
-        lines = build_lines(
+        narrow = self.size.width < WIDE
+        build = partial(
+            build_lines,
             inventory,
             text_filter=self.text_filter,
             sort=self.sort,
@@ -140,12 +152,17 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             now=self.app.clock(),
             show_namespace=self.app.backend.all_namespaces,
             folded=frozenset(self.folded),
-            short=self.size.width < WIDE,
+            short=narrow,
             repairs=badges_by_group(self.app.repairs, time.monotonic()),
-            previous=self.table.by_key,
         )
+        lines = build(previous=self.table.by_key, room=self.findings_room if narrow else 0)
         started = time.perf_counter()
         self.table.show(lines)
+        if narrow:  # every finding in its short form, or +N: the findings fit beside the other columns
+            room = self.table.findings_room(self.size.width)
+            if room != self.findings_room:
+                self.findings_room = room
+                self.table.show(build(previous=self.table.by_key, room=room), refit=True)
         self.app.timings.setdefault("first_table_s", time.perf_counter() - started)
         self.update_status()
         self.update_reason()
@@ -159,10 +176,10 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         # context and liveness first: what an 80-column terminal must never cut off
         parts = [f"[b]{backend.context_name or '(in-cluster)'}[/]"]
         if self.app.live_enabled:
-            parts.append(header(self.app.liveness, now))
+            parts.append(header(self.app.freshness(), now))
         parts.append(f"[b]ns[/] {where}")
         if backend.options.selector:
-            parts.append(f"[b]selector[/] {backend.options.selector}")
+            parts.append(f"[b]selector[/] {escape(backend.options.selector)}")
         if inv is not None:
             shown = sum(1 for ln in self.table.lines if ln.row is not None)
             parts.append(
@@ -170,14 +187,18 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             )
         parts.append(f"sort {self.sort}{' ↑' if self.reverse else ''}")
         if self.text_filter:
-            parts.append(f"filter “{self.text_filter}”")
+            parts.append(f"filter “{escape(self.text_filter)}”")  # typed text is not markup
         if self.app.read_only:
             parts.insert(1, "[reverse] read-only [/]")
         running = repairs_header(self.app.repairs, now)
         if running:  # after context and liveness: an 80-column header keeps it in view
             parts.insert(2 if self.app.live_enabled else 1, f"[b reverse magenta]{escape(running)}[/]")
-        self.query_one("#status", Static).update(" · ".join(parts))
-        text = banner(self.app.liveness, now) if self.app.live_enabled else ""
+        status = " · ".join(parts)
+        text = banner(self.app.freshness(), now) if self.app.live_enabled else ""
+        if (status, text) == self._shown_status:
+            return  # the tick's usual case: nothing to repaint
+        self._shown_status = (status, text)
+        self.query_one("#status", Static).update(status)
         box = self.query_one("#banner", Static)
         box.update(text)
         box.display = bool(text)
@@ -328,7 +349,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             self.app.load(context=args[0])
         else:
             self.app.notify(
-                f"unknown command “:{verb}”: use :ns NAME, :ns all or :ctx NAME", severity="warning"
+                f"unknown command “:{escape(verb)}”: use :ns NAME, :ns all or :ctx NAME", severity="warning"
             )
 
     def action_filter(self) -> None:
