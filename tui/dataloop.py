@@ -79,6 +79,29 @@ class DataLoop(SinkingApp):
     def read_only(self) -> bool:
         return self.backend.options.read_only
 
+    def on_unmount(self) -> None:
+        """The app ends: no loader is current any more, and the live caches stop with their threads.
+
+        Textual cancels the workers, but a thread worker only learns it at its next look, and the caches'
+        watch threads are not workers at all: without this they outlived the app (they ended only with
+        the process, which `rollguard tui` is, but a test's app is not: issue 30's hang of the TUI tests,
+        a file's later tests starved by the watch threads of the earlier ones). The loader may hold the
+        backend's lock for a step (a read bounded by the request timeout): then a thread of its own waits
+        for it, so that quitting never waits on the API server."""
+        self._generation += 1  # every step of a loader still running is `Superseded` from now
+        self._retry.set()
+        if self.backend.lock.acquire(blocking=False):
+            try:
+                self.backend.stop_live()
+            finally:
+                self.backend.lock.release()
+            return
+        threading.Thread(target=self._stop_live_later, name="tui-stop-live", daemon=True).start()
+
+    def _stop_live_later(self) -> None:
+        with self.backend.lock:
+            self.backend.stop_live()
+
     def load(
         self, *, context: str | None = None, namespace: str | None = None, all_namespaces: bool = False
     ) -> None:

@@ -145,6 +145,9 @@ class Client:
         """This connection (same transport, counters and pulse) with another request timeout and attempts."""
         other = copy.copy(self)
         other.timeout, other.retries = timeout, max(retries, 1)
+        # its own open watches: `cut_watches` on it ends the reader's streams, not those of a write on
+        # the original (a repair's wait), nor does the original's cut end the reader's
+        other._watches = set()
         return other
 
     # -- construction -------------------------------------------------------------------------------

@@ -111,23 +111,25 @@ async def test_a_burst_never_confirms_a_repair(fake):
     no_write(fake, before)
 
 
-# How each screen is reached with deliberate, one-at-a-time keys before the bursts. Not yet here: the
-# logs screen (a burst that opens and closes it leaves its follow thread running: the test then never
-# ends) and the pickers; the key sink covers those the same way (see the first test).
+# How each screen is reached with deliberate, one-at-a-time keys before the bursts (the bursts open
+# the others themselves: `l` the logs, `y` the YAML, `n`/`:`/`/` the boxes and pickers).
 OPENERS: list[tuple[str, ...]] = [
     (),  # the workloads screen, the cursor on the group row
     ("down",),  # a workload's row
     ("down", "r"),  # a single workload's confirmation
     ("v",),  # a group's confirmation (its name must be typed)
     ("d",),  # the group's page
+    ("down", "enter"),  # a workload's detail
+    ("down", "l"),  # a workload's logs, followed
 ]
-NO_LOGS = PRINTABLE.replace("l", "")  # see OPENERS
 
 
 async def test_bursts_of_printable_keys_on_the_main_screens_change_nothing(fake):
-    """Bursts of every printable key but `l` (shuffled, two orders) into the main screens: the cluster is unchanged
+    """Bursts of every printable key (shuffled, two orders) into every screen: the cluster is unchanged
     and no repair was started. `q` would end the app: quitting is not a write, so the test keeps it
     running to let the rest of each burst through."""
+    for pod in ("dc1-2-fd571", "dc1-2-9df89"):  # dc1's logs are followed (streams that never end)
+        fake.set_log("shop-dev", pod, "app", ["INFO api v2 ready"], running=True)
     before = snapshot(fake)
     app = make_app(fake)
     ran = record_repairs(app)
@@ -135,7 +137,7 @@ async def test_bursts_of_printable_keys_on_the_main_screens_change_nothing(fake)
     app.exit = lambda *args, **kwargs: quits.append(args)  # type: ignore[method-assign]
     orders = []
     for seed in range(2):
-        keys = list(NO_LOGS)
+        keys = list(PRINTABLE)
         random.Random(seed).shuffle(keys)
         orders.append(keys)
     async with app.run_test(size=SIZE) as pilot:
@@ -157,5 +159,7 @@ async def test_bursts_of_printable_keys_on_the_main_screens_change_nothing(fake)
                 app.screen.action_clear_filter()
                 await calm(app, pilot, rounds=1)
                 assert isinstance(app.screen, WorkloadsScreen), (opener, app.screen)
+        # every logs page the bursts opened is closed: none of their streams is still followed
+        await until(pilot, lambda: fake.log_streams == 0, what="the closed pages' log streams cut")
     assert ran == []
     no_write(fake, before)

@@ -98,6 +98,7 @@ class Core:
         self.client: Api | None = None  # the reader: short timeouts, every request noted in `pulse`
         self.writer: Api | None = None  # the same connection with the commands' timeouts, for repairs
         self.pulse = Pulse()  # when the server last answered the reader, what waits (`Watchful`)
+        self._cut_watches: Callable[[], None] | None = None  # ends the reader's open watches
         # One loader at a time changes what is held (namespace, caches, states): the app's loader and
         # reload take it for each step, so a loader left behind by a switch never undoes the new one's.
         self.lock = threading.RLock()
@@ -142,6 +143,7 @@ class Core:
         if isinstance(api, Client):
             api.page_bytes = PAGE_BYTES
             api = api.with_timeouts(timeout=REQUEST_TIMEOUT, retries=REQUEST_ATTEMPTS)
+        self._cut_watches = getattr(api, "cut_watches", None)  # the reader's streams (the caches')
         self.pulse = Pulse()  # a new connection: the old one's silences say nothing about it
         self.client = Watchful(api, self.pulse)
         self._access.clear()
@@ -167,11 +169,17 @@ class Core:
         return sorted(n["metadata"]["name"] for n in items)
 
     def stop_live(self) -> None:
-        """Stop the live caches (`rollguard.tui.backend.live` starts them; `connect` stops them first)."""
-        for cache in self._caches.values():
+        """Stop the live caches (`rollguard.tui.backend.live` starts them; `connect` stops them first) and
+        end their watch threads now: the connection's open watches are cut (every watch of the TUI's
+        connection is a cache's; log follows are not watches). A thread left waiting on a quiet stream
+        would outlive its cache by a watch's length, and its app (issue 30's hang of the TUI tests)."""
+        caches = list(self._caches.values())
+        for cache in caches:
             cache.stop()
         self._caches.clear()
         self._incremental = False
+        if caches and self._cut_watches is not None:
+            self._cut_watches()
 
     def probe(self) -> None:
         """One cheap request (a namespace list matching no label): returns when the server answers,

@@ -1,9 +1,11 @@
 """`l`: the logs of a workload's (or a revision's) newest pod, followed live (`Backend.follow_logs`).
 
 The lines arrive in a thread worker, which queues them; the UI thread appends what is queued ten times a
-second. The worker's stream
-is cut when the page closes (the worker's cancel event is the stream's ``stop``), so no thread outlives
-the page. The page keeps the last `MAX_LINES` lines, wraps them (at 80 columns the end of an error line
+second. Each stream has a ``stop`` event of the page's own, set when the page is unmounted (closed, or
+the app ends) or the stream is replaced (`c`); a stream asked for after the page closed is not started.
+So no thread outlives the page, whatever order a burst of keys opened and closed it in (the worker's
+cancel event alone was not enough: a follow thread kept polling for restarts after its page had gone,
+and the event loop's executor, waiting for it, never closed: issue 30). The page keeps the last `MAX_LINES` lines, wraps them (at 80 columns the end of an error line
 is the part that says why; a resize wraps them again) and follows the end unless scrolled up. `c` shows the pod's next container
 (the page starts on the one that is not ready, if any): the stream is cut and the page starts again on
 the same pod, so a newer pod appearing meanwhile does not switch pods under the reader.
@@ -12,6 +14,7 @@ the same pod, so a newer pod appearing meanwhile does not switch pods under the 
 from __future__ import annotations
 
 import queue
+import threading
 from typing import ClassVar
 
 from rich.text import Text
@@ -19,7 +22,6 @@ from textual import work
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import RichLog, Static
-from textual.worker import get_current_worker
 
 from rollguard.tui.errors import describe_error
 from rollguard.tui.logs import Heading, Line, LogEvent, Note, PageEvent, Shown, next_container
@@ -63,6 +65,8 @@ class LogsScreen(ScrollPage):
         self._queue: queue.SimpleQueue[tuple[int, LogEvent]] = queue.SimpleQueue()
         self._generation = 0
         self._wrapped_at: int | None = None  # the width the shown lines were wrapped at
+        self._stop: threading.Event | None = None  # the running stream's
+        self._closed = False  # unmounted: no stream is started any more
 
     def heading(self) -> Text:
         which = f"revision {self.revision}'s newest pod" if self.revision is not None else "newest pod"
@@ -87,9 +91,24 @@ class LogsScreen(ScrollPage):
         super().on_mount()
         self.set_interval(DRAIN_EVERY, self._drain)
 
-    @work(thread=True, exclusive=True, group="logs", exit_on_error=False)
     def load(self) -> None:
-        stop = get_current_worker().cancelled_event  # set when the page closes (or `c`): cuts the stream
+        """(Re)start the stream, the running one cut first; none once the page is closed."""
+        self._cut()
+        if self._closed:
+            return
+        self._stop = threading.Event()
+        self._stream(self._stop)
+
+    def _cut(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+
+    def on_unmount(self) -> None:
+        self._closed = True
+        self._cut()
+
+    @work(thread=True, exclusive=True, group="logs", exit_on_error=False)
+    def _stream(self, stop: threading.Event) -> None:
         generation, pod, container = self._generation, self.pod, self.container
         try:
             for event in self.app.backend.follow_logs(
