@@ -61,7 +61,14 @@ class RevertingRun(WritingRun, Protocol):
     abort: threading.Event
     stop_signal: str
 
-    def write(self, plan: WorkloadPlan, make_body: Callable[[Obj], Obj], *, guard_spec: bool) -> Obj: ...
+    def write(
+        self,
+        plan: WorkloadPlan,
+        make_body: Callable[[Obj], Obj],
+        *,
+        guard_spec: bool,
+        reverting: bool = False,
+    ) -> Obj: ...
 
     def deleted(self, plan: WorkloadPlan) -> WorkloadDeleted: ...
 
@@ -187,7 +194,7 @@ class GroupRevert:
         live = run.live(wp)
         start_note = wp.kind.start_request(live, revert(live), run.revisions(wp, live))
         wp.notes += [f"revert: {start_note}"] if start_note else []
-        written = run.write(wp, revert, guard_spec=False)
+        written = run.write(wp, revert, guard_spec=False, reverting=True)
         wp.revert_changes = field_changes(live, written)
         changes = "; ".join(wp.revert_changes) or "nothing (already there)"
         run.say(f"{wp.key}: reverting to revision {wp.baseline.revision}: {changes}")
