@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from rollguard.core.readiness import condition, get, observed, replica_failure
+from rollguard.core.readiness import condition, get, observed, replica_failure, replica_failure_since
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
 from rollguard.core.structs import DC, KIND_NAMES, Obj, Progress, RolloutPhase, VerifiedState
 from rollguard.kinds import dc_pods, dc_start
@@ -300,6 +300,8 @@ class DeploymentConfigKind(Kind):
                     blocked=f'deployer pod "{name}" cannot be created, so replication controller '
                     f'"{rc_name}" stays New',
                     blocked_evidence=(self.kind, obj["metadata"]["name"]),
+                    # the deployer controller tries to create it as soon as the RC is made
+                    blocked_at=str(latest.get("metadata", {}).get("creationTimestamp") or ""),
                 )
             return progress
         if phase in ("New", "Pending"):
@@ -314,7 +316,9 @@ class DeploymentConfigKind(Kind):
                 )
                 if final:
                     return Progress(RolloutPhase.FAILED, why, progress.revision)
-                return replace(progress, blocked=why)  # a pull the kubelet retries: if it lasts
+                since = (pod.get("status") or {}).get("startTime") or pod["metadata"].get("creationTimestamp")
+                # a pull the kubelet retries: a verdict if it lasts
+                return replace(progress, blocked=why, blocked_at=str(since or ""))
         hook_pod = dc_pods.running_hook(latest, pods)
         if hook_pod is not None:
             hook_name = hook_pod["metadata"]["name"]
@@ -327,7 +331,9 @@ class DeploymentConfigKind(Kind):
         refused = replica_failure(latest)
         if refused:
             return replace(
-                progress, blocked=f'replication controller "{rc_name}" cannot create its pods: {refused}'
+                progress,
+                blocked=f'replication controller "{rc_name}" cannot create its pods: {refused}',
+                blocked_at=replica_failure_since(latest),
             )
         return progress
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 
+from rollguard.core.readiness import REFUSAL_GRACE
 from rollguard.core.structs import DC, DEPLOYMENT, Progress, RolloutPhase, WorkloadRef
 from rollguard.kinds import KINDS
 from rollguard.run.refusals import newest_refusal
-from rollguard.run.wait import REFUSAL_GRACE, Watched, held
+from rollguard.run.wait import Watched, held
 from rollguard.state.assessment import assess
 from tests.helpers.dc_objects import FAILED_CONDITION, dc, deployer_pod, rc
 
@@ -150,3 +151,46 @@ def test_a_custom_strategy_has_the_default_deadline() -> None:
         "rollingParams": {"timeoutSeconds": 5},
     }
     assert KINDS[DC].deadline(custom) == 600
+
+
+def test_status_calls_a_lasting_refusal_stuck_naming_it_and_a_young_one_progressing() -> None:
+    """The state model judges as a run judges (REFUSAL_GRACE without progress): a rollout whose pods the
+    API has refused since the condition's lastTransitionTime is `stuck` with the refusal as its reason,
+    never `progressing` until the platform's 600 s deadline (or, for a DC's refused deployer pod, since
+    its RC was made, naming where the refusal is recorded)."""
+    since = "2026-01-01T00:00:00Z"
+    refused = {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate", "message": QUOTA,
+               "lastTransitionTime": since}  # fmt: skip
+    started = {"openshift.io/deployer-pod.started-at": since}
+    latest = {**rc("Running", **started), "status": {"conditions": [refused]}}
+    young = dt.datetime(2026, 1, 1, 0, 0, 30, tzinfo=dt.UTC)
+    old = young + dt.timedelta(seconds=REFUSAL_GRACE)
+
+    def found(obj: dict, revisions: list[dict], pods: list[dict], now: dt.datetime, kind: str = DC) -> dict:
+        return {f.name: f.reason for f in assess(kind, obj, revisions, pods=pods, now=now).findings}
+
+    api = dc(availableReplicas=1)  # the old pod still serves
+    assert set(found(api, [latest], [RUNNING_DEPLOYER], young)) == {"progressing"}
+    late = found(api, [latest], [RUNNING_DEPLOYER], old)
+    assert set(late) == {"stuck"}, late
+    assert late["stuck"] == (
+        f'replication controller "api-2" cannot create its pods: {QUOTA}, for 75s: it rolls out only once '
+        "that is cleared (a rollout run fails it after 45s)"
+    )
+    new = {**rc("New"), "metadata": {**rc("New")["metadata"], "creationTimestamp": since}}
+    del new["metadata"]["annotations"]["openshift.io/deployer-pod.name"]
+    no_deployer = found(api, [new], [], old)
+    assert set(no_deployer) == {"stuck"}, no_deployer
+    assert no_deployer["stuck"].startswith(
+        'deployer pod "api-2-deploy" cannot be created, so replication controller "api-2" stays New (its '
+        "Events say why: oc describe deploymentconfig/api), for 75s"
+    ), no_deployer
+    deploy = {
+        "metadata": {"name": "web", "generation": 2, "annotations": {}},
+        "spec": {"replicas": 1, "template": {}},
+        "status": {"observedGeneration": 2, "conditions": [refused]},
+    }
+    web = found(deploy, [], [], old, kind=DEPLOYMENT)
+    assert set(web) == {"stuck", "unavailable"} and web["stuck"].startswith(
+        f"its pods cannot be created: {QUOTA}, for 75s"
+    ), web
