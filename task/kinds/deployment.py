@@ -20,6 +20,7 @@ from rollguard.core.resources import DEPLOYMENTS, REPLICA_SETS
 from rollguard.core.structs import DEPLOYMENT, KIND_NAMES, Obj, Progress, RolloutPhase, VerifiedState
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DEFAULT_DEADLINE, HASH_LABEL, Kind, as_int, parse_time, pick
+from rollguard.kinds.causes import CHANGE_CAUSE
 from rollguard.kinds.templates import same_template
 from rollguard.kinds.triggers import ImageTrigger
 
@@ -73,7 +74,7 @@ class DeploymentKind(Kind):
     aliases = KIND_NAMES[DEPLOYMENT].aliases
     template_noise_labels = (HASH_LABEL,)
     annotations = (RS_REVISION_ANNOTATION, trig.TRIGGERS_ANNOTATION)
-    revision_annotations = (RS_REVISION_ANNOTATION,)
+    revision_annotations = (RS_REVISION_ANNOTATION, CHANGE_CAUSE)
 
     def triggers(self, obj: Obj) -> list[Obj] | None:
         return trig.annotation_entries(obj)
@@ -115,6 +116,20 @@ class DeploymentKind(Kind):
     def revision_status(self, rev: Obj, *, newest: bool) -> str:
         """``active`` (the newest, or still scaled up) or ``old``."""
         return "active" if newest or as_int(rev.get("spec", {}).get("replicas")) else "old"
+
+    def next_revision(self, obj: Obj, body: Obj, revisions: list[Obj]) -> int | None:
+        """A template its newest ReplicaSet does not run starts one: a new ReplicaSet, or an older one
+        taken up again, numbered past every other (kubernetes pkg/controller/deployment/sync.go
+        getNewReplicaSet: ``MaxRevision(oldRSs) + 1``); a paused Deployment starts none."""
+        if (body.get("spec") or {}).get("paused"):
+            return None
+        template = (body.get("spec") or {}).get("template") or {}
+        running = self.revision_template(revisions[0]) if revisions else None
+        if running is None and self.revision(obj):
+            running = (obj.get("spec") or {}).get("template")  # its ReplicaSets unknown: its own template
+        if running is not None and same_template(running, template):
+            return None
+        return max([self.revision(obj), *(self.revision_number(r) for r in revisions)]) + 1
 
     def slim_revision(self, rev: Obj, *, metadata: Obj) -> Obj:
         """A ReplicaSet: its replicas and pod template, as `revision_template` reads it (without the

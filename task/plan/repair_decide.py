@@ -20,9 +20,9 @@ from rollguard.cluster.claims import REGISTER, ClaimHeldError, claim_live, claim
 from rollguard.cluster.journal import WorkloadEntry, group_name
 from rollguard.cluster.lock import held
 from rollguard.core.errors import RefusedError
-from rollguard.core.structs import Obj, VerifiedState, WorkloadRef
+from rollguard.core.structs import EntryPhase, Obj, VerifiedState, WorkloadRef
 from rollguard.kinds import Kind, images_of, triggers
-from rollguard.kinds.templates import template_changes
+from rollguard.kinds.templates import field_changes, template_changes
 from rollguard.plan import merge
 from rollguard.plan.inputs import parse_namespace, parse_selector, parse_workload
 from rollguard.plan.repair_types import ACTIONS, Change, RepairPlan, RepairRead, RepairRequest
@@ -361,6 +361,9 @@ def _plan_workload(
             plan.restores[snapshot.ref.key] = entry.restore
         target_revision = state.revision
         notes.append(f"target: {source}")
+        journal = plan.group.journal if plan.group else None
+        discards = discarded_edit(journaled, live=obj, target=state, run_id=journal.run_id if journal else "")
+        notes += [discards] if discards else []
     wp = WorkloadPlan(snapshot=snapshot, baseline=baseline, revisions=revisions)
     plan.run_plan.workloads.append(wp)
     # a restored automatic trigger whose tag moved on would undo the revert at once: make it manual
@@ -393,6 +396,37 @@ def _plan_workload(
             changed=changed,
             notes=tuple(notes),
         )
+    )
+
+
+DISCARDED_SHOWN = 3  # fields of a discarded edit named; the rest counted
+
+
+def discarded_edit(
+    entry: WorkloadEntry | None, *, live: Obj, target: VerifiedState, run_id: str
+) -> str | None:
+    """The note of a revert that throws away someone else's edit the journal recorded, else None.
+
+    A run that met a colleague's edit (a hotfix) left it as they set it and recorded it: the entry is
+    ``edited`` and the group `inconsistent`. Reverting the workload to ``target`` then discards that edit;
+    the confirmation (the TUI's dialog, ``--dry-run``'s diff, the run's lines, the report's notes and its
+    Event: all print this note) names each field with its old value and theirs."""
+    if entry is None or entry.phase is not EntryPhase.EDITED:
+        return None
+    ours = {"spec": {"template": target.template}}
+    theirs = {"spec": {"template": (live.get("spec") or {}).get("template") or {}}}
+    fields = [
+        line.removeprefix("spec.template.spec.").removeprefix("spec.template.")
+        for line in field_changes(ours, theirs, width=400)
+    ]
+    if not fields:
+        return None  # it already runs the target: nothing of theirs is lost
+    shown = "; ".join(fields[:DISCARDED_SHOWN])
+    more = f"; and {len(fields) - DISCARDED_SHOWN} more" if len(fields) > DISCARDED_SHOWN else ""
+    during = f" during run {run_id}" if run_id else ""
+    return (
+        f"discards the edit someone else made{during} (recorded, left as they set it; old -> theirs): "
+        f"{shown}{more}"
     )
 
 

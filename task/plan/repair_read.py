@@ -34,14 +34,13 @@ from rollguard.plan.repair_decide import (
     revert_target,
     the_group,
 )
-from rollguard.plan.repair_types import ACTIONS, REDEPLOYED_AT, Change, RepairPlan, RepairRead, RepairRequest
+from rollguard.plan.repair_types import ACTIONS, Change, RepairPlan, RepairRead, RepairRequest
 from rollguard.plan.rollout_read import Found, list_group, namespace_exists, with_revisions
 from rollguard.plan.tags import as_restored
 from rollguard.state.assessment import read_groups
 
 __all__ = [
     "ACTIONS",
-    "REDEPLOYED_AT",
     "Change",
     "RepairPlan",
     "RepairRead",

@@ -30,9 +30,9 @@ from rollguard.cluster.client import Client
 from rollguard.cluster.lock import read_lease
 from rollguard.core.errors import NotFound
 from rollguard.core.resources import DEPLOYMENTS, LEASES
-from tests.chaos import harness as h
 from tests.chaos.ledger import Entry
-from tests.chaos.proxy import FaultProxy, Record
+from tests.helpers import chaos as h
+from tests.helpers.proxy import FaultProxy, Record
 
 FOLLOW_UPS = ("rollout", "rollout-crash", "revert")
 
@@ -63,7 +63,7 @@ def count_steps(client: Client, proxy: FaultProxy, kubeconfig: Path) -> list[Ste
     proxy.reset()
     with h.scratch_namespace(client, "crash-count") as ns:
         h.make_group(client, ns)
-        result = h.finish(h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEW)))
+        result = h.finish(h.start_rollout(kubeconfig, ns, h.NEW))
         assert result.code == 0, result.stdout + result.stderr
         steps = [Step(i + 1, label(r)) for i, r in enumerate(proxy.mutating())]
     proxy.reset()
@@ -96,7 +96,7 @@ def crash_case(
     proxy.reset()
     with h.scratch_namespace(client, f"crash-{step.k}-{follow_up}") as ns:
         h.make_group(client, ns)
-        killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEW))
+        killed = h.start_rollout(kubeconfig, ns, h.NEW)
         proxy.after_mutation(step.k, h.killer(killed))
         result = h.finish(killed)
         assert result.code == -signal.SIGKILL, (
@@ -111,9 +111,7 @@ def crash_case(
         live = h.lease_live(client, ns)
         if real_expiry:
             assert live, "the killed run left no live lease"
-            early = h.finish(
-                h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEWER))
-            )
+            early = h.finish(h.start_rollout(kubeconfig, ns, h.NEWER))
             assert early.code == 2 and "locked by" in early.stderr and " run " in early.stderr, early.stderr
             # A lease expires by the clock alone: no event to wait on, so sleep until then.
             time.sleep(read_lease(client.get(LEASES, h.JOURNAL, namespace=ns)).expires_in + 0.5)
@@ -231,7 +229,7 @@ def half_rolled(client: Client, proxy: FaultProxy, kubeconfig: Path, namespace: 
     """Reference section 1's damage: a rollout killed after its k-th mutating call, its lease expired."""
     h.make_group(client, namespace)
     proxy.reset()
-    killed = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEW))
+    killed = h.start_rollout(kubeconfig, namespace, h.NEW)
     proxy.after_mutation(k, h.killer(killed))
     assert h.finish(killed).code == -signal.SIGKILL
     h.expire_lease(client, namespace)
@@ -310,7 +308,7 @@ def other_target_case(
     proxy.reset()
     with h.scratch_namespace(client, f"crash-o-{step.k}-{follow_up}") as ns:
         h.make_group(client, ns)
-        killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEW))
+        killed = h.start_rollout(kubeconfig, ns, h.NEW)
         proxy.after_mutation(step.k, h.killer(killed))
         result = h.finish(killed)
         assert result.code == -signal.SIGKILL, (

@@ -27,9 +27,9 @@ from rollguard.cluster.lock import fence_margin, read_lease
 from rollguard.core.errors import NotFound
 from rollguard.core.resources import CONFIG_MAPS, LEASES
 from rollguard.plan.inputs import parse_selector
-from tests.chaos import harness as h
-from tests.chaos.proxy import FaultPlan, Record
+from tests.helpers import chaos as h
 from tests.helpers.cluster import CRASH, DC, create_group, dc_body, journal_reaches, view
+from tests.helpers.proxy import FaultPlan, Record
 
 LEASE = 6  # A's --lease-duration (seconds): short, so that a frozen A loses it soon
 A_IMAGE = "registry.local/shop/api:v2-slow30"  # A is still watching when it wakes
@@ -77,16 +77,7 @@ def reached_server(records: list[Record]) -> list[str]:
 def b_takes_over(client, sandbox, namespace: str, tmp_path) -> tuple[h.subprocess.Popen[str], str]:
     """Run B, straight to the API server, once A's lease expired; returns B and its run id once watching."""
     wait_lease_expired(client, namespace)
-    b = h.start(
-        sandbox.kubeconfig,
-        "rollout",
-        "-n",
-        namespace,
-        "-l",
-        h.SELECTOR,
-        *h.image_args(B_IMAGE),
-        report=tmp_path / "b.json",
-    )
+    b = h.start_rollout(sandbox.kubeconfig, namespace, B_IMAGE, report=tmp_path / "b.json")
     seen = h.wait_until(
         client,
         CONFIG_MAPS,

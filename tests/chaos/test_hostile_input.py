@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rollguard.cluster.client import Client
-from tests.chaos import harness as h
+from tests.helpers import chaos as h
 from tests.helpers.cluster import NEW, resource_versions
 
 HUGE = "a" * 100_000

@@ -26,9 +26,9 @@ from pathlib import Path
 import pytest
 
 from rollguard.cluster.journal_codec import decode
-from tests.chaos import harness as h
-from tests.chaos.proxy import Record
+from tests.helpers import chaos as h
 from tests.helpers.cluster import CRASH, IMAGE, journal_reaches
+from tests.helpers.proxy import Record
 
 pytestmark = pytest.mark.chaos
 
@@ -297,9 +297,8 @@ def test_sigterm_during_an_outage_ends_within_its_grace(
     report = tmp_path / "r.json"
     api = ApiServer(sandbox)
     try:
-        run = Run(h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW),
-                          "--lease-duration", f"{LEASE}s", report=report,
-                          env={"ROLLGUARD_TERM_GRACE": str(TERM_GRACE)}))  # fmt: skip
+        run = Run(h.start_rollout(kubeconfig, namespace, SLOW, "--lease-duration", f"{LEASE}s", report=report,
+                                  env={"ROLLGUARD_TERM_GRACE": str(TERM_GRACE)}))  # fmt: skip
         journal_reaches(client, namespace, "watching")
         api.stop()
         run.wait_silent(10)
