@@ -40,7 +40,6 @@ from rollguard.core.resources import (
     Resource,
 )
 from sandbox import cluster
-from tests.chaos.proxy import FaultProxy
 from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
@@ -55,6 +54,7 @@ from tests.helpers.cluster import (
     view,
     wait_until,
 )
+from tests.helpers.proxy import FaultProxy
 from tests.helpers.scenarios import image_stream
 from tests.tekton.manifests import RBAC_FILE, Obj, subparsers
 
