@@ -205,6 +205,25 @@ def deployer_pod_trouble(pod: Obj) -> str:
     return dc_pods.pod_trouble(pod)
 
 
+def _still_scaled(latest: Obj, revisions: list[Obj]) -> str:
+    """What else holds pods while ``latest`` cannot get its own: an older RC that failed (a cancelled
+    rollout included) and is still scaled up. On OpenShift nobody scales it down until a deployer pod of
+    a newer RC starts (oc pkg/cli/deployer/deployer.go) or the latest RC ends (openshift-controller-manager
+    deploymentconfig_controller.go reconcileDeployments), so its pods keep their share of the quota
+    meanwhile: said, so that the refusal names what to free ("" when there is none)."""
+    held = [
+        f'replication controller "{rev["metadata"]["name"]}" (failed) is still scaled to '
+        f"{as_int((rev.get('spec') or {}).get('replicas'))}"
+        for rev in revisions
+        if rev is not latest
+        and (rev.get("metadata", {}).get("annotations") or {}).get(PHASE_ANNOTATION) == "Failed"
+        and as_int((rev.get("spec") or {}).get("replicas")) > 0
+    ]
+    if not held:
+        return ""
+    return f"{', '.join(held)}: its pods hold their share of the quota until this rollout ends"
+
+
 class DeploymentConfigKind(Kind):
     kind = DC
     noun = "DC"
@@ -392,6 +411,7 @@ class DeploymentConfigKind(Kind):
                     progress,
                     blocked=f'deployer pod "{name}" cannot be created, so replication controller '
                     f'"{rc_name}" stays New',
+                    holding=_still_scaled(latest, revisions),
                     blocked_evidence=(self.kind, obj["metadata"]["name"]),
                     # the deployer controller tries to create it as soon as the RC is made
                     blocked_at=str(latest.get("metadata", {}).get("creationTimestamp") or ""),
@@ -426,6 +446,7 @@ class DeploymentConfigKind(Kind):
             return replace(
                 progress,
                 blocked=f'replication controller "{rc_name}" cannot create its pods: {refused}',
+                holding=_still_scaled(latest, revisions),
                 blocked_at=replica_failure_since(latest),
             )
         return progress

@@ -112,11 +112,10 @@ def held(item: Watched, progress: Progress, *, now: float) -> Progress:
         item.blocked_since = now  # refused since now, or the rollout moved meanwhile: the clock restarts
     if now < item.blocked_since + REFUSAL_GRACE:
         return progress
-    return replace(
-        progress,
-        phase=RolloutPhase.FAILED,
-        message=f"{item.ref.key}: {progress.blocked} (for {REFUSAL_GRACE:.0f}s)",
-    )
+    message = f"{item.ref.key}: {progress.blocked} (for {REFUSAL_GRACE:.0f}s)"
+    if progress.holding and progress.blocked_evidence is None:  # else after the evidence (`refusals`)
+        message += f"; {progress.holding}"
+    return replace(progress, phase=RolloutPhase.FAILED, message=message)
 
 
 def deleted_message(key: str) -> str:

@@ -247,10 +247,11 @@ def _refusal_finding(progress: Progress, now: dt.datetime) -> Finding | None:
     if progress.blocked_evidence is not None:
         kind, name = progress.blocked_evidence
         where = f" (its Events say why: oc describe {kind.lower()}/{name})"
+    holding = f"; {progress.holding}" if progress.holding else ""
     return Finding(
         STUCK,
         f"{progress.blocked}{where}, for {lasted:.0f}s: it rolls out only once that is cleared (a rollout "
-        f"run fails it after {REFUSAL_GRACE:.0f}s)",
+        f"run fails it after {REFUSAL_GRACE:.0f}s){holding}",
     )
 
 

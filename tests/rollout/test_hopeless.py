@@ -104,6 +104,9 @@ def test_a_dc_whose_pods_the_quota_refuses_fails_early_and_so_does_its_revert(
         for e in result.report["errors"]
     ), result.report["errors"]
     assert result.report["status"] == "inconsistent"
+    reverted = next(e for e in result.report["errors"] if e.startswith("revert of dc/api not verified: "))
+    if 'deployer pod "api-3-deploy" cannot be created' in reverted:  # the cancelled api-2 won the slot
+        assert 'replication controller "api-2" (failed) is still scaled to 1' in reverted, reverted
     # `status` (and drift-check, and the TUI, which share the state model) say what the run found: stuck
     # on the quota, not `progressing` until the platform's 600 s deadline
     data = json.loads(rollguard(sandbox.kubeconfig, "status", "-n", namespace, "-o", "json").stdout)
