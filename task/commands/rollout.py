@@ -157,10 +157,11 @@ def read_checks(path: str) -> list[Any]:
     return parse_checks(text, source=path, read=lambda name: (file.parent / name).read_text())
 
 
-def rollout_request(args: argparse.Namespace, *, checks: list[Check]) -> RolloutRequest:
+def rollout_request(args: argparse.Namespace, *, checks: list[Check] | RefusedError) -> RolloutRequest:
     """`rollguard rollout`'s arguments checked into a `RolloutRequest`, or RefusedError naming the fix
-    (pure: the ``--verify`` files are read before). The namespace and the ``-f`` manifests are not in it
-    yet: they come with the session (`placed`)."""
+    (pure: the ``--verify`` files are read before, ``checks`` being their refusal when one could not be
+    read, raised in its turn). The namespace and the ``-f`` manifests are not in it yet: they come with
+    the session (`placed`)."""
     from rollguard.plan.inputs import (
         check_step_budget,
         parse_duration,
@@ -177,6 +178,8 @@ def rollout_request(args: argparse.Namespace, *, checks: list[Check]) -> Rollout
     targets = [parse_image_target(t) for t in args.image]
     timeout = parse_duration(args.timeout)
     lease = lease_seconds(args)
+    if isinstance(checks, RefusedError):
+        raise checks
     names = [c.name for c in checks]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -227,7 +230,11 @@ def read_inputs(args: argparse.Namespace) -> tuple[RolloutRequest, list[Source] 
     before the session: bad input is refused without a cluster."""
     from rollguard.plan.manifests import read_sources
 
-    checks = [check for path in args.verify for check in read_checks(path)]
+    checks: list[Check] | RefusedError
+    try:
+        checks = [check for path in args.verify for check in read_checks(path)]
+    except RefusedError as exc:  # refused in its turn, after the options checked before it
+        checks = exc
     request = rollout_request(args, checks=checks)
     return request, read_sources(args.filename) if args.filename else None
 

@@ -14,7 +14,7 @@ import pytest
 from rollguard.cluster.claims import REGISTER, claims_of
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, LEASES
 from tests.helpers import chaos as h
-from tests.helpers.cluster import DC, DEPLOYMENT, IMAGE, journal_reaches, view, wait_until
+from tests.helpers.cluster import DC, DEPLOYMENT, IMAGE, journal_reaches, make_group, view, wait_until
 from tests.helpers.scenarios import pause, set_image
 
 SLOW = f"{IMAGE}:v2-slow8"  # the winner outlives the losers' start-up
@@ -47,7 +47,7 @@ def assert_refused_naming(loser: h.Result, holder: str) -> None:
 )
 def test_runs_at_once_one_proceeds(client, sandbox, proxy, tmp_path, namespace, ledger_entry, runs):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     winner, losers = race(kubeconfig, namespace, runs)
     holder = run_id(winner)
     for loser in losers:
@@ -75,7 +75,7 @@ REPAIRS = [
 @pytest.mark.chaos
 def test_repairs_while_a_rollout_runs_are_refused(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     rollout = h.start_rollout(kubeconfig, namespace, f"{IMAGE}:v2-slow15")
     journal_reaches(client, namespace, "watching")
     holder = h.journal(client, namespace)["run"]["id"]
@@ -117,7 +117,7 @@ def test_human_edit_during_the_rollout(client, sandbox, proxy, tmp_path, namespa
     back on its last verified state, and since dc2 is not on it, exit 3 with a journal that says so.
     """
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
     run = h.start_rollout(kubeconfig, namespace, f"{IMAGE}:v2-slow5", report=report)
 
@@ -160,7 +160,7 @@ def test_sigkill_of_the_winner_lets_the_next_run_in(
 ):
     """Refused while the dead holder's lease is live; once it expired, the next run proceeds and repairs."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     first = h.start_rollout(kubeconfig, namespace, SLOW)
     journal_reaches(client, namespace, "watching")
     holder = h.journal(client, namespace)["run"]["id"]
@@ -189,7 +189,7 @@ def test_two_repairs_of_one_workload_and_a_killed_one(
     refused naming it and changes nothing; the first one SIGKILLed, the next is refused until the dead
     repair's Lease expired, then takes over its claim, finishes dc2 and leaves no Lease behind."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     pause(client, namespace, "dc2")
     set_image(client, namespace, DC, "dc2", SLOW)  # waits while paused; slow once resumed
     first = h.start(kubeconfig, "resume", "dc/dc2", "-n", namespace)

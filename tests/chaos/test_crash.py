@@ -32,6 +32,7 @@ from rollguard.core.errors import NotFound
 from rollguard.core.resources import DEPLOYMENTS, LEASES
 from tests.chaos.ledger import Entry
 from tests.helpers import chaos as h
+from tests.helpers.cluster import make_group
 from tests.helpers.proxy import FaultProxy, Record
 
 FOLLOW_UPS = ("rollout", "rollout-crash", "revert")
@@ -62,7 +63,7 @@ def count_steps(client: Client, proxy: FaultProxy, kubeconfig: Path) -> list[Ste
     """The first run: every mutating call an undisturbed rollout makes, in order."""
     proxy.reset()
     with h.scratch_namespace(client, "crash-count") as ns:
-        h.make_group(client, ns)
+        make_group(client, ns)
         result = h.finish(h.start_rollout(kubeconfig, ns, h.NEW))
         assert result.code == 0, result.stdout + result.stderr
         steps = [Step(i + 1, label(r)) for i, r in enumerate(proxy.mutating())]
@@ -95,7 +96,7 @@ def crash_case(
     """One cell of the matrix; returns a one-line account and the number of states verified."""
     proxy.reset()
     with h.scratch_namespace(client, f"crash-{step.k}-{follow_up}") as ns:
-        h.make_group(client, ns)
+        make_group(client, ns)
         killed = h.start_rollout(kubeconfig, ns, h.NEW)
         proxy.after_mutation(step.k, h.killer(killed))
         result = h.finish(killed)
@@ -227,7 +228,7 @@ def test_sigkill_then_real_lease_expiry(client, sandbox, proxy, tmp_path, ledger
 
 def half_rolled(client: Client, proxy: FaultProxy, kubeconfig: Path, namespace: str, k: int) -> None:
     """Reference section 1's damage: a rollout killed after its k-th mutating call, its lease expired."""
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     proxy.reset()
     killed = h.start_rollout(kubeconfig, namespace, h.NEW)
     proxy.after_mutation(k, h.killer(killed))
@@ -307,7 +308,7 @@ def other_target_case(
 
     proxy.reset()
     with h.scratch_namespace(client, f"crash-o-{step.k}-{follow_up}") as ns:
-        h.make_group(client, ns)
+        make_group(client, ns)
         killed = h.start_rollout(kubeconfig, ns, h.NEW)
         proxy.after_mutation(step.k, h.killer(killed))
         result = h.finish(killed)
@@ -407,7 +408,7 @@ def manifest_case(
 ) -> tuple[str, int]:
     proxy.reset()
     with h.scratch_namespace(client, f"crash-f-{step.k}-{follow_up}") as ns:
-        h.make_group(client, ns)
+        make_group(client, ns)
         first = release_manifests(tmp / f"{step.k}-{follow_up}-first.yaml", h.NEW)
         killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(first))
         proxy.after_mutation(step.k, h.killer(killed))
@@ -462,7 +463,7 @@ def manifest_other_case(
 
     proxy.reset()
     with h.scratch_namespace(client, f"crash-fo-{step.k}-{follow_up}") as ns:
-        h.make_group(client, ns)
+        make_group(client, ns)
         first = release_manifests(tmp / f"o-{step.k}-{follow_up}-first.yaml", h.NEW)
         killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(first))
         proxy.after_mutation(step.k, h.killer(killed))
@@ -528,7 +529,7 @@ def test_sigkill_during_a_manifest_run_after_every_mutating_call(
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     proxy.reset()
     with h.scratch_namespace(client, "crash-f-count") as ns:
-        h.make_group(client, ns)
+        make_group(client, ns)
         first = release_manifests(tmp_path / "count.yaml", h.NEW)
         counted = h.finish(h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(first)))
         assert counted.code == 0, counted.stdout + counted.stderr

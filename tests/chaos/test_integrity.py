@@ -29,6 +29,7 @@ from tests.helpers.cluster import (
     dc_body,
     deployment_body,
     journal_reaches,
+    make_group,
     resource_versions,
     rollguard,
     view,
@@ -100,7 +101,7 @@ def test_a_final_journal_write_that_fails_is_not_reported_as_success(
     client, sandbox, proxy, tmp_path, namespace, ledger_entry
 ):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
     run = h.start_rollout(kubeconfig, namespace, "registry.local/shop/api:v2-slow8", report=report)
     journal_reaches(client, namespace, "watching")
@@ -136,7 +137,7 @@ def test_ctrl_c_reverts_reports_and_a_second_one_stops_the_revert(
     client, sandbox, tmp_path, namespace, ledger_entry, presses
 ):
     slow_old = "registry.local/shop/api:v1-slow15"
-    h.make_group(client, namespace, slow_old if presses == 2 else h.OLD)
+    make_group(client, namespace, slow_old if presses == 2 else h.OLD)
     report, results = tmp_path / "r.json", tmp_path / "results"
     run = h.start(
         sandbox.kubeconfig,
@@ -191,7 +192,7 @@ def test_a_hotfix_set_by_hand_during_the_watch_is_left_as_set_and_the_rest_rever
     client, sandbox, tmp_path, namespace, ledger_entry
 ):
     """Like `kubectl set image deployment/web app=...:v1-hotfix` while rollguard watches."""
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
     run = h.start_rollout(sandbox.kubeconfig, namespace, SLOW, report=report)
     journal_reaches(client, namespace, "watching")
@@ -328,7 +329,7 @@ def test_report_paths_symlink_devices_fifo_and_unwritable(client, sandbox, tmp_p
 def test_a_workload_deleted_during_the_watch_is_reported_and_the_rest_reverted(
     client, sandbox, tmp_path, namespace, ledger_entry
 ):
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
     run = h.start_rollout(sandbox.kubeconfig, namespace, SLOW, report=report)
     journal_reaches(client, namespace, "watching")

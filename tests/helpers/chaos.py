@@ -34,6 +34,7 @@ from tests.helpers.cluster import (
     OLD,
     SELECTOR,
     Result,
+    image_args,
     journal,
     rollguard,
     view,
@@ -42,17 +43,8 @@ from tests.helpers.cluster import (
 from tests.helpers.cluster import start_rollguard as start
 
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
-TARGET = {DC: "dc", DEPLOYMENT: "deploy"}
 
 ENDED_WELL = {RunState.SUCCEEDED, RunState.REVERTED, RunState.REPAIRED}  # a journal a run left behind well
-
-
-def image_args(image: str, *, crash_second: str | None = None) -> list[str]:
-    """``--image`` for each workload of `GROUP`; the second one gets ``crash_second`` if given."""
-    args = []
-    for index, (kind, name) in enumerate(GROUP):
-        args += ["--image", f"{TARGET[kind]}/{name}={crash_second if crash_second and index == 1 else image}"]
-    return args
 
 
 def start_rollout(

@@ -14,6 +14,7 @@ from tests.helpers.cluster import (
     all_on,
     create_group,
     dc_body,
+    image_args,
     make_group,
     rollguard,
     view,
@@ -87,12 +88,7 @@ def test_mixed_group_with_paused_dc_is_taken_over(sandbox, namespace, client, tm
         namespace,
         "-l",
         SELECTOR,
-        "--image",
-        f"dc/dc1={NEW}",
-        "--image",
-        f"dc/dc2={NEW}",
-        "--image",
-        f"deploy/web={NEW}",
+        *image_args(NEW),
         report=tmp_path / "r.json",
     )
     assert result.code == 0, result.stdout + result.stderr

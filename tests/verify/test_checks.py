@@ -28,6 +28,7 @@ from tests.helpers.cluster import (
     OLD,
     SELECTOR,
     all_on,
+    image_args,
     journal,
     journal_reaches,
     make_group,
@@ -62,7 +63,7 @@ def checks_file(tmp_path: Path, body: str, **files: str) -> Path:
     return path
 
 
-IMAGES = ["--image", f"dc/dc1={NEW}", "--image", f"dc/dc2={NEW}", "--image", f"deploy/web={NEW}"]
+IMAGES = image_args(NEW)
 
 
 def test_http_check_passes_and_the_report_says_so(sandbox, namespace, client, tmp_path: Path):
@@ -373,12 +374,7 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
             namespace,
             "-l",
             SELECTOR,
-            "--image",
-            f"dc/dc1={NEWER}",
-            "--image",
-            f"dc/dc2={NEWER}",
-            "--image",
-            f"deploy/web={NEWER}",
+            *image_args(NEWER),
             "--verify",
             str(failing),
             report=tmp_path / "second.json",
@@ -467,12 +463,7 @@ def test_https_with_a_given_ca_follows_redirects_and_the_system_store_refuses_it
             namespace,
             "-l",
             SELECTOR,
-            "--image",
-            f"dc/dc1={NEWER}",
-            "--image",
-            f"dc/dc2={NEWER}",
-            "--image",
-            f"deploy/web={NEWER}",
+            *image_args(NEWER),
             "--verify",
             str(system),
             report=tmp_path / "refused.json",
