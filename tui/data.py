@@ -27,6 +27,7 @@ from rollguard.core.resources import (
 )
 from rollguard.core.structs import Obj, RunState
 from rollguard.kinds import kind_of
+from rollguard.kinds.causes import RevisionCause
 from rollguard.plan.repair_read import Change as RepairChange
 from rollguard.plan.repair_read import RepairPlan, permissions
 from rollguard.state import assessment
@@ -248,9 +249,13 @@ def build_detail(
     events: Iterable[Obj],
     group: GroupView | None,
     journal: Journal | None = None,
+    *,
+    causes: Mapping[int, RevisionCause] | None = None,
 ) -> DetailView:
-    """The detail screen's content for one workload."""
-    marks = revision_marks(((r.number, r.status) for r in (ws.revisions if ws else ())), journal, row.ref)
+    """The detail screen's content for one workload; ``causes``: each revision's (`rollguard.kinds.revision_causes`)."""
+    causes = causes or {}
+    numbers = ((r.number, r.status) for r in (ws.revisions if ws else ()))
+    marks = revision_marks(numbers, journal, row.ref, causes=causes)
     revisions = tuple(
         RevisionView(
             name=r.name,
@@ -261,6 +266,7 @@ def build_detail(
             replicas=f"{r.ready}/{r.replicas}",
             active=r.replicas > 0,
             mark=marks.get(r.number, ""),
+            cause=causes[r.number].text() if r.number in causes else "",
         )
         for r in (ws.revisions if ws else ())
     )

@@ -2,7 +2,9 @@
 
 Like the OpenShift console's revision history, but with what only rollguard knows: which revision a
 run verified, which one a run rolled out and saw fail, and which came after every revision the journal
-knows of, i.e. was made by hand (`oc rollout latest`, an edit, another tool). A revision older than all
+knows of, i.e. was made by hand (`oc rollout latest`, an edit, another tool), unless its cause names a
+rollguard run (`rollguard.kinds.revision_causes`: the change-cause rollguard writes with each rollout it
+starts, so a killed run's revision or a running repair's is theirs). A revision older than all
 the journal remembers gets no mark: the journal keeps the last verified state, not all history, so
 "never verified" there would be a guess. The kind's own word (Failed, Cancelled from the RC's
 openshift.io/deployment.phase and .cancelled, the Deployment's progress) comes first.
@@ -11,10 +13,11 @@ Pure: the detail screen shows `revision_marks`; the confirm dialog shows `rollba
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from rollguard.cluster.journal import Journal
 from rollguard.core.structs import EntryPhase
+from rollguard.kinds.causes import Cause, RevisionCause
 
 VERIFIED_PHASES = (
     EntryPhase.COMPLETE,
@@ -25,11 +28,21 @@ VERIFIED_PHASES = (
 BAD_STATUS = {"Failed": "failed", "Cancelled": "cancelled"}
 
 
-def revision_marks(revisions: Iterable[tuple[int, str]], journal: Journal | None, key: str) -> dict[int, str]:
+def revision_marks(
+    revisions: Iterable[tuple[int, str]],
+    journal: Journal | None,
+    key: str,
+    *,
+    causes: Mapping[int, RevisionCause] | None = None,
+) -> dict[int, str]:
     """Revision number -> its mark, from (number, status word) pairs and the group's journal.
 
-    ``key`` is the workload's journal key (``dc/NAME``, ``deployment/NAME``).
+    ``key`` is the workload's journal key (``dc/NAME``, ``deployment/NAME``). ``causes``: each revision's
+    cause (`rollguard.kinds.revision_causes`): a revision newer than the journal knows that a rollguard run
+    made (its change-cause names the run: a killed run's, a repair still running) is that run's, not one
+    made by hand.
     """
+    causes = causes or {}
     entry = journal.workloads.get(key) if journal is not None else None
     known: dict[int, str] = {}
     if journal is not None and entry is not None:
@@ -53,9 +66,19 @@ def revision_marks(revisions: Iterable[tuple[int, str]], journal: Journal | None
         if number in known:
             words.append(known[number])
         elif entry is not None and number > newest_known:
-            words.append("made by hand")
+            words.append(_unknown_to_the_journal(causes.get(number)))
         marks[number] = ", ".join(words)
     return marks
+
+
+def _unknown_to_the_journal(cause: RevisionCause | None) -> str:
+    """The mark of a revision newer than the journal knows: whose it is, by its cause."""
+    if cause is None or cause.cause is not Cause.ROLLGUARD:
+        return "made by hand"
+    if not cause.run_id:
+        return f"made by a rollguard {cause.command}, not verified"
+    how = "reverted" if cause.reverting else "rolled out"
+    return f"{how} by run {cause.run_id}, not verified"
 
 
 def rollback_warning(number: int, status: str, mark: str) -> str:

@@ -147,6 +147,9 @@ class RevisionView:
     replicas: str  # ready/desired
     active: bool = False
     mark: str = ""  # what the journal says: verified by run X, failed in run X, made by hand (revisions.py)
+    cause: str = (
+        ""  # what made it: rollguard run X, config change, image change, manual (kinds.revision_causes)
+    )
 
 
 @dataclass(frozen=True)

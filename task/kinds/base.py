@@ -20,6 +20,7 @@ from typing import Any
 from rollguard.core.resources import Resource
 from rollguard.core.structs import Obj, Progress, RolloutPhase, Snapshot, VerifiedState, WorkloadRef
 from rollguard.kinds import triggers
+from rollguard.kinds.causes import CHANGE_CAUSE, Recorded
 from rollguard.kinds.triggers import ImageTrigger
 
 DEFAULT_DEADLINE = 600
@@ -265,6 +266,28 @@ class Kind:
 
     def revision_status(self, rev: Obj, *, newest: bool) -> str:
         """One word for a revision's state (the history shown by status and the TUI)."""
+        raise NotImplementedError
+
+    def change_cause(self, rev: Obj) -> str:
+        """The ``kubernetes.io/change-cause`` its workload carried when revision ``rev`` was made ("" when
+        none): a ReplicaSet carries it itself (the Deployment controller copies its Deployment's
+        annotations onto it); a kind that keeps its workload elsewhere in the revision says so."""
+        return str(((rev.get("metadata") or {}).get("annotations") or {}).get(CHANGE_CAUSE) or "")
+
+    def recorded_cause(self, rev: Obj) -> Recorded | None:
+        """The cause the platform recorded in revision ``rev`` itself, if it records one (a ReplicaSet
+        keeps none: `rollguard.kinds.revision_causes` compares templates)."""
+        return None
+
+    def trigger_source(self, rev: Obj, container: str, image: str) -> str:
+        """The image trigger that set ``container`` to ``image`` in revision ``rev`` ("" when none tells:
+        the image was set some other way, or the kind records no trigger's last image)."""
+        return ""
+
+    def next_revision(self, obj: Obj, body: Obj, revisions: list[Obj]) -> int | None:
+        """The number of the revision that writing ``body`` over ``obj`` starts, None when the write starts
+        no rollout (a resume with nothing to roll out, a scale, a paused body). ``revisions``: its revision
+        objects, newest first. rollguard's change-cause names it (`rollguard.kinds.causes`)."""
         raise NotImplementedError
 
     def slim_revision(self, rev: Obj, *, metadata: Obj) -> Obj:

@@ -32,7 +32,7 @@ def _images(template: Obj | None) -> list[str]:
 
 
 def starts_by_itself(body: Obj, *, running: Obj | None, version: int) -> bool:
-    """Whether the controller rolls ``body`` (a DC as written) out by itself.
+    """Whether the controller rolls ``body`` (a DC as written) out by itself, or no rollout is wanted.
 
     ``running``: the template of the RC of its latestVersion (None when that RC is unknown: the DC's
     template before the write stands in); ``version``: its latestVersion.
@@ -40,9 +40,20 @@ def starts_by_itself(body: Obj, *, running: Obj | None, version: int) -> bool:
     spec = body.get("spec") or {}
     if spec.get("paused"):
         return True  # a paused DC starts nothing, and is not asked to
+    if version and same_template(spec.get("template") or {}, running):
+        return True  # nothing differs from what its latest RC runs: no rollout is wanted
+    return rolls_out(body, running=running, version=version)
+
+
+def rolls_out(body: Obj, *, running: Obj | None, version: int) -> bool:
+    """Whether the controller starts a rollout of ``body`` by itself (triggerActivated): a write that
+    starts none leaves no revision for rollguard's change-cause to name."""
+    spec = body.get("spec") or {}
+    if spec.get("paused"):
+        return False
     triggers = spec.get("triggers")
     if triggers is None:
-        return True  # the API adds a ConfigChange trigger to a DC without the field
+        triggers = [{"type": "ConfigChange"}]  # the API adds a ConfigChange trigger to a DC without the field
     image_params = [t.get("imageChangeParams") or {} for t in triggers if t.get("type") == "ImageChange"]
     if version == 0:
         if image_params:
@@ -50,7 +61,7 @@ def starts_by_itself(body: Obj, *, running: Obj | None, version: int) -> bool:
         return trig.dc_has_config_change(triggers)
     template = spec.get("template") or {}
     if same_template(template, running):
-        return True  # nothing differs from what its latest RC runs: no rollout is wanted
+        return False
     if trig.dc_has_config_change(triggers):
         return True
     if image_params:

@@ -15,11 +15,12 @@ import copy
 import datetime as dt
 from dataclasses import replace
 
-from rollguard.core.readiness import condition, get, observed, replica_failure
+from rollguard.core.readiness import condition, get, observed, replica_failure, replica_failure_since
 from rollguard.core.resources import DEPLOYMENTS, REPLICA_SETS
 from rollguard.core.structs import DEPLOYMENT, KIND_NAMES, Obj, Progress, RolloutPhase, VerifiedState
 from rollguard.kinds import triggers as trig
 from rollguard.kinds.base import DEFAULT_DEADLINE, HASH_LABEL, Kind, as_int, parse_time, pick
+from rollguard.kinds.causes import CHANGE_CAUSE
 from rollguard.kinds.templates import same_template
 from rollguard.kinds.triggers import ImageTrigger
 
@@ -73,7 +74,7 @@ class DeploymentKind(Kind):
     aliases = KIND_NAMES[DEPLOYMENT].aliases
     template_noise_labels = (HASH_LABEL,)
     annotations = (RS_REVISION_ANNOTATION, trig.TRIGGERS_ANNOTATION)
-    revision_annotations = (RS_REVISION_ANNOTATION,)
+    revision_annotations = (RS_REVISION_ANNOTATION, CHANGE_CAUSE)
 
     def triggers(self, obj: Obj) -> list[Obj] | None:
         return trig.annotation_entries(obj)
@@ -116,6 +117,20 @@ class DeploymentKind(Kind):
         """``active`` (the newest, or still scaled up) or ``old``."""
         return "active" if newest or as_int(rev.get("spec", {}).get("replicas")) else "old"
 
+    def next_revision(self, obj: Obj, body: Obj, revisions: list[Obj]) -> int | None:
+        """A template its newest ReplicaSet does not run starts one: a new ReplicaSet, or an older one
+        taken up again, numbered past every other (kubernetes pkg/controller/deployment/sync.go
+        getNewReplicaSet: ``MaxRevision(oldRSs) + 1``); a paused Deployment starts none."""
+        if (body.get("spec") or {}).get("paused"):
+            return None
+        template = (body.get("spec") or {}).get("template") or {}
+        running = self.revision_template(revisions[0]) if revisions else None
+        if running is None and self.revision(obj):
+            running = (obj.get("spec") or {}).get("template")  # its ReplicaSets unknown: its own template
+        if running is not None and same_template(running, template):
+            return None
+        return max([self.revision(obj), *(self.revision_number(r) for r in revisions)]) + 1
+
     def slim_revision(self, rev: Obj, *, metadata: Obj) -> Obj:
         """A ReplicaSet: its replicas and pod template, as `revision_template` reads it (without the
         ``pod-template-hash`` label: the newest one's then equals its Deployment's, and an interner holds
@@ -145,11 +160,18 @@ class DeploymentKind(Kind):
         ``ReplicaFailure`` condition, copied from its ReplicaSet's by the deployment controller."""
         if progress.phase is not RolloutPhase.PROGRESSING:
             return progress
+        source: Obj | None = obj
         refused = replica_failure(obj)
         if not refused:
-            new = self.new_revision(obj, revisions)
-            refused = replica_failure(new) if new is not None else ""
-        return replace(progress, blocked=f"its pods cannot be created: {refused}") if refused else progress
+            source = self.new_revision(obj, revisions)
+            refused = replica_failure(source) if source is not None else ""
+        if not refused or source is None:
+            return progress
+        return replace(
+            progress,
+            blocked=f"its pods cannot be created: {refused}",
+            blocked_at=replica_failure_since(source),
+        )
 
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         template = obj.get("spec", {}).get("template")

@@ -25,12 +25,13 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from rollguard.core.readiness import condition, get, observed, replica_failure
+from rollguard.core.readiness import condition, get, observed, replica_failure, replica_failure_since
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
 from rollguard.core.structs import DC, KIND_NAMES, Obj, Progress, RolloutPhase, VerifiedState
 from rollguard.kinds import dc_pods, dc_start
 from rollguard.kinds import triggers as trig
-from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, owned_by, parse_time, pick
+from rollguard.kinds.base import DC_NAME_LABEL, DEFAULT_DEADLINE, Kind, as_int, owned_by, parse_time, pick
+from rollguard.kinds.causes import CHANGE_CAUSE, Cause, Recorded
 from rollguard.kinds.templates import same_template
 from rollguard.kinds.triggers import ImageTrigger
 
@@ -59,15 +60,72 @@ def encoded_config(rev: Obj) -> Any:
 
 
 def compact_encoded_config(text: str) -> str:
-    """An RC's encoded DC cut to the spec's template and triggers (all rollguard reads of it)."""
+    """An RC's encoded DC cut to what rollguard reads of it: the spec's template and triggers, the
+    rollout's cause (``status.details``) and the DC's change-cause."""
     try:
         config = json.loads(text)
     except ValueError:
         return text  # kept as it is: `rc_template` judges garbage the same way either way
     if not isinstance(config, dict) or not isinstance(config.get("spec"), dict):
         return text
-    spec = pick(config["spec"], ("template", "triggers"))
-    return json.dumps({"spec": spec}, separators=(",", ":"))
+    compact: Obj = {"spec": pick(config["spec"], ("template", "triggers"))}
+    notes = pick((config.get("metadata") or {}).get("annotations"), (CHANGE_CAUSE,))
+    if notes:
+        compact["metadata"] = {"annotations": notes}
+    details = pick(config.get("status"), ("details",))
+    if details:
+        compact["status"] = details
+    return json.dumps(compact, separators=(",", ":"))
+
+
+# openshift/api apps/v1 types.go DeploymentTriggerType, as status.details.causes[].type names them
+_RECORDED = {"ConfigChange": Cause.CONFIG, "ImageChange": Cause.IMAGE, "Manual": Cause.MANUAL}
+# openshift-apiserver instantiate/rest.go and openshift-controller-manager deploymentconfig_controller.go:
+# status.details.message, which MakeDeployment also copies into the RC's status-reason
+_RECORDED_MESSAGES = {
+    "config change": Cause.CONFIG,
+    "image change": Cause.IMAGE,
+    "manual change": Cause.MANUAL,
+}
+
+
+def recorded_cause(rc: Obj) -> Recorded | None:
+    """The cause OpenShift recorded for an RC's rollout: its encoded DC's ``status.details`` (the first
+    cause's type, and the images or ImageStreamTags image causes name), else the status-reason set when
+    the RC was made (overwritten later by a failure or a cancellation, so only its three cause words).
+
+    Where they come from: the DC controller's triggerActivated records ConfigChange (a changed template,
+    and the first rollout) or ImageChange with each new image as a DockerImage (openshift-controller-manager
+    pkg/apps/deploymentconfig/deploymentconfig_controller.go recordConfigChangeCause /
+    recordImageChangeCauses); `oc rollout latest` (the instantiate subresource, forced) records Manual,
+    and an image change it resolves names the ImageStreamTag (openshift-apiserver
+    pkg/apps/apiserver/registry/instantiate/rest.go). A client's ``latestVersion + 1`` through the main
+    resource records nothing: the stored status, the previous rollout's details included, is kept
+    (deployconfig/strategy.go PrepareForUpdate), so its RC carries the cause of the rollout before it.
+    """
+    config = encoded_config_or_none(rc)
+    details = ((config or {}).get("status") or {}).get("details") if isinstance(config, dict) else None
+    causes = (details or {}).get("causes") if isinstance(details, dict) else None
+    if isinstance(causes, list) and causes and isinstance(causes[0], dict):
+        cause = _RECORDED.get(str(causes[0].get("type")))
+        if cause is not None:
+            sources = tuple(
+                str(((c.get("imageTrigger") or {}).get("from") or {}).get("name") or "")
+                for c in causes
+                if isinstance(c, dict) and c.get("type") == "ImageChange"
+            )
+            return Recorded(cause=cause, sources=tuple(s for s in sources if s))
+    message = str(get(rc, "metadata", "annotations", STATUS_REASON_ANNOTATION, default="") or "")
+    cause = _RECORDED_MESSAGES.get(message)
+    return Recorded(cause=cause) if cause is not None else None
+
+
+def encoded_config_or_none(rev: Obj) -> Any:
+    """`encoded_config`, None when the annotation is not JSON."""
+    try:
+        return encoded_config(rev)
+    except ValueError:
+        return None
 
 
 def rc_template(rc: Obj) -> Obj | None:
@@ -145,6 +203,25 @@ def _failure(dc: Obj, rc_name: str, annotations: dict[str, str]) -> str:
 def deployer_pod_trouble(pod: Obj) -> str:
     """What went wrong with a deployer pod, in a few words ("" when nothing did or it still runs)."""
     return dc_pods.pod_trouble(pod)
+
+
+def _still_scaled(latest: Obj, revisions: list[Obj]) -> str:
+    """What else holds pods while ``latest`` cannot get its own: an older RC that failed (a cancelled
+    rollout included) and is still scaled up. On OpenShift nobody scales it down until a deployer pod of
+    a newer RC starts (oc pkg/cli/deployer/deployer.go) or the latest RC ends (openshift-controller-manager
+    deploymentconfig_controller.go reconcileDeployments), so its pods keep their share of the quota
+    meanwhile: said, so that the refusal names what to free ("" when there is none)."""
+    held = [
+        f'replication controller "{rev["metadata"]["name"]}" (failed) is still scaled to '
+        f"{as_int((rev.get('spec') or {}).get('replicas'))}"
+        for rev in revisions
+        if rev is not latest
+        and (rev.get("metadata", {}).get("annotations") or {}).get(PHASE_ANNOTATION) == "Failed"
+        and as_int((rev.get("spec") or {}).get("replicas")) > 0
+    ]
+    if not held:
+        return ""
+    return f"{', '.join(held)}: its pods hold their share of the quota until this rollout ends"
 
 
 class DeploymentConfigKind(Kind):
@@ -232,6 +309,41 @@ class DeploymentConfigKind(Kind):
             return None
         return str(notes.get(DEPLOYER_POD_ANNOTATION) or f"{rev['metadata']['name']}-deploy")
 
+    def change_cause(self, rev: Obj) -> str:
+        """The DC's change-cause as its RC encoded it (MakeDeployment encodes the whole DC)."""
+        config = encoded_config_or_none(rev)
+        notes = ((config.get("metadata") or {}).get("annotations") or {}) if isinstance(config, dict) else {}
+        return str(notes.get(CHANGE_CAUSE) or "") if isinstance(notes, dict) else ""
+
+    def recorded_cause(self, rev: Obj) -> Recorded | None:
+        return recorded_cause(rev)
+
+    def trigger_source(self, rev: Obj, container: str, image: str) -> str:
+        """The ImageChange trigger feeding ``container`` whose lastTriggeredImage is ``image`` in the DC the
+        RC encoded: its ImageStreamTag (with its namespace when it names one)."""
+        config = encoded_config_or_none(rev)
+        spec = config.get("spec") if isinstance(config, dict) else None
+        for trigger in trig.parse_dc_triggers(
+            (spec or {}).get("triggers") if isinstance(spec, dict) else None
+        ):
+            if container in trigger.containers and trigger.last_image and trigger.last_image == image:
+                return f"{trigger.namespace}/{trigger.name}" if trigger.namespace else trigger.name
+        return ""
+
+    def next_revision(self, obj: Obj, body: Obj, revisions: list[Obj]) -> int | None:
+        """latestVersion + 1 when the write asks for it (`with_start_request`) or the DC's triggers start
+        it by themselves (`dc_start.rolls_out`); a paused DC starts none."""
+        if (body.get("spec") or {}).get("paused"):
+            return None
+        version = self.revision(obj)
+        if as_int((body.get("status") or {}).get("latestVersion")) == version + 1:
+            return version + 1
+        latest = self._latest(obj, revisions)
+        running = rc_template(latest) if latest is not None else None
+        if running is None:
+            running = (obj.get("spec") or {}).get("template")
+        return version + 1 if dc_start.rolls_out(body, running=running, version=version) else None
+
     def slim_revision(self, rev: Obj, *, metadata: Obj) -> Obj:
         """An RC: its phase annotations and the DC it was made from (compacted)."""
         encoded = ((rev.get("metadata") or {}).get("annotations") or {}).get(ENCODED_DC_ANNOTATION)
@@ -299,7 +411,10 @@ class DeploymentConfigKind(Kind):
                     progress,
                     blocked=f'deployer pod "{name}" cannot be created, so replication controller '
                     f'"{rc_name}" stays New',
+                    holding=_still_scaled(latest, revisions),
                     blocked_evidence=(self.kind, obj["metadata"]["name"]),
+                    # the deployer controller tries to create it as soon as the RC is made
+                    blocked_at=str(latest.get("metadata", {}).get("creationTimestamp") or ""),
                 )
             return progress
         if phase in ("New", "Pending"):
@@ -314,7 +429,9 @@ class DeploymentConfigKind(Kind):
                 )
                 if final:
                     return Progress(RolloutPhase.FAILED, why, progress.revision)
-                return replace(progress, blocked=why)  # a pull the kubelet retries: if it lasts
+                since = (pod.get("status") or {}).get("startTime") or pod["metadata"].get("creationTimestamp")
+                # a pull the kubelet retries: a verdict if it lasts
+                return replace(progress, blocked=why, blocked_at=str(since or ""))
         hook_pod = dc_pods.running_hook(latest, pods)
         if hook_pod is not None:
             hook_name = hook_pod["metadata"]["name"]
@@ -327,7 +444,10 @@ class DeploymentConfigKind(Kind):
         refused = replica_failure(latest)
         if refused:
             return replace(
-                progress, blocked=f'replication controller "{rc_name}" cannot create its pods: {refused}'
+                progress,
+                blocked=f'replication controller "{rc_name}" cannot create its pods: {refused}',
+                holding=_still_scaled(latest, revisions),
+                blocked_at=replica_failure_since(latest),
             )
         return progress
 

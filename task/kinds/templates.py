@@ -22,6 +22,7 @@ from typing import Any
 
 from rollguard.core.structs import Obj
 from rollguard.kinds.base import images_of
+from rollguard.kinds.causes import CHANGE_CAUSE
 
 # Tags that by convention move to each new build; an untagged reference means `latest`.
 MOVING_TAGS = frozenset({"latest"})
@@ -236,11 +237,13 @@ def field_changes(before: Obj, after: Obj, *, width: int = 120) -> list[str]:
 
 
 def _writable(obj: Obj) -> Obj:
+    """What a write changes, but rollguard's own change-cause (a record of the write, not configuration)."""
     meta = obj.get("metadata") or {}
     spec = dict(obj.get("spec") or {})
     if not spec.get("paused"):
         spec.pop("paused", None)
-    return {"metadata": {k: meta.get(k) for k in ("labels", "annotations")}, "spec": spec}
+    notes = {k: v for k, v in (meta.get("annotations") or {}).items() if k != CHANGE_CAUSE}
+    return {"metadata": {"labels": meta.get("labels"), "annotations": notes}, "spec": spec}
 
 
 def _named(items: list[Any]) -> dict[str, Any] | None:

@@ -19,6 +19,7 @@ from rollguard.cluster.lock import LeaseView
 from rollguard.core.errors import Forbidden
 from rollguard.core.report import WorkloadResult
 from rollguard.core.structs import Obj, VerifiedState, WorkloadOutcome, WorkloadRef
+from rollguard.kinds.causes import REDEPLOYED_AT
 from rollguard.kinds.triggers import Streams
 from rollguard.plan import merge
 from rollguard.plan.rollout_decide import Found, GroupListing, Plan
@@ -37,9 +38,6 @@ class RepairRequest:
     selector: str | None = None  # -l SELECTOR: the whole group
     to_revision: int | None = None
     allow_failed: bool = False  # --allow-failed: a --to-revision that failed or was cancelled is accepted
-
-
-REDEPLOYED_AT = "rollguard.io/redeployed-at"
 
 
 @dataclass(frozen=True)

@@ -478,12 +478,20 @@ class GroupRun:
 
     # -- writes (carried out by `rollguard.run.group_write.GroupWrite`) ----------------------------------
 
-    def write(self, plan: WorkloadPlan, make_body: Callable[[Obj], Obj], *, guard_spec: bool) -> Obj:
+    def write(
+        self,
+        plan: WorkloadPlan,
+        make_body: Callable[[Obj], Obj],
+        *,
+        guard_spec: bool,
+        reverting: bool = False,
+    ) -> Obj:
         """One PUT with a resourceVersion precondition; on conflict re-read and retry.
 
-        With ``guard_spec`` a conflict caused by someone else's spec edit fails instead of overwriting it.
+        With ``guard_spec`` a conflict caused by someone else's spec edit fails instead of overwriting it;
+        ``reverting``: the run's own revert (its change-cause says so).
         """
-        return self.group_write.write(plan, make_body, guard_spec=guard_spec)
+        return self.group_write.write(plan, make_body, guard_spec=guard_spec, reverting=reverting)
 
     def as_if_untriggered(self, plan: WorkloadPlan, live: Obj) -> Obj:
         """``live`` without the changes this run itself caused through the platform (a promotion's

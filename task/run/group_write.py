@@ -36,6 +36,7 @@ from rollguard.cluster.journal import Journal, now
 from rollguard.core.errors import Conflict, NotFound, RollguardError, RolloutFailed, WorkloadDeleted
 from rollguard.core.structs import EntryPhase, Obj
 from rollguard.kinds import images_of
+from rollguard.kinds.causes import RunMark, with_mark
 from rollguard.kinds.templates import as_admitted, canonical
 from rollguard.plan.rollout_read import WorkloadPlan
 from rollguard.run.wait import Watched, deleted_message
@@ -55,6 +56,8 @@ class WritingRun(Protocol):
 
     client: Api  # fenced by the group lock: a run that lost its group writes nothing
     namespace: str
+    run_id: str
+    command: str
     journal: Journal
     cache: NamespaceCache | None
     ours: dict[str, list[Obj]]  # the templates this run sent to (or got back from) each workload
@@ -72,10 +75,19 @@ class GroupWrite:
     def __init__(self, run: WritingRun) -> None:
         self.run = run
 
-    def write(self, plan: WorkloadPlan, make_body: Callable[[Obj], Obj], *, guard_spec: bool) -> Obj:
+    def write(
+        self,
+        plan: WorkloadPlan,
+        make_body: Callable[[Obj], Obj],
+        *,
+        guard_spec: bool,
+        reverting: bool = False,
+    ) -> Obj:
         """One PUT with a resourceVersion precondition; on conflict re-read and retry.
 
         With ``guard_spec`` a conflict caused by someone else's spec edit fails instead of overwriting it.
+        A write that starts a new revision carries the run's change-cause (`mark`); ``reverting``: the
+        run's own revert after its failure (the change-cause says so).
         """
         run = self.run
         kind, name = plan.kind, plan.snapshot.ref.name
@@ -91,7 +103,9 @@ class GroupWrite:
             )
         for _ in range(8):
             # a rollout its triggers would not start is asked for in the same write (Kind.start_request)
-            body = kind.with_start_request(current, make_body(current), run.revisions(plan, current))
+            revisions = run.revisions(plan, current)
+            body = kind.with_start_request(current, make_body(current), revisions)
+            body = self.mark(plan, current, body, revisions, reverting=reverting)
             try:
                 run.ours.setdefault(plan.key, []).append(canonical(body.get("spec", {}).get("template", {})))
                 written = run.client.replace(kind.resource, body, namespace=run.namespace)
@@ -120,6 +134,7 @@ class GroupWrite:
         says it is to be created, so a run killed after this deletes it on its revert."""
         run = self.run
         plan.replicas_meant = plan.kind.replicas(body)
+        body = self.mark(plan, {}, body, [])
         try:
             written = run.client.create(plan.kind.resource, body, namespace=run.namespace)
         except Conflict as exc:  # 409 AlreadyExists: someone created it since preflight
@@ -128,6 +143,20 @@ class GroupWrite:
                 workload=plan.key,
             ) from exc
         return self._wrote(plan, written)
+
+    def mark(
+        self, plan: WorkloadPlan, current: Obj, body: Obj, revisions: list[Obj], *, reverting: bool = False
+    ) -> Obj:
+        """``body`` with the run's change-cause when writing it over ``current`` starts a new revision
+        (`rollguard.kinds.causes`: the revision history then names the run even if it is killed before its
+        journal says more); unchanged when it starts none, so no later revision takes the run's name."""
+        number = plan.kind.next_revision(current, body, revisions)
+        if number is None:
+            return body
+        run = self.run
+        return with_mark(
+            body, RunMark(command=run.command, run_id=run.run_id, revision=number, reverting=reverting)
+        )
 
     def _wrote(self, plan: WorkloadPlan, written: Obj) -> Obj:
         run = self.run

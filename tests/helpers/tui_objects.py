@@ -292,12 +292,22 @@ def namespace(name: str) -> Obj:
     }
 
 
-def rollout_from_another_shell(fake: FakeCluster, *, phase: str | None = None, ns: str = "shop-dev") -> None:
+def rollout_from_another_shell(
+    fake: FakeCluster, *, phase: str | None = None, ns: str = "shop-dev", change_cause: str | None = None
+) -> None:
     """A DC rollout no rollguard run made, in `reference_case`: dc2's revision 3, a copy of dc2-2 (its
-    phase too, unless ``phase``), newer than every other revision."""
+    phase too, unless ``phase``), newer than every other revision. ``change_cause``: the DC's
+    ``kubernetes.io/change-cause`` when the RC was made, encoded in it as OpenShift's MakeDeployment
+    encodes the whole DC (a rollguard run's mark: the rollout is that run's after all)."""
     rc = copy.deepcopy(fake.get(REPLICATION_CONTROLLERS, "dc2-2", namespace=ns))
     rc["metadata"]["name"] = "dc2-3"
     rc["metadata"]["annotations"]["openshift.io/deployment-config.latest-version"] = "3"
+    if change_cause is not None:
+        encoded = json.loads(rc["metadata"]["annotations"]["openshift.io/encoded-deployment-config"])
+        encoded.setdefault("metadata", {}).setdefault("annotations", {})["kubernetes.io/change-cause"] = (
+            change_cause
+        )
+        rc["metadata"]["annotations"]["openshift.io/encoded-deployment-config"] = json.dumps(encoded)
     if phase is not None:
         rc["metadata"]["annotations"]["openshift.io/deployment.phase"] = phase
     rc["metadata"]["creationTimestamp"] = "2030-01-01T00:00:00Z"

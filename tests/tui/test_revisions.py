@@ -1,11 +1,14 @@
 """Issue 19 point 6: the revision history marks what the journal knows, and a rollback to a revision no
 run verified is confirmed under a warning. Marks are pure (`rollguard.tui.revisions`); the Pilot test
-reads them off the detail screen of the fake cluster's reference case."""
+reads them off the detail screen of the fake cluster's reference case. Issue 30 points 5 and 6: a revision
+newer than the journal knows that a rollguard run made (its change-cause names the run: a killed run's, a
+repair still running) is that run's, not "made by hand"; each revision shows its cause."""
 
 from __future__ import annotations
 
 from rollguard.cluster.journal import Journal, WorkloadEntry
 from rollguard.core.structs import EntryPhase, VerifiedState
+from rollguard.kinds.causes import Cause, RevisionCause
 from rollguard.tui.revisions import revision_marks, rollback_warning
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
@@ -43,6 +46,28 @@ def test_marks_from_the_journal() -> None:
     ok = _journal(verified=3, after=4, phase=EntryPhase.COMPLETE)
     assert revision_marks([(4, "Complete")], ok, "deployment/api") == {4: "verified by run run-2"}
     assert revision_marks([(1, "Cancelled")], None, "deployment/api") == {1: "cancelled"}
+
+
+def test_a_revision_a_rollguard_run_made_is_that_runs() -> None:
+    journal = _journal(verified=3, after=0, phase=EntryPhase.APPLIED)  # killed after its write
+    revisions = [(6, "Complete"), (5, "Running"), (4, "Complete"), (3, "Complete")]
+    causes = {
+        6: RevisionCause(Cause.CONFIG, "app env"),
+        5: RevisionCause(Cause.ROLLGUARD, run_id="run-2", command="redeploy"),
+        4: RevisionCause(Cause.ROLLGUARD, run_id="run-2", command="rollout", reverting=True),
+    }
+    assert revision_marks(revisions, journal, "deployment/api", causes=causes) == {
+        6: "made by hand",
+        5: "rolled out by run run-2, not verified",
+        4: "reverted by run run-2, not verified",
+        3: "verified by run run-1",
+    }
+    stamp_only = {5: RevisionCause(Cause.ROLLGUARD, command="redeploy")}  # no mark: an older rollguard
+    assert revision_marks([(5, "Complete")], journal, "deployment/api", causes=stamp_only) == {
+        5: "made by a rollguard redeploy, not verified"
+    }
+    warning = rollback_warning(5, "Complete", "rolled out by run run-2, not verified")
+    assert "never verified" in warning and "run-2" in warning
 
 
 def test_rollback_warning() -> None:
@@ -90,3 +115,26 @@ async def test_a_revision_made_by_hand_is_marked_and_its_rollback_warned(fake):
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen) and dialog.target.to_revision == 2
         assert "revision 2 failed" in str(dialog.query_one("#warning").render())
+
+
+async def test_a_killed_runs_revision_is_attributed_to_it_with_its_cause(fake):
+    """dc2's revision 3 carries a run's change-cause naming revision 3 (as rollguard writes it with the
+    rollout it starts): the history names that run, not "made by hand", and shows each revision's cause."""
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        rollout_from_another_shell(
+            fake, phase="Running", change_cause="rollguard rollout run 20261203-081500-1a2b3c (revision 3)"
+        )
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        await pilot.press("down", "down", "d")  # dc2
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, DetailScreen)
+        by_number = {r.number: r for r in screen.detail.revisions}
+        assert by_number[3].mark == "rolled out by run 20261203-081500-1a2b3c, not verified", by_number[3]
+        assert by_number[3].cause == "rollguard rollout run 20261203-081500-1a2b3c"
+        assert by_number[1].cause == "created"
+        table = screen.query_one("#revisions")
+        assert "rollguard rollout run 20261203-081500-1a2b3c" in str(table.get_row("3"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from rollguard.core.resources import EVENTS
 from rollguard.core.structs import Obj
 from rollguard.kinds import kind_of
+from rollguard.kinds.revision_causes import revision_causes
 from rollguard.tui import data
 from rollguard.tui.backend.live import Live
 from rollguard.tui.diff import TemplateDiff, template_diff
@@ -29,10 +30,26 @@ class Details(Live):
                     return obj
         return data.workload_object(self._objects, row)
 
+    def _revision_objects(self, row: WorkloadRow, obj: Obj | None) -> list[Obj]:
+        """The row's revision objects as the caches (or the read that seeds them) hold them: reduced, with
+        what `rollguard.kinds.revision_causes` reads (the kinds' ``revision_annotations``, the encoded DC's
+        details and change-cause); before they serve (or without them), one list of the namespace's."""
+        if obj is None:
+            return []
+        kind = kind_of(row.kind)
+        if self._caches:
+            held = self._cached_in(row.namespace).get(kind.revisions, [])
+        elif self._reading is not None:
+            held = [o for o in self._reading.get(kind.revisions, []) if data.namespace_of(o) == row.namespace]
+        else:
+            held = self._list(kind.revisions, row.namespace)
+        return kind.owned(obj, held)
+
     def detail(self, row: WorkloadRow) -> DetailView:
         """The detail of one row, from the last read plus the namespace's events (one list call)."""
         ws = self._full(row)
         obj = self._workload(row)
+        causes = revision_causes(kind_of(row.kind), self._revision_objects(row, obj))
         names = data.involved_names(ws, row)
         events = [
             e
@@ -42,7 +59,7 @@ class Details(Live):
         group = self.inventory.groups.get(row.group_key) if self.inventory else None
         ns_state = self._states.get(row.namespace)
         home = next((g for g in ns_state.groups if ws and g.name == ws.group), None) if ns_state else None
-        return data.build_detail(row, ws, obj, events, group, home.journal if home else None)
+        return data.build_detail(row, ws, obj, events, group, home.journal if home else None, causes=causes)
 
     def yaml(self, row: WorkloadRow) -> str:
         """The workload as the API holds it now (one GET: the cache keeps reduced objects only)."""

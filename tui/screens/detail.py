@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 ROLLING = ("New", "Pending", "Running")
 TABLES = {
     "conditions": ("Type", "Status", "Reason", "Message"),
-    "revisions": ("Revision", "Phase", "Journal", "Ready", "Images", "Age"),
+    "revisions": ("Revision", "Phase", "Journal", "Cause", "Ready", "Images", "Age"),
     "pods": ("Pod", "Status", "Ready", "Restarts", "Revision", "Node"),
     "events": ("Last seen", "Type", "Reason", "Object", "Message"),
 }
@@ -143,6 +143,7 @@ class DetailScreen(ActionsMixin, Screen[None]):
                     Text(f"{r.name}{' ●' if r.active else ''}", style="bold" if r.active else ""),
                     r.phase,
                     Text(r.mark, style="bold red" if r.mark.startswith(("failed", "cancelled")) else ""),
+                    r.cause,
                     r.replicas,
                     images_text(r.images),
                     age(r.created, now),
