@@ -87,7 +87,9 @@ def header(fresh: Freshness | Liveness, now: float) -> str:
         fresh = Freshness(fresh)
     state = fresh.liveness
     hung = fresh.hung_for(now)
-    if hung:
+    # a hang is said while nothing has failed yet (the link still looks live); once requests failed,
+    # the link's state says it, with the data's age
+    if hung and state.link in (Link.LIVE, Link.CONNECTING):
         return f"[bold red]no answer from the API server for {ago(hung)}[/]"
     if state.link is Link.LIVE and fresh.paused_since is not None:
         paused = now - fresh.paused_since
@@ -112,7 +114,7 @@ def banner(fresh: Freshness | Liveness, now: float) -> str:
         else "nothing has been read yet"
     )
     hung = fresh.hung_for(now)
-    if hung and state.link is not Link.CONNECTING:
+    if hung and state.link is Link.LIVE:  # failures once requests failed: the link's state says it
         return f"No answer from the API server for {ago(hung)}: {shown}; waiting, then reconnecting."
     if state.link in (Link.LIVE, Link.CONNECTING):
         return ""
