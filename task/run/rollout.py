@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 from rollguard.cluster.api import Api
 from rollguard.cluster.cache import NamespaceCache
 from rollguard.cluster.journal import WorkloadEntry
 from rollguard.core.errors import ApiError, RollguardError, RolloutFailed
 from rollguard.core.resources import IMAGE_STREAMS, PODS
-from rollguard.core.structs import EntryPhase, ExitStatus, Obj, RolloutPhase, RunState
+from rollguard.core.structs import EntryPhase, ExitStatus, Obj, RolloutPhase, RunState, VerifiedState
 from rollguard.kinds import images_of
+from rollguard.kinds.templates import same_template
 from rollguard.plan.checks_read import preflight_checks
 from rollguard.plan.merge import applied_record, combined_restore
 from rollguard.plan.rollout_decide import RolloutRequest
@@ -133,7 +134,7 @@ class Rollout(GroupRun):
             wp.key: WorkloadEntry(
                 kind=wp.snapshot.ref.kind,
                 name=wp.snapshot.ref.name,
-                verified=wp.baseline,
+                verified=self._verified_record(wp, loaded),
                 # a killed run's change this run finishes is this run's own from here on: reverted on failure
                 target_images=dict(earlier[wp.key].target_images) if wp.finish else self._targets(wp),
                 phase=EntryPhase.APPLIED if wp.finish else EntryPhase.PENDING,
@@ -149,6 +150,25 @@ class Rollout(GroupRun):
         self.applying = {
             wp.key: applied_record(wp.manifest) for wp in plan.workloads if wp.manifest is not None
         }
+
+    @staticmethod
+    def _verified_record(wp: WorkloadPlan, loaded: Mapping[str, WorkloadEntry]) -> VerifiedState:
+        """The state the journal records as a member's last verified one: its baseline (what ran before
+        this run's change, which a revert returns to), except for a member this run does not write whose
+        baseline is someone else's change no run verified (a colleague's hotfix, its newest complete
+        revision while a later one still rolls out): that keeps the group journal's last verified state,
+        the one `status` measures drift against and `rollguard revert -l` returns to, so neither calls
+        the colleague's intermediate revision verified. A success records the member as it verified it."""
+        earlier = loaded.get(wp.key)
+        if (
+            wp.needs_change
+            or wp.finish
+            or earlier is None
+            or not earlier.verified.template
+            or same_template(earlier.verified.template, wp.baseline.template)
+        ):
+            return wp.baseline
+        return earlier.verified
 
     def change(self, plan: Plan, cache: NamespaceCache) -> list[Watched]:
         self._failing_before_writes(plan, cache)

@@ -275,3 +275,36 @@ def test_a_hotfix_an_earlier_run_left_edited_is_left_by_the_next_failing_run(
     assert view(client, namespace, DC, "b").images == {"app": OLD}
     assert by_name(result.report)["a"]["outcome"] == "edited"
     assert "dc/a left as someone else set it" in result.stdout.strip().splitlines()[-1]
+
+
+def test_a_colleagues_unverified_revision_is_not_recorded_as_verified_by_a_failed_run(
+    sandbox, namespace, client, tmp_path: Path
+):
+    """Before: a colleague's first hotfix of dc/a (complete), their second still rolling out when a run of
+    dc/b started; the run failed and left dc/a as they set it, but its journal recorded dc/a's newest
+    complete revision, the colleague's intermediate one, as its last verified state: `revert -l` then
+    announced `revert to revision 2 ... the journal's last verified state` (a state no run verified,
+    neither rollguard's nor the colleague's final) while `status` measured drift against revision 1. Now the
+    journal keeps revision 1, what the last successful run verified, for both."""
+    create_group(client, namespace, [dc_body("a", OLD), dc_body("b", OLD)])
+    first = rollguard(
+        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/b={NEW}"
+    )
+    assert first.code == 0, first.stdout + first.stderr
+    hotfix(client, namespace, "a")
+    rolled_out(client, DC, namespace, "a")  # revision 2: the colleague's first hotfix, complete
+    hotfix(client, namespace, "a", image=f"{IMAGE}:v1-slow8")  # revision 3, still rolling out
+
+    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/b={CRASH}",
+                       report=tmp_path / "r.json")  # fmt: skip
+    assert result.code == 1, result.stdout + result.stderr
+    assert by_name(result.report)["a"]["outcome"] == "edited"
+    assert view(client, namespace, DC, "a").images == {"app": f"{IMAGE}:v1-slow8"}  # left as they set it
+    entry = journal(client, namespace)["workloads"]["dc/a"]
+    assert entry["verified"]["revision"] == 1 and entry["verified"]["images"] == {"app": OLD}, entry[
+        "verified"
+    ]
+    assert not entry["verified"]["template"]["spec"]["containers"][0].get("env"), entry["verified"]
+    preview = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, "--dry-run")
+    assert preview.code == 0, preview.stdout + preview.stderr
+    assert f"{namespace}/dc/a: revert to revision 1" in preview.stdout, preview.stdout
