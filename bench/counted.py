@@ -55,6 +55,7 @@ def main(argv: list[str]) -> int:
                         times["first_workload_write"] = min(times.get("first_workload_write", t), t)
                     elif workload_write(args, kwargs, dry_run=True):
                         times["last_dry_run"] = max(times.get("last_dry_run", 0.0), answered)
+                        times["first_dry_run"] = min(times.get("first_dry_run", t), t)
                     if lease_renewal(args):
                         times["lease_renewals"] = times.get("lease_renewals", 0) + 1
 
@@ -122,13 +123,14 @@ def last_write(out: str) -> float | None:
 
 
 # The parts of the time until the last workload write was answered (`phases`), in order.
-PHASES = ("preflight", "hold", "writes")
+PHASES = ("reads", "dry_runs", "hold", "writes")
 
 
 def phases(out: str) -> dict[str, float]:
     """Where the time from the run's first request until its last workload write was answered went:
-    ``preflight`` until the last dry run was answered (the reads, the decision, every write as a
-    server-side dry run), ``hold`` until the first workload write was sent (lock, claims, journal, the
+    ``reads`` until the first dry run was sent (the preflight's reads, all sent at once, and the
+    decision), ``dry_runs`` until the last dry run was answered (every write sent as a server-side dry
+    run, all at once), ``hold`` until the first workload write was sent (lock, claims, journal, the
     watches started), ``writes`` until the last one was answered (all sent at once). Empty when the run
     wrote no workload or sent no dry run."""
     try:
@@ -136,11 +138,12 @@ def phases(out: str) -> dict[str, float]:
             times = json.load(f)
     except (OSError, ValueError):
         return {}
-    needed = ("first_request", "last_dry_run", "first_workload_write", "last_workload_write")
+    needed = ("first_request", "first_dry_run", "last_dry_run", "first_workload_write", "last_workload_write")
     if not all(k in times for k in needed):
         return {}
     return {
-        "preflight": times["last_dry_run"] - times["first_request"],
+        "reads": times["first_dry_run"] - times["first_request"],
+        "dry_runs": times["last_dry_run"] - times["first_dry_run"],
         "hold": times["first_workload_write"] - times["last_dry_run"],
         "writes": times["last_workload_write"] - times["first_workload_write"],
     }

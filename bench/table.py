@@ -123,7 +123,7 @@ def _kinds_note(runs: dict[int, list[CliRun]], b_all: float) -> str:
 
 def _phases(g: GroupResult) -> str:
     """``applied``'s parts (bench.counted.phases): where the time until the last write went."""
-    names = {"preflight": "preflight", "hold": "lock, claims, journal", "writes": "the writes"}
+    names = {"reads": "reads", "dry_runs": "dry runs", "hold": "lock, claims, journal", "writes": "writes"}
     parts = [f"{names[p]} {g.phases[p].median:.2f}" for p in PHASES if p in g.phases and g.phases[p].n]
     return f" ({', '.join(parts)})" if parts else ""
 
@@ -170,8 +170,9 @@ def cost_goals(r: RolloutResults, reads: ReadResults) -> list[list[str]]:
                 else ""
             )
             row(name, g.applied.median, f"{g.applied.median:.2f}{_phases(g)}",
-                "the preflight's reads and dry runs, the lock, claims and journal, then the writes themselves"
-                + bare)  # fmt: skip
+                "the preflight's reads; its dry runs, which cost the API server (and the OpenShift "
+                "emulation's admission of each DC) about what the writes cost: every write is admitted "
+                "twice; the lock, claims and journal; the writes" + bare)  # fmt: skip
     g = r.groups.get(20)
     if g is not None and g.rollguard.n and g.together.n:
         over = g.rollguard.median - g.together.median
@@ -359,8 +360,9 @@ def where_time_goes(r: RolloutResults) -> list[str]:
         line = (
             f"- N={n}: of {g.rollguard.median:.1f} s ({g.rollguard.median - lim:+.1f} s over the limit), "
             f"{outside:.1f} s are outside the run (interpreter start-up and imports, see case 5, and what "
-            f"follows the verdict: the report); the last change is written {g.applied.median:.1f} s after "
-            f"the run starts (preflight, lock, journal, then all writes at once); the verdict comes "
+            f"follows the verdict: the report); the last change is written {g.applied.median:.2f} s after "
+            f"the run's first request{_phases(g) or ' (preflight, lock, journal, then all writes at once)'}; "
+            "the verdict comes "
             f"{g.engine.median - g.applied.median:.1f} s later, against {lim:.1f} s for one workload alone."
         )
         if g.together.n:
