@@ -69,9 +69,11 @@ bench: venv controlplane
 bench-big: venv controlplane
 	$(PY) -m bench.big
 
-# The image's labels: the version from task/__init__.py (rollguard.__version__, the one place it is written), the commit and its time from git (the commit's
-# time rather than now, so that a rebuild of one commit is labelled alike). Override on the command line,
-# e.g. `make image TAG=quay.io/me/rollguard:0.1.0`. tekton/build-image.yaml passes the same three.
+# The image's labels: the version from task/__init__.py (rollguard.__version__, the one place it is
+# written; the image build fails on any other), the commit and its time from git (the commit's time rather
+# than now, so that a rebuild of one commit is labelled alike). Override the tag on the command line, e.g.
+# `make image TAG=quay.io/me/rollguard:dev`. tekton/build-image.yaml and .github/workflows/release.yaml
+# read the version with the same sed and pass the same three.
 VERSION  ?= $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' task/__init__.py)
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 CREATED  ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo unknown)

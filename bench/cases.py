@@ -52,6 +52,8 @@ class GroupResult:
     # when the last change was written: from the run's first request until the last workload write was
     # answered (bench.counted); the run clock's 0.1 s stamp of its "changed" line where that is missing
     applied: Stats = field(default_factory=Stats)
+    # the parts of ``applied`` (bench.counted.phases): preflight, hold (lock, claims, journal), writes
+    phases: dict[str, Stats] = field(default_factory=dict)
     together: Stats = field(default_factory=Stats)  # the sandbox's floor: all N changed at once, bare
     together_written: Stats = field(default_factory=Stats)  # the floor's GET and PUT of all N, answered
     baseline: Stats = field(default_factory=Stats)
@@ -173,6 +175,8 @@ def group_rollouts(ctx: Ctx, res: RolloutResults, sizes: tuple[int, ...], *, old
                     applied = run.last_write if run.last_write is not None else run.applied_seconds
                     if applied is not None:
                         g.applied.add(applied)
+                    for part, seconds in run.phases.items():
+                        g.phases.setdefault(part, Stats()).add(seconds)
                     g.runs.append(run)
                     res.current[ns] = image
                 else:

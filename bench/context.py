@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.counted import last_write, renewals
+from bench.counted import last_write, phases, renewals
 from bench.metrics import Proc, by_verb, bytecode_env, python_module, run, scrape
 from sandbox.cluster import Sandbox
 
@@ -33,6 +33,7 @@ class CliRun:
     server: Counter[str]
     last_write: float | None = None  # from its first request until its last workload write was answered
     renewals: int = 0  # of its requests, the renews of its Lease (one per third of the lease: time, not size)
+    phases: dict[str, float] = field(default_factory=dict)  # until its last workload write (counted.phases)
 
     @property
     def seconds(self) -> float:
@@ -122,7 +123,10 @@ class Ctx:
             data = json.loads(report_file.read_text()) if report else {}
         except (OSError, ValueError):
             pass
-        return CliRun(proc, data, own, by_verb(before, after), last_write(str(counts)), renewals(str(counts)))
+        return CliRun(
+            proc, data, own, by_verb(before, after), last_write(str(counts)), renewals(str(counts)),
+            phases(str(counts)),
+        )  # fmt: skip
 
 
 def say(line: str) -> None:

@@ -7,8 +7,9 @@ from `rollguard.cluster.client.Client.requests`. The command runs exactly as `ro
 
 OUT.json.times gets when (``time.monotonic``, the system's CLOCK_MONOTONIC, the same clock in the parent
 process) the first request was handed to the transport, when the last write of a workload (a PUT or POST
-of a DeploymentConfig or Deployment, not a dry run) was answered, and how long the process then waited for
-response headers in all: a parent that reads its own clock before starting this process can tell the
+of a DeploymentConfig or Deployment, not a dry run) was answered, when the first was sent and when the
+last dry run of one was answered (`phases`), and how long the process then waited for response headers
+in all: a parent that reads its own clock before starting this process can tell the
 start-up (until the first request) from the server's answers and what follows (`split`).
 """
 
@@ -48,19 +49,26 @@ def main(argv: list[str]) -> int:
                 answered = time.monotonic()
                 with lock:
                     times["waited_s"] += answered - t
+                    times["last_answer"] = max(times.get("last_answer", 0.0), answered)
                     if workload_write(args, kwargs):
                         times["last_workload_write"] = max(times.get("last_workload_write", 0.0), answered)
+                        times["first_workload_write"] = min(times.get("first_workload_write", t), t)
+                    elif workload_write(args, kwargs, dry_run=True):
+                        times["last_dry_run"] = max(times.get("last_dry_run", 0.0), answered)
+                        times["first_dry_run"] = min(times.get("first_dry_run", t), t)
                     if lease_renewal(args):
                         times["lease_renewals"] = times.get("lease_renewals", 0) + 1
 
         self._api.call_api = timed
 
     client.Client.__init__ = init  # type: ignore[method-assign]
-    from rollguard.cli import main as cli_main
+    from rollguard.cli import run as cli_run
 
     code = 70
     try:
-        code = cli_main(args)
+        cli_run(args)  # as the console script: it ends in sys.exit with the command's code
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
     finally:
         total: Counter[str] = Counter()
         for c in clients:
@@ -74,15 +82,16 @@ def main(argv: list[str]) -> int:
     return code
 
 
-def workload_write(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    """Is this request (``call_api``'s arguments) a write of a workload, not a server-side dry run?"""
+def workload_write(args: tuple[Any, ...], kwargs: dict[str, Any], *, dry_run: bool = False) -> bool:
+    """Is this request (``call_api``'s arguments) a write of a workload (``dry_run``: a server-side dry
+    run of one, as the preflight sends), not the other?"""
     path = args[0] if args else kwargs.get("path", "")  # Transport.call_api(path, method, ...)
     method = args[1] if len(args) > 1 else kwargs.get("method", "")
     if method not in ("PUT", "POST") or not any(
         f"/{r}" in str(path) for r in ("deploymentconfigs", "deployments")
     ):
         return False
-    return not any(key == "dryRun" for key, _value in kwargs.get("query_params") or [])
+    return dry_run == any(key == "dryRun" for key, _value in kwargs.get("query_params") or [])
 
 
 def lease_renewal(args: tuple[Any, ...]) -> bool:
@@ -111,6 +120,46 @@ def last_write(out: str) -> float | None:
     if "first_request" not in times or "last_workload_write" not in times:
         return None
     return float(times["last_workload_write"] - times["first_request"])
+
+
+# The parts of the time until the last workload write was answered (`phases`), in order.
+PHASES = ("reads", "dry_runs", "hold", "writes")
+
+
+def phases(out: str) -> dict[str, float]:
+    """Where the time from the run's first request until its last workload write was answered went:
+    ``reads`` until the first dry run was sent (the preflight's reads, all sent at once, and the
+    decision), ``dry_runs`` until the last dry run was answered (every write sent as a server-side dry
+    run, all at once), ``hold`` until the first workload write was sent (lock, claims, journal, the
+    watches started), ``writes`` until the last one was answered (all sent at once). Empty when the run
+    wrote no workload or sent no dry run."""
+    try:
+        with open(out + ".times") as f:
+            times = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    needed = ("first_request", "first_dry_run", "last_dry_run", "first_workload_write", "last_workload_write")
+    if not all(k in times for k in needed):
+        return {}
+    return {
+        "reads": times["first_dry_run"] - times["first_request"],
+        "dry_runs": times["last_dry_run"] - times["first_dry_run"],
+        "hold": times["first_workload_write"] - times["last_dry_run"],
+        "writes": times["last_workload_write"] - times["first_workload_write"],
+    }
+
+
+def requests_span(out: str) -> float | None:
+    """Seconds from the run's first request until its last answer came (requests in parallel counted
+    once, unlike ``Split.waited_s``); None when it sent none."""
+    try:
+        with open(out + ".times") as f:
+            times = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if "first_request" not in times or "last_answer" not in times:
+        return None
+    return float(times["last_answer"] - times["first_request"])
 
 
 @dataclass(frozen=True)

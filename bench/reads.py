@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.context import REPO, CliRun, Ctx
-from bench.counted import split
+from bench.counted import requests_span, split
 from bench.metrics import Stats, bytecode_env, python_module, run
 
 SCALE = (300, 1000)
@@ -48,6 +48,14 @@ class ReadResults:
     tui_missing: str = ""
     startup: dict[str, Stats] = field(default_factory=dict)
     first_request: dict[str, Stats] = field(default_factory=dict)  # command -> until its first request
+    # command -> from its first request until the last answer came (its requests go out in parallel)
+    requests: dict[str, Stats] = field(default_factory=dict)
+    rest: dict[str, Stats] = field(default_factory=dict)  # command -> after the last answer: assessing, exit
+    # `python -c pass` and `python -S -c pass` with the same interpreter and environment: what any Python
+    # program pays before its first line (the second without site, i.e. without the .pth files of the
+    # environment, this tree's editable install among them)
+    interpreter: Stats = field(default_factory=Stats)
+    bare_interpreter: Stats = field(default_factory=Stats)
     imports: dict[str, list[tuple[str, float]]] = field(default_factory=dict)  # command -> (module, ms)
     import_seconds: dict[str, float] = field(default_factory=dict)  # command -> time of its importtime run
     # `kubectl get deploy,rc,dc -n NS`, each run right after one of `rollguard status -n NS` (paired)
@@ -133,6 +141,11 @@ def startup(ctx: Ctx, res: ReadResults, namespace: str) -> None:
         f"rollguard status -n {namespace}": ["status", "-n", namespace, "--kubeconfig", ctx.kubeconfig],
     }
     installed = bytecode_env(ctx.tmp / "pycache")  # compiled, as pip installs the wheel
+    for stats, flags in ((res.interpreter, []), (res.bare_interpreter, ["-S"])):
+        for _ in range(STARTUP_REPS):
+            p = run([sys.executable, *flags, "-c", "pass"], timeout=60, env=installed)
+            if p.code == 0:
+                stats.add(p.seconds)
     for label, args in commands.items():
         stats = res.startup.setdefault(label, Stats())
         run([*rollguard_argv(), *args], timeout=120, env=installed)  # writes the bytecode: not timed
@@ -158,12 +171,17 @@ def startup(ctx: Ctx, res: ReadResults, namespace: str) -> None:
             res.paired = label
         if "--kubeconfig" in args:  # the same command through bench.counted: when its first request goes out
             first = res.first_request.setdefault(label, Stats())
+            asked, rest = res.requests.setdefault(label, Stats()), res.rest.setdefault(label, Stats())
             out = str(ctx.tmp / "startup-counts.json")
             for _ in range(STARTUP_REPS):
                 t0 = time.monotonic()
                 p = run(python_module("bench.counted", out, *args), timeout=120, env=installed)
-                if p.code == 0 and (parts := split(out, t0, time.monotonic())) is not None:
+                ended = time.monotonic()
+                parts, span = split(out, t0, ended), requests_span(out)
+                if p.code == 0 and parts is not None and span is not None:
                     first.add(parts.startup_s)
+                    asked.add(span)
+                    rest.add(ended - t0 - parts.startup_s - span)
         # -X importtime figures of one run jump by 2-4x on a busy machine: take the median of a few
         profiles = [
             run(

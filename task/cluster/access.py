@@ -78,7 +78,9 @@ def rollout_permissions(
     needs += [(v, PODS, namespace) for v in ("list", "watch")]
     needs += [(v, CONFIG_MAPS, namespace) for v in ("get", "create", "update")]
     needs += [(v, LEASES, namespace) for v in ("get", "create", "update", "delete")]
-    needs += [("create", EVENTS, namespace)]
+    # create: the audit Event on each workload written; list: a DC whose deployer pod the API refuses has
+    # the refusal (the quota's name) only in its FailedCreate Events, which the first error quotes
+    needs += [(v, EVENTS, namespace) for v in ("create", "list")]
     if manifests:
         needs += [("list", HORIZONTAL_POD_AUTOSCALERS, namespace)]
     if promote_from:

@@ -9,7 +9,8 @@ import argparse
 import datetime as dt
 import enum
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from rollguard.commands.common import (
     NAMESPACE_RULE,
@@ -21,6 +22,9 @@ from rollguard.commands.common import (
 )
 from rollguard.commands.status import heading, read, render, scope, to_json
 from rollguard.core.errors import EXIT_OK, EXIT_REFUSED, EXIT_REVERTED, ApiError, RefusedError
+
+if TYPE_CHECKING:
+    from rollguard.state.model import NamespaceState, WorkloadState
 
 EXIT_FINDINGS = EXIT_REVERTED  # 1: something selected by --fail-on was found
 EVENT_REASON = "RollguardDriftCheck"
@@ -65,6 +69,39 @@ class DriftStatus(enum.StrEnum):
     ERROR = "error"  # refused or unreachable, nothing checked: exit 2
 
 
+def found_report(
+    namespaces: Sequence[NamespaceState],
+    failing: Sequence[WorkloadState],
+    *,
+    counts: dict[str, int],
+    fail_on: frozenset[str],
+) -> dict[str, Any]:
+    """The report's findings: the status, what was read, the counts, and each failing workload with the
+    findings ``--fail-on`` selects (`states`: every namespace's full assessment)."""
+    workloads = [w for ns in namespaces for w in ns.workloads]
+    return {
+        "status": DriftStatus.FINDINGS if failing else DriftStatus.CLEAN,
+        "namespaces": [ns.namespace for ns in namespaces],
+        "workloads": len(workloads),
+        "counts": {
+            **{k: v for k, v in counts.items() if v},
+            "healthy": sum(1 for w in workloads if w.healthy),
+        },
+        "failing": [
+            {
+                "namespace": w.namespace,
+                "kind": w.ref.kind,
+                "name": w.ref.name,
+                "group": w.selector,
+                "findings": [{"name": f.name, "reason": f.reason} for f in w.findings if f.name in fail_on],
+            }
+            for w in failing
+        ],
+        "errors": [],
+        "states": to_json(namespaces),
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     from rollguard.state.assessment import parse_findings, selected
     from rollguard.state.model import FINDINGS
@@ -96,25 +133,8 @@ def run(args: argparse.Namespace) -> int:
     workloads = [w for ns in namespaces for w in ns.workloads]
     failing = selected(workloads, fail_on)
     counts = {name: sum(1 for w in workloads if w.has(name)) for name in FINDINGS}
-    report.update(
-        status=DriftStatus.FINDINGS if failing else DriftStatus.CLEAN,
-        namespaces=[ns.namespace for ns in namespaces],
-        workloads=len(workloads),
-        counts={**{k: v for k, v in counts.items() if v}, "healthy": sum(1 for w in workloads if w.healthy)},
-        failing=[
-            {
-                "namespace": w.namespace,
-                "kind": w.ref.kind,
-                "name": w.ref.name,
-                "group": w.selector,
-                "findings": [{"name": f.name, "reason": f.reason} for f in w.findings if f.name in fail_on],
-            }
-            for w in failing
-        ],
-        errors=[],
-        states=to_json(namespaces),
-        seconds=round((dt.datetime.now(dt.UTC) - started).total_seconds(), 3),
-    )
+    report.update(found_report(namespaces, failing, counts=counts, fail_on=fail_on))
+    report["seconds"] = round((dt.datetime.now(dt.UTC) - started).total_seconds(), 3)
     if args.emit_events:
         report["events"] = _emit(client, failing, fail_on, report["errors"])
     report["api_requests"] = dict(client.requests)

@@ -9,28 +9,22 @@ store it; ``-o yaml`` writes the converted manifests (stdout, or one file per wo
 from __future__ import annotations
 
 import argparse
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rollguard.commands.common import (
-    NAMESPACE_HELP,
-    NAMESPACE_RULE,
-    check_report_path,
-    check_results_dir,
-    cluster_args,
-    finish,
-    install_sigterm,
-    lease_arg,
-    lease_seconds,
-    printer,
-    session,
-    write_or_warn,
+from rollguard.commands.common import NAMESPACE_HELP, NAMESPACE_RULE, Session, lease_seconds, printer
+from rollguard.commands.guarded import (
+    crash_restarts,
+    execute,
+    fail_fast_args,
+    outcome_args,
+    run_guarded,
 )
-from rollguard.core.errors import ApiError, RefusedError
+from rollguard.core.errors import RefusedError
 
 if TYPE_CHECKING:  # imported when run: the CLI starts without the engine
     from rollguard.core.report import Report
+    from rollguard.plan.migrate_decide import MigrateRequest
     from rollguard.run.migrate import Migrate
 
 
@@ -82,24 +76,8 @@ def register(sub: Any) -> None:
         "rollout); refused otherwise",
     )
     p.add_argument("--timeout", default="10m", metavar="DURATION", help="overall timeout (default 10m)")
-    p.add_argument(
-        "--no-fail-fast",
-        action="store_true",
-        help="wait for the platform's deadline instead of failing on crash-looping new pods",
-    )
-    p.add_argument(
-        "--crash-restarts", type=int, default=2, metavar="N",
-        help="fail fast once a new pod's container restarted N times (default 2)",
-    )  # fmt: skip
-    lease_arg(p)
-    p.add_argument("--report", metavar="FILE", help="write a JSON report to FILE (refused when unwritable)")
-    p.add_argument(
-        "--results-dir",
-        metavar="DIR",
-        help="write Tekton results status and summary here (default /tekton/results if present; refused "
-        "when unwritable)",
-    )
-    cluster_args(p)
+    fail_fast_args(p)
+    outcome_args(p)
     p.set_defaults(handler=run)
 
 
@@ -159,85 +137,59 @@ def preview(migrate: Migrate, *, output: str | None, output_dir: str | None) -> 
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    from rollguard.core.report import Report, default_results_dir, write_results
-    from rollguard.core.structs import ExitStatus
+def migrate_request(args: argparse.Namespace) -> MigrateRequest:
+    """`rollguard migrate`'s arguments checked into a `MigrateRequest`, or RefusedError naming the fix
+    (before the session: its namespace is set by `start`)."""
     from rollguard.plan.inputs import parse_duration, parse_selector
     from rollguard.plan.migrate_decide import MigrateAction, MigrateRequest
+
+    if args.output_dir and not args.output:
+        raise RefusedError("--output-dir goes with -o yaml", fix="pass -o yaml --output-dir DIR")
+    if args.output and (args.finish or args.revert):
+        raise RefusedError("-o yaml writes the manifests of a migration", fix="drop --finish/--revert")
+    if args.output_dir and not Path(args.output_dir).is_dir():
+        raise RefusedError(f"--output-dir {args.output_dir!r} is not a directory", fix="create it first")
+    restarts = crash_restarts(args)
+    selector = parse_selector(args.selector)
+    timeout = parse_duration(args.timeout)
+    lease = lease_seconds(args)
+    action = (
+        MigrateAction.FINISH
+        if args.finish
+        else MigrateAction.REVERT
+        if args.revert
+        else MigrateAction.MIGRATE
+    )
+    return MigrateRequest(
+        namespace="",
+        selector=selector,
+        action=action,
+        timeout=timeout,
+        pre_hook_as_init_container=args.pre_hook_as_init_container,
+        fail_fast=not args.no_fail_fast,
+        crash_restarts=restarts,
+        lease_seconds=lease,
+    )
+
+
+def start(args: argparse.Namespace, where: Session, request: MigrateRequest) -> Report:
+    """The migration (or its preview: ``--dry-run``, ``-o yaml``) in the session's namespace."""
+    import dataclasses
+
     from rollguard.run.migrate import Migrate
 
-    outcome: Report
-    report_ok = results_ok = False
-    namespace, namespace_from = args.namespace or "", ""
-    results = args.results_dir or default_results_dir()
-    previewing = bool(args.dry_run or args.output)
-    try:
-        check_report_path(args.report)
-        report_ok = True
-        check_results_dir(results)
-        results_ok = True
-        if args.output_dir and not args.output:
-            raise RefusedError("--output-dir goes with -o yaml", fix="pass -o yaml --output-dir DIR")
-        if args.output and (args.finish or args.revert):
-            raise RefusedError("-o yaml writes the manifests of a migration", fix="drop --finish/--revert")
-        if args.output_dir and not Path(args.output_dir).is_dir():
-            raise RefusedError(f"--output-dir {args.output_dir!r} is not a directory", fix="create it first")
-        if not 0 <= args.crash_restarts <= 1000:
-            raise RefusedError(f"--crash-restarts {args.crash_restarts} is out of range", fix="use 0 to 1000")
-        selector = parse_selector(args.selector)
-        timeout = parse_duration(args.timeout)
-        lease = lease_seconds(args)
-        where = session(args)
-        namespace, namespace_from = where.namespace, where.namespace_from
-        if not (args.output and not args.output_dir):  # stdout is the manifests alone
-            printer(where.heading("migrate"))
-        action = (
-            MigrateAction.FINISH
-            if args.finish
-            else MigrateAction.REVERT
-            if args.revert
-            else MigrateAction.MIGRATE
-        )
-        request = MigrateRequest(
-            namespace=namespace,
-            selector=selector,
-            action=action,
-            timeout=timeout,
-            pre_hook_as_init_container=args.pre_hook_as_init_container,
-            fail_fast=not args.no_fail_fast,
-            crash_restarts=args.crash_restarts,
-            lease_seconds=lease,
-        )
-        cancel = threading.Event()
-        migrate = Migrate(where.client, request, out=printer, cancel=cancel)
-        if previewing:
-            outcome = preview(migrate, output=args.output, output_dir=args.output_dir)
-        else:
-            install_sigterm(
-                cancel,
-                lambda: migrate.cache.wake() if migrate.cache else None,
-                migrate.abort,
-                on_signal=migrate.stopped_by,
-            )
-            outcome = migrate.execute()
-    except ApiError as exc:  # only a preview gets here: its preflight reads failed, nothing was changed
-        outcome = Report(
-            status=ExitStatus.REFUSED,
-            command="migrate",
-            namespace=namespace,
-            selector=args.selector,
-            error=f"the API server refused or failed a read during preflight: {exc}",
-        )
-    except RefusedError as exc:
-        outcome = Report(
-            status=ExitStatus.REFUSED,
-            command="migrate",
-            namespace=namespace,
-            selector=args.selector,
-            error=str(exc),
-        )
-    outcome.namespace_from = namespace_from
-    finish(outcome, report=args.report, report_ok=report_ok, dry_run=previewing)
-    if results and results_ok:
-        write_or_warn(lambda: write_results(outcome, results), "Tekton results")
-    return outcome.exit_code
+    migrate = Migrate(where.client, dataclasses.replace(request, namespace=where.namespace), out=printer)
+    if args.dry_run or args.output:
+        return preview(migrate, output=args.output, output_dir=args.output_dir)
+    return execute(migrate)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_guarded(
+        args,
+        command="migrate",
+        previewing=bool(args.dry_run or args.output),
+        check=lambda: migrate_request(args),
+        start=lambda where, request: start(args, where, request),
+        heading=not (args.output and not args.output_dir),  # to stdout, the manifests alone
+    )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import threading
 from typing import TYPE_CHECKING, Any
 
 from rollguard.commands.common import (
@@ -12,12 +11,12 @@ from rollguard.commands.common import (
     check_report_path,
     cluster_args,
     finish,
-    install_sigterm,
     lease_arg,
     lease_seconds,
     printer,
     session,
 )
+from rollguard.commands.guarded import execute, refused
 from rollguard.core.errors import ApiError, RefusedError
 
 if TYPE_CHECKING:  # imported when run: the CLI starts without the engine
@@ -69,12 +68,7 @@ def unfinished_migration(client: Api, plan: RepairPlan, *, timeout: int, lease: 
             f"'{journal.state}'; reverting it as rollguard migrate -l {plan.selector!r} --revert does")  # fmt: skip
     request = MigrateRequest(namespace=plan.namespace, selector=plan.selector, action=MigrateAction.REVERT,
                              timeout=timeout, lease_seconds=lease)  # fmt: skip
-    cancel = threading.Event()
-    job = Migrate(client, request, out=printer, cancel=cancel)
-    install_sigterm(
-        cancel, lambda: job.cache.wake() if job.cache else None, job.abort, on_signal=job.stopped_by
-    )
-    return job
+    return Migrate(client, request, out=printer)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -108,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         if action == "revert" and plan.grouped and not args.targets and not args.dry_run:
             migration = unfinished_migration(client, plan, timeout=timeout, lease=lease)
         if migration is not None:  # a killed `rollguard migrate`: its own revert keeps the traffic
-            outcome = migration.execute()
+            outcome = execute(migration)
         elif args.dry_run:
             printer("\n".join(plan.diff()))
             changed = sum(c.changed for c in plan.changes)
@@ -121,20 +115,9 @@ def run(args: argparse.Namespace) -> int:
                 workloads=plan.planned_results(),
             )
         else:
-            cancel = threading.Event()
-            job = Repair(client, plan, timeout=timeout, out=printer, cancel=cancel, lease_seconds=lease)
-            install_sigterm(
-                cancel, lambda: job.cache.wake() if job.cache else None, job.abort, on_signal=job.stopped_by
-            )
-            outcome = job.execute()
+            outcome = execute(Repair(client, plan, timeout=timeout, out=printer, lease_seconds=lease))
     except (RefusedError, ApiError) as exc:  # the preflight only reads: nothing was changed
-        outcome = Report(
-            status=ExitStatus.REFUSED,
-            command=action,
-            namespace=namespace,
-            selector=args.selector or "",
-            error=str(exc),
-        )
+        outcome = refused(command=action, namespace=namespace, selector=args.selector or "", error=str(exc))
     outcome.namespace_from = namespace_from
     finish(outcome, report=args.report, report_ok=report_ok, dry_run=args.dry_run)
     return outcome.exit_code

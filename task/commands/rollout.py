@@ -3,27 +3,23 @@
 from __future__ import annotations
 
 import argparse
-import threading
 from typing import TYPE_CHECKING, Any
 
-from rollguard.commands.common import (
-    NAMESPACE_HELP,
-    NAMESPACE_RULE,
-    check_report_path,
-    check_results_dir,
-    cluster_args,
-    finish,
-    install_sigterm,
-    lease_arg,
-    lease_seconds,
-    printer,
-    session,
-    write_or_warn,
+from rollguard.commands.common import NAMESPACE_HELP, NAMESPACE_RULE, Session, lease_seconds, printer
+from rollguard.commands.guarded import (
+    crash_restarts,
+    execute,
+    fail_fast_args,
+    outcome_args,
+    run_guarded,
 )
-from rollguard.core.errors import ApiError, RefusedError
+from rollguard.core.errors import RefusedError
 
 if TYPE_CHECKING:  # imported when run: the CLI starts without the engine
     from rollguard.core.report import Report
+    from rollguard.plan.checks import Check
+    from rollguard.plan.manifests import Source
+    from rollguard.plan.rollout_decide import RolloutRequest
     from rollguard.run.rollout import Rollout
 
 
@@ -82,18 +78,7 @@ def register(sub: Any) -> None:
         default="take-over",
         help="what to do with workloads found paused (default take-over)",
     )
-    p.add_argument(
-        "--no-fail-fast",
-        action="store_true",
-        help="wait for the platform's deadline instead of failing on crash-looping new pods",
-    )
-    p.add_argument(
-        "--crash-restarts",
-        type=int,
-        default=2,
-        metavar="N",
-        help="fail fast once a new pod's container restarted N times (default 2)",
-    )
+    fail_fast_args(p)
     p.add_argument(
         "--allow-never-completed",
         action="store_true",
@@ -128,15 +113,7 @@ def register(sub: Any) -> None:
         help="after the group is ready, keep watching it this long (e.g. 2m): a pod restart, a crash loop, "
         "readiness lost or a workload degraded fails the run and reverts the group",
     )
-    lease_arg(p)
-    p.add_argument("--report", metavar="FILE", help="write a JSON report to FILE (refused when unwritable)")
-    p.add_argument(
-        "--results-dir",
-        metavar="DIR",
-        help="write Tekton results status and summary here (default /tekton/results if present; "
-        "refused when unwritable)",
-    )
-    cluster_args(p)
+    outcome_args(p)
     p.set_defaults(handler=run)
 
 
@@ -180,9 +157,11 @@ def read_checks(path: str) -> list[Any]:
     return parse_checks(text, source=path, read=lambda name: (file.parent / name).read_text())
 
 
-def run(args: argparse.Namespace) -> int:
-    from rollguard.core.report import Report, default_results_dir, write_results
-    from rollguard.core.structs import ExitStatus
+def rollout_request(args: argparse.Namespace, *, checks: list[Check] | RefusedError) -> RolloutRequest:
+    """`rollguard rollout`'s arguments checked into a `RolloutRequest`, or RefusedError naming the fix
+    (pure: the ``--verify`` files are read before, ``checks`` being their refusal when one could not be
+    read, raised in its turn). The namespace and the ``-f`` manifests are not in it yet: they come with
+    the session (`placed`)."""
     from rollguard.plan.inputs import (
         check_step_budget,
         parse_duration,
@@ -190,101 +169,95 @@ def run(args: argparse.Namespace) -> int:
         parse_namespace,
         parse_selector,
     )
-    from rollguard.plan.manifests import parse, read_sources
     from rollguard.plan.rollout_decide import RolloutRequest
+
+    if bool(args.promote_from) != bool(args.tag):
+        raise RefusedError("--promote-from and --tag go together", fix="pass both, or neither")
+    restarts = crash_restarts(args)
+    selector = parse_selector(args.selector)
+    targets = [parse_image_target(t) for t in args.image]
+    timeout = parse_duration(args.timeout)
+    lease = lease_seconds(args)
+    if isinstance(checks, RefusedError):
+        raise checks
+    names = [c.name for c in checks]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise RefusedError(
+            f"--verify: check name(s) {', '.join(twice)} used in more than one file",
+            fix="give each check its own name",
+        )
+    bake = parse_duration(args.bake, flag="--bake") if args.bake else 0
+    if args.step_timeout is not None:
+        step_timeout = parse_duration(args.step_timeout, flag="--step-timeout")
+        verifying = max([bake, *(c.timeout for c in checks)])
+        check_step_budget(timeout=timeout, step_timeout=step_timeout, verify=verifying)
+    promote_from = parse_namespace(args.promote_from) if args.promote_from else None
+    if args.skip_other_kinds and not args.filename:
+        raise RefusedError("--skip-other-kinds goes with -f", fix="pass -f PATH, or drop --skip-other-kinds")
+    return RolloutRequest(
+        namespace="",
+        selector=selector,
+        targets=targets,
+        promote_from=promote_from,
+        tag=args.tag,
+        timeout=timeout,
+        on_paused=args.on_paused,
+        fail_fast=not args.no_fail_fast,
+        crash_restarts=restarts,
+        allow_never_completed=args.allow_never_completed,
+        allow_failing=args.allow_failing,
+        skip_other_kinds=args.skip_other_kinds,
+        lease_seconds=lease,
+        checks=checks,
+        bake=bake,
+    )
+
+
+def placed(request: RolloutRequest, sources: list[Source] | None, *, namespace: str) -> RolloutRequest:
+    """The request in the session's namespace, with the ``-f`` manifests parsed for it (refused when
+    one names another namespace)."""
+    import dataclasses
+
+    from rollguard.plan.manifests import parse
+
+    manifests = parse(sources, namespace=namespace) if sources is not None else None
+    return dataclasses.replace(request, namespace=namespace, manifests=manifests)
+
+
+def read_inputs(args: argparse.Namespace) -> tuple[RolloutRequest, list[Source] | None]:
+    """Every argument checked and every input file read (the ``--verify`` checks, the ``-f`` sources),
+    before the session: bad input is refused without a cluster."""
+    from rollguard.plan.manifests import read_sources
+
+    checks: list[Check] | RefusedError
+    try:
+        checks = [check for path in args.verify for check in read_checks(path)]
+    except RefusedError as exc:  # refused in its turn, after the options checked before it
+        checks = exc
+    request = rollout_request(args, checks=checks)
+    return request, read_sources(args.filename) if args.filename else None
+
+
+def start(
+    args: argparse.Namespace, where: Session, inputs: tuple[RolloutRequest, list[Source] | None]
+) -> Report:
+    """The rollout (or its ``--dry-run`` preview) in the session's namespace."""
     from rollguard.run.rollout import Rollout
 
-    outcome: Report
-    report_ok = results_ok = False  # a refused --report or --results-dir is not written to either
-    namespace, namespace_from = args.namespace or "", ""
-    results = args.results_dir or default_results_dir()
-    try:
-        check_report_path(args.report)
-        report_ok = True
-        check_results_dir(results)
-        results_ok = True
-        if bool(args.promote_from) != bool(args.tag):
-            raise RefusedError("--promote-from and --tag go together", fix="pass both, or neither")
-        if not 0 <= args.crash_restarts <= 1000:
-            raise RefusedError(f"--crash-restarts {args.crash_restarts} is out of range", fix="use 0 to 1000")
-        selector = parse_selector(args.selector)
-        targets = [parse_image_target(t) for t in args.image]
-        timeout = parse_duration(args.timeout)
-        lease = lease_seconds(args)
-        checks = [check for path in args.verify for check in read_checks(path)]
-        names = [c.name for c in checks]
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:
-            raise RefusedError(
-                f"--verify: check name(s) {', '.join(twice)} used in more than one file",
-                fix="give each check its own name",
-            )
-        bake = parse_duration(args.bake, flag="--bake") if args.bake else 0
-        if args.step_timeout is not None:
-            step_timeout = parse_duration(args.step_timeout, flag="--step-timeout")
-            verifying = max([bake, *(c.timeout for c in checks)])
-            check_step_budget(timeout=timeout, step_timeout=step_timeout, verify=verifying)
-        promote_from = parse_namespace(args.promote_from) if args.promote_from else None
-        if args.skip_other_kinds and not args.filename:
-            raise RefusedError(
-                "--skip-other-kinds goes with -f", fix="pass -f PATH, or drop --skip-other-kinds"
-            )
-        sources = read_sources(args.filename) if args.filename else None
-        where = session(args)
-        namespace, namespace_from = where.namespace, where.namespace_from
-        printer(where.heading("rollout"))
-        request = RolloutRequest(
-            namespace=namespace,
-            selector=selector,
-            targets=targets,
-            promote_from=promote_from,
-            tag=args.tag,
-            timeout=timeout,
-            on_paused=args.on_paused,
-            fail_fast=not args.no_fail_fast,
-            crash_restarts=args.crash_restarts,
-            allow_never_completed=args.allow_never_completed,
-            allow_failing=args.allow_failing,
-            manifests=parse(sources, namespace=namespace) if sources is not None else None,
-            skip_other_kinds=args.skip_other_kinds,
-            lease_seconds=lease,
-            checks=checks,
-            bake=bake,
-        )
-        cancel = threading.Event()
-        client = where.client
-        client.first_page = (
-            client.page_size
-        )  # its preflight needs whole lists before it decides: no small first page
-        rollout = Rollout(client, request, out=printer, cancel=cancel)
-        if args.dry_run:
-            outcome = preview(rollout)
-        else:
-            install_sigterm(
-                cancel,
-                lambda: rollout.cache.wake() if rollout.cache else None,
-                rollout.abort,
-                on_signal=rollout.stopped_by,
-            )
-            outcome = rollout.execute()
-    except ApiError as exc:  # only a dry run gets here: its preflight reads failed, nothing was changed
-        outcome = Report(
-            status=ExitStatus.REFUSED,
-            command="rollout",
-            namespace=namespace,
-            selector=args.selector,
-            error=f"the API server refused or failed a read during preflight: {exc}",
-        )
-    except RefusedError as exc:
-        outcome = Report(
-            status=ExitStatus.REFUSED,
-            command="rollout",
-            namespace=namespace,
-            selector=args.selector,
-            error=str(exc),
-        )
-    outcome.namespace_from = namespace_from
-    finish(outcome, report=args.report, report_ok=report_ok, dry_run=args.dry_run)
-    if results and results_ok:
-        write_or_warn(lambda: write_results(outcome, results), "Tekton results")
-    return outcome.exit_code
+    request, sources = inputs
+    client = where.client
+    # its preflight needs whole lists before it decides: no small first page
+    client.first_page = client.page_size
+    rollout = Rollout(client, placed(request, sources, namespace=where.namespace), out=printer)
+    return preview(rollout) if args.dry_run else execute(rollout)
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_guarded(
+        args,
+        command="rollout",
+        previewing=args.dry_run,
+        check=lambda: read_inputs(args),
+        start=lambda where, inputs: start(args, where, inputs),
+    )

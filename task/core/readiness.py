@@ -12,6 +12,12 @@ from typing import Any
 
 from rollguard.core.structs import Doom, Obj
 
+# How long pods may be refused creation (or a DC's deployer pod fail to pull), with no progress meanwhile,
+# before the rollout is hopeless: longer than a pod's default 30 s termination grace, during which a
+# terminating old pod still holds its quota and a surge pod is refused in a healthy rollout. The run fails
+# such a workload after it (`rollguard.run.wait`); the state model calls it `stuck` after it.
+REFUSAL_GRACE = 45.0
+
 DOOMED_REASONS = frozenset(
     {"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError"}
 )
@@ -65,6 +71,13 @@ def pod_doom(pod: Obj, *, crash_restarts: int) -> Doom | None:
                 detail += f", last exit {last.get('exitCode', '?')} ({last.get('reason', '')})"
             return Doom(name, status.get("name", "?"), "RestartedTooOften", detail)
     return None
+
+
+def replica_failure_since(obj: Obj) -> str:
+    """When the ``ReplicaFailure`` condition of ``obj`` became true (its lastTransitionTime; "" if none):
+    the replica managers add it on the first refused create and keep it while creates are refused."""
+    cond = condition(obj, "ReplicaFailure") or {}
+    return str(cond.get("lastTransitionTime") or "") if cond.get("status") == "True" else ""
 
 
 def replica_failure(obj: Obj) -> str:

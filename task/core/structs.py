@@ -261,8 +261,13 @@ class Progress:
     message: str
     revision: int = 0
     # Why the rollout's pods (or its deployer pod) cannot be created now, as the platform records it
-    # (quota, LimitRange, admission): hopeless if it lasts (`rollguard.run.wait.REFUSAL_GRACE`).
+    # (quota, LimitRange, admission): hopeless if it lasts (`rollguard.core.readiness.REFUSAL_GRACE`).
     blocked: str = ""
+    # Since when it is `blocked`, as the API objects record it (RFC 3339; "" when they do not say): the
+    # state model, which has no clock of its own, judges how long the refusal has lasted from it.
+    blocked_at: str = ""
+    # What else holds pods while it is `blocked`, said after the refusal (a failed RC still scaled up).
+    holding: str = ""
     # The object whose FailedCreate events say why it is `blocked`, when nothing else records it
     # (a DC's deployer pod refused: only its Events name the quota), as (kind, name).
     blocked_evidence: tuple[str, str] | None = None

@@ -15,7 +15,7 @@ import copy
 import datetime as dt
 from dataclasses import replace
 
-from rollguard.core.readiness import condition, get, observed, replica_failure
+from rollguard.core.readiness import condition, get, observed, replica_failure, replica_failure_since
 from rollguard.core.resources import DEPLOYMENTS, REPLICA_SETS
 from rollguard.core.structs import DEPLOYMENT, KIND_NAMES, Obj, Progress, RolloutPhase, VerifiedState
 from rollguard.kinds import triggers as trig
@@ -160,11 +160,18 @@ class DeploymentKind(Kind):
         ``ReplicaFailure`` condition, copied from its ReplicaSet's by the deployment controller."""
         if progress.phase is not RolloutPhase.PROGRESSING:
             return progress
+        source: Obj | None = obj
         refused = replica_failure(obj)
         if not refused:
-            new = self.new_revision(obj, revisions)
-            refused = replica_failure(new) if new is not None else ""
-        return replace(progress, blocked=f"its pods cannot be created: {refused}") if refused else progress
+            source = self.new_revision(obj, revisions)
+            refused = replica_failure(source) if source is not None else ""
+        if not refused or source is None:
+            return progress
+        return replace(
+            progress,
+            blocked=f"its pods cannot be created: {refused}",
+            blocked_at=replica_failure_since(source),
+        )
 
     def new_revision(self, obj: Obj, revisions: list[Obj]) -> Obj | None:
         template = obj.get("spec", {}).get("template")

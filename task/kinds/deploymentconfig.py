@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from rollguard.core.readiness import condition, get, observed, replica_failure
+from rollguard.core.readiness import condition, get, observed, replica_failure, replica_failure_since
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
 from rollguard.core.structs import DC, KIND_NAMES, Obj, Progress, RolloutPhase, VerifiedState
 from rollguard.kinds import dc_pods, dc_start
@@ -203,6 +203,25 @@ def _failure(dc: Obj, rc_name: str, annotations: dict[str, str]) -> str:
 def deployer_pod_trouble(pod: Obj) -> str:
     """What went wrong with a deployer pod, in a few words ("" when nothing did or it still runs)."""
     return dc_pods.pod_trouble(pod)
+
+
+def _still_scaled(latest: Obj, revisions: list[Obj]) -> str:
+    """What else holds pods while ``latest`` cannot get its own: an older RC that failed (a cancelled
+    rollout included) and is still scaled up. On OpenShift nobody scales it down until a deployer pod of
+    a newer RC starts (oc pkg/cli/deployer/deployer.go) or the latest RC ends (openshift-controller-manager
+    deploymentconfig_controller.go reconcileDeployments), so its pods keep their share of the quota
+    meanwhile: said, so that the refusal names what to free ("" when there is none)."""
+    held = [
+        f'replication controller "{rev["metadata"]["name"]}" (failed) is still scaled to '
+        f"{as_int((rev.get('spec') or {}).get('replicas'))}"
+        for rev in revisions
+        if rev is not latest
+        and (rev.get("metadata", {}).get("annotations") or {}).get(PHASE_ANNOTATION) == "Failed"
+        and as_int((rev.get("spec") or {}).get("replicas")) > 0
+    ]
+    if not held:
+        return ""
+    return f"{', '.join(held)}: its pods hold their share of the quota until this rollout ends"
 
 
 class DeploymentConfigKind(Kind):
@@ -392,7 +411,10 @@ class DeploymentConfigKind(Kind):
                     progress,
                     blocked=f'deployer pod "{name}" cannot be created, so replication controller '
                     f'"{rc_name}" stays New',
+                    holding=_still_scaled(latest, revisions),
                     blocked_evidence=(self.kind, obj["metadata"]["name"]),
+                    # the deployer controller tries to create it as soon as the RC is made
+                    blocked_at=str(latest.get("metadata", {}).get("creationTimestamp") or ""),
                 )
             return progress
         if phase in ("New", "Pending"):
@@ -407,7 +429,9 @@ class DeploymentConfigKind(Kind):
                 )
                 if final:
                     return Progress(RolloutPhase.FAILED, why, progress.revision)
-                return replace(progress, blocked=why)  # a pull the kubelet retries: if it lasts
+                since = (pod.get("status") or {}).get("startTime") or pod["metadata"].get("creationTimestamp")
+                # a pull the kubelet retries: a verdict if it lasts
+                return replace(progress, blocked=why, blocked_at=str(since or ""))
         hook_pod = dc_pods.running_hook(latest, pods)
         if hook_pod is not None:
             hook_name = hook_pod["metadata"]["name"]
@@ -420,7 +444,10 @@ class DeploymentConfigKind(Kind):
         refused = replica_failure(latest)
         if refused:
             return replace(
-                progress, blocked=f'replication controller "{rc_name}" cannot create its pods: {refused}'
+                progress,
+                blocked=f'replication controller "{rc_name}" cannot create its pods: {refused}',
+                holding=_still_scaled(latest, revisions),
+                blocked_at=replica_failure_since(latest),
             )
         return progress
 

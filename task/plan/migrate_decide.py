@@ -58,6 +58,7 @@ from rollguard.kinds.conversion import (
 )
 from rollguard.plan.members import never_completed
 from rollguard.plan.rollout_decide import (
+    Found,
     GroupListing,
     Plan,
     WorkloadPlan,
@@ -292,63 +293,13 @@ def decide_migrate(read: MigrateRead, request: MigrateRequest) -> MigratePlan:
     replicas: dict[str, int] = {}
     for f in dcs:
         name = f.obj["metadata"]["name"]
-        snapshot = f.kind.snapshot(f.obj)
-        in_journal = resumed and journal is not None and snapshot.ref.key in journal.workloads
-        refusal = dc_refusal(f.kind, f.obj, f.revisions, verified_by_journal=in_journal)
-        if refusal is not None:
-            raise refusal
-        baseline = (
-            journal.workloads[snapshot.ref.key].verified
-            if in_journal and journal is not None
-            else f.kind.verified_state(f.obj, f.revisions)
+        replicas[name] = before.get(name, f.kind.snapshot(f.obj).replicas)
+        dc_plan, conversions[name] = _plan_dc(
+            f, request=request, journal=journal if resumed else None, replicas=replicas[name]
         )
-        replicas[name] = before.get(name, snapshot.replicas)
-        source = copy.deepcopy(f.obj)
-        source["spec"]["replicas"] = replicas[name]
-        source["spec"]["template"] = copy.deepcopy(baseline.template)
-        conversion = convert(source, pre_hook_as_init_container=request.pre_hook_as_init_container)
-        if conversion.refusals:
-            more = f" (and {len(conversion.refusals) - 1} more)" if len(conversion.refusals) > 1 else ""
-            raise RefusedError(conversion.refusals[0] + more)
-        conversions[name] = conversion
-        assert conversion.deployment is not None
-        body = conversion.deployment
-        body["metadata"]["namespace"] = request.namespace
-        dc_plans.append(
-            WorkloadPlan(
-                snapshot=snapshot,
-                baseline=baseline,
-                revisions=f.revisions,
-                restore={"spec": {"replicas": replicas[name]}},
-                notes=list(conversion.notes),
-            )
-        )
-        existing = read.deployments.get(name)
-        ours = existing is not None and made_from(existing, name)
-        if existing is not None and not (ours and resumed):
-            why = (
-                "it was made from it earlier (rollguard migrate -o yaml, or a run this journal does not know)"
-                if ours
-                else f"it is not rollguard's migration of dc/{name} (no {MIGRATED_FROM}: dc/{name} annotation)"
-            )
-            raise RefusedError(
-                f"deployment/{name} exists already and {why}",
-                fix=f"delete or rename deployment/{name} (kubectl delete deployment {name} -n {request.namespace}), "
-                "then migrate",
-            )
-        kind = KINDS[TARGET_KIND]
+        dc_plans.append(dc_plan)
         deploy_plans.append(
-            WorkloadPlan(
-                snapshot=kind.snapshot(existing if existing is not None else body),
-                baseline=VerifiedState(template={}, triggers=None, revision=0, images={}, paused=False),
-                revisions=[],
-                manifest=body,
-                create=existing is None,
-                remove_on_revert=True,
-                notes=[f"created from dc/{name} (a revert deletes it)"]
-                if existing is None
-                else [f"created by the killed migration {journal.run_id if journal else ''}: taken over"],
-            )
+            _plan_deployment(name, conversions[name], read=read, request=request, resumed=resumed)
         )
     left_alone = sorted(f.ref.key for f in found if is_target(f.kind.kind) and f.ref.key not in mine)
     plan = Plan(
@@ -367,6 +318,76 @@ def decide_migrate(read: MigrateRead, request: MigrateRequest) -> MigratePlan:
         conversions=conversions,
         resumed=resumed,
         left_alone=left_alone,
+    )
+
+
+def _plan_dc(
+    f: Found, *, request: MigrateRequest, journal: Journal | None, replicas: int
+) -> tuple[WorkloadPlan, Conversion]:
+    """One DC's part of the migration: refused when it cannot migrate (`dc_refusal`, a conversion's
+    refusals), else its plan (scaled back to ``replicas`` on revert: the count a resumed migration's
+    journal recorded, else the DC's own) and its conversion, made from its verified template (``journal``:
+    the resumed migration's, whose verified state wins)."""
+    snapshot = f.kind.snapshot(f.obj)
+    in_journal = journal is not None and snapshot.ref.key in journal.workloads
+    refusal = dc_refusal(f.kind, f.obj, f.revisions, verified_by_journal=in_journal)
+    if refusal is not None:
+        raise refusal
+    baseline = (
+        journal.workloads[snapshot.ref.key].verified
+        if in_journal and journal is not None
+        else f.kind.verified_state(f.obj, f.revisions)
+    )
+    source = copy.deepcopy(f.obj)
+    source["spec"]["replicas"] = replicas
+    source["spec"]["template"] = copy.deepcopy(baseline.template)
+    conversion = convert(source, pre_hook_as_init_container=request.pre_hook_as_init_container)
+    if conversion.refusals:
+        more = f" (and {len(conversion.refusals) - 1} more)" if len(conversion.refusals) > 1 else ""
+        raise RefusedError(conversion.refusals[0] + more)
+    assert conversion.deployment is not None
+    conversion.deployment["metadata"]["namespace"] = request.namespace
+    plan = WorkloadPlan(
+        snapshot=snapshot,
+        baseline=baseline,
+        revisions=f.revisions,
+        restore={"spec": {"replicas": replicas}},
+        notes=list(conversion.notes),
+    )
+    return plan, conversion
+
+
+def _plan_deployment(
+    name: str, conversion: Conversion, *, read: MigrateRead, request: MigrateRequest, resumed: bool
+) -> WorkloadPlan:
+    """The Deployment that replaces dc/``name``: created from its conversion, or taken over when a killed
+    run of this migration created it (``resumed``); refused when one of that name is someone else's."""
+    body = conversion.deployment
+    assert body is not None
+    existing = read.deployments.get(name)
+    ours = existing is not None and made_from(existing, name)
+    if existing is not None and not (ours and resumed):
+        why = (
+            "it was made from it earlier (rollguard migrate -o yaml, or a run this journal does not know)"
+            if ours
+            else f"it is not rollguard's migration of dc/{name} (no {MIGRATED_FROM}: dc/{name} annotation)"
+        )
+        raise RefusedError(
+            f"deployment/{name} exists already and {why}",
+            fix=f"delete or rename deployment/{name} (kubectl delete deployment {name} -n {request.namespace}), "
+            "then migrate",
+        )
+    journal = read.journal
+    return WorkloadPlan(
+        snapshot=KINDS[TARGET_KIND].snapshot(existing if existing is not None else body),
+        baseline=VerifiedState(template={}, triggers=None, revision=0, images={}, paused=False),
+        revisions=[],
+        manifest=body,
+        create=existing is None,
+        remove_on_revert=True,
+        notes=[f"created from dc/{name} (a revert deletes it)"]
+        if existing is None
+        else [f"created by the killed migration {journal.run_id if journal else ''}: taken over"],
     )
 
 

@@ -341,41 +341,20 @@ def _plan_workload(
     ``entry``: its journal entry when the group's journal carries an unfinished run forward (its verified
     state is then the baseline); ``journaled``: its entry whatever the journal's state (the verified state
     a plain revert returns to)."""
-    request, action = read.request, plan.action
+    action = plan.action
     kind, obj, revisions = f.kind, f.obj, f.revisions
     snapshot = kind.snapshot(obj)
     baseline = entry.verified if entry is not None else kind.verified_state(obj, revisions)
     notes: list[str] = []
     target_revision = None
     if action == "revert":
-        state, source = revert_target(
-            kind,
-            obj,
-            revisions,
-            verified=journaled.verified if journaled else None,
-            to_revision=request.to_revision,
-            allow_failed=request.allow_failed,
+        target_revision, said = _revert_target(
+            plan, f, entry=entry, journaled=journaled, request=read.request
         )
-        plan.targets[snapshot.ref.key] = state
-        if entry is not None and entry.restore and request.to_revision is None:
-            plan.restores[snapshot.ref.key] = entry.restore
-        target_revision = state.revision
-        notes.append(f"target: {source}")
-        journal = plan.group.journal if plan.group else None
-        discards = discarded_edit(journaled, live=obj, target=state, run_id=journal.run_id if journal else "")
-        notes += [discards] if discards else []
+        notes += said
     wp = WorkloadPlan(snapshot=snapshot, baseline=baseline, revisions=revisions)
     plan.run_plan.workloads.append(wp)
-    # a restored automatic trigger whose tag moved on would undo the revert at once: make it manual
-    fire = _firing(kind, plan.body(wp.key, obj), read) if action == "revert" else {}
-    if fire:
-        plan.manual_triggers[wp.key] = set(fire)
-    reasons = {c: f"its tag now points at {ref}, which would undo the revert" for c, ref in fire.items()}
-    restored = kind.with_state(obj, baseline)  # where a failed repair returns: guarded the same way
-    back = _firing(kind, restored, read)
-    if back and baseline.triggers is not None:
-        manual = kind.with_manual_triggers(restored, set(back))
-        wp.baseline = dataclasses.replace(baseline, triggers=kind.triggers(manual))
+    reasons = _keep_triggers_from_undoing(plan, wp, obj, read=read)
     body = plan.body(wp.key, obj)
     notes += kind.trigger_changes(obj, body, reasons=reasons)  # every side effect on its triggers
     if action == "revert":  # what comes back besides images (env, resources, labels a manifest set)
@@ -397,6 +376,51 @@ def _plan_workload(
             notes=tuple(notes),
         )
     )
+
+
+def _revert_target(
+    plan: RepairPlan,
+    f: Found,
+    *,
+    entry: WorkloadEntry | None,
+    journaled: WorkloadEntry | None,
+    request: RepairRequest,
+) -> tuple[int, list[str]]:
+    """A revert's target for one workload, recorded in ``plan`` (and what a manifest changed, to restore
+    with it): its revision, and the notes that say which one and why, and whose edit it discards."""
+    state, source = revert_target(
+        f.kind,
+        f.obj,
+        f.revisions,
+        verified=journaled.verified if journaled else None,
+        to_revision=request.to_revision,
+        allow_failed=request.allow_failed,
+    )
+    key = f.ref.key
+    plan.targets[key] = state
+    if entry is not None and entry.restore and request.to_revision is None:
+        plan.restores[key] = entry.restore
+    notes = [f"target: {source}"]
+    journal = plan.group.journal if plan.group else None
+    discards = discarded_edit(journaled, live=f.obj, target=state, run_id=journal.run_id if journal else "")
+    return state.revision, notes + ([discards] if discards else [])
+
+
+def _keep_triggers_from_undoing(
+    plan: RepairPlan, wp: WorkloadPlan, obj: Obj, *, read: RepairRead
+) -> dict[str, str]:
+    """An automatic trigger whose tag moved on would undo a revert at once: made manual (in the plan's
+    ``manual_triggers``), and likewise in the baseline a failed repair returns to; why, per container."""
+    kind = wp.kind
+    fire = _firing(kind, plan.body(wp.key, obj), read) if plan.action == "revert" else {}
+    if fire:
+        plan.manual_triggers[wp.key] = set(fire)
+    restored = kind.with_state(obj, wp.baseline)  # where a failed repair returns: guarded the same way
+    back = _firing(kind, restored, read)
+    if back and wp.baseline.triggers is not None:
+        manual = kind.with_manual_triggers(restored, set(back))
+        wp.baseline = dataclasses.replace(wp.baseline, triggers=kind.triggers(manual))
+    return {c: f"its tag now points at {ref}, which would undo the revert" for c, ref in fire.items()}
 
 
 DISCARDED_SHOWN = 3  # fields of a discarded edit named; the rest counted

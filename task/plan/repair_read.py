@@ -15,14 +15,14 @@ from collections.abc import Iterable, Sequence
 
 from rollguard.cluster.access import ask, rollout_permissions
 from rollguard.cluster.api import Api
-from rollguard.cluster.journal import JOURNAL_LABEL
+from rollguard.cluster.journal import JOURNAL_LABEL, Journal
 from rollguard.cluster.lock import LeaseView, read_lease
 from rollguard.cluster.streams import read_streams
 from rollguard.core.errors import Forbidden, NotFound
 from rollguard.core.resources import CONFIG_MAPS, LEASES
 from rollguard.core.structs import Obj, VerifiedState, WorkloadRef
 from rollguard.kinds import Kind, kind_of, triggers
-from rollguard.kinds.triggers import StreamKey
+from rollguard.kinds.triggers import StreamKey, Streams
 from rollguard.plan.gather import gather, stops_at_refusal
 from rollguard.plan.repair_decide import (
     decide_repair,
@@ -99,16 +99,31 @@ def read_repair(client: Api, request: RepairRequest, *, now: dt.datetime | None 
     group, selector = the_group(read)
     if request.selector is None and group is not None:
         read = gather(read, read_refusal, members=list_group(client, namespace, selector))
+    read = gather(read, read_refusal, leases=_lease_views(client, lock_names(read), namespace=namespace))
+    found = with_revisions(client, namespace, found)
+    streams = _read_streams(client, found, journal=group.journal if group else None, request=request)
+    return dataclasses.replace(read, found=found, streams=streams)
+
+
+def _lease_views(client: Api, names: list[str], *, namespace: str) -> dict[str, LeaseView | None]:
+    """The leases that matter to the repair, by name (None: no such Lease)."""
     views: dict[str, LeaseView | None] = {}
-    for name in lock_names(read):
+    for name in names:
         if name not in views:
             try:
                 views[name] = read_lease(client.get(LEASES, name, namespace=namespace))
             except NotFound:
                 views[name] = None
-    read = gather(read, read_refusal, leases=views)
-    found = with_revisions(client, namespace, found)
-    journal = group.journal if group else None
+    return views
+
+
+def _read_streams(
+    client: Api, found: list[Found], *, journal: Journal | None, request: RepairRequest
+) -> Streams:
+    """The ImageStreams the workloads' automatic triggers follow in the states the repair may write
+    (the journal's verified state; for a revert, every revision's too), with the tags an unfinished
+    promotion moved as a revert will have put them back."""
+    namespace = request.namespace
     keys: set[StreamKey] = set()
     for f in found:
         entry = journal.workloads.get(f.ref.key) if journal else None
@@ -128,7 +143,7 @@ def read_repair(client: Api, request: RepairRequest, *, now: dt.datetime | None 
                     found_streams[(namespace, name)], tag, previous
                 )
         streams = dataclasses.replace(streams, found=found_streams)
-    return dataclasses.replace(read, found=found, streams=streams)
+    return streams
 
 
 def plan_repair(

@@ -349,57 +349,40 @@ def _paused_note(plan: WorkloadPlan) -> str:
 
 
 def decide_rollout(read: RolloutRead, request: RolloutRequest) -> Plan:
-    """The plan of ``request`` from what was read (pure); raises RefusedError naming the problem and fix."""
+    """The plan of ``request`` from what was read (pure); raises RefusedError naming the problem and fix.
+
+    In order: the read's refusals; a `WorkloadPlan` per member (`_read_workloads`); the ``--image``
+    targets and promotions; the ``-f`` manifests (`_attach_manifests`); the group-wide refusals (nothing
+    to do, paused with ``--on-paused refuse``); each workload's own rules (`_decide_workload`); the
+    members this run does not change (`rollguard.plan.members.judge_members`).
+    """
     refusal = read_refusal(read)
     if refusal is not None:
         raise refusal
-    targets, promote_from, tag = request.targets, request.promote_from, request.tag
-    on_paused, allow_never_completed = request.on_paused, request.allow_never_completed
     journal = read.journal
     carried = journal is not None and not journal.final
-    workloads = []
-    verified_by_journal: set[str] = set()
-    for f in read.group.workloads if read.group else []:
-        snapshot = f.kind.snapshot(f.obj)
-        baseline = f.kind.verified_state(f.obj, f.revisions)
-        if carried and journal is not None and snapshot.ref.key in journal.workloads:
-            baseline = journal.workloads[snapshot.ref.key].verified
-            verified_by_journal.add(snapshot.ref.key)
-        workloads.append(WorkloadPlan(snapshot=snapshot, baseline=baseline, revisions=f.revisions))
-
-    resolve_targets(workloads, targets)
-    if promote_from and tag:
+    workloads, verified_by_journal = _read_workloads(read, carried=carried)
+    resolve_targets(workloads, request.targets)
+    if request.promote_from and request.tag:
         resolve_promotions(
-            workloads, namespace=read.namespace, source=promote_from, tag=tag, streams=read.source_streams
+            workloads,
+            namespace=read.namespace,
+            source=request.promote_from,
+            tag=request.tag,
+            streams=read.source_streams,
         )
     # created by a dead run of this group (from -f): a revert deletes it, whether or not -f is given now
     created = {k for k, e in journal.workloads.items() if e.created} if carried and journal else set()
     for plan in workloads:
         plan.remove_on_revert = plan.key in created
     if read.manifests is not None:
-        for plan in workloads:  # before the manifests are attached: their merge removes what it omits
-            entry = journal.workloads.get(plan.key) if journal is not None else None
-            plan.last_applied = entry.applied if entry is not None and entry.applied else None
-        attach_manifests(workloads, read.manifests)
-        for ref, body, origin in to_create(read.manifests, namespace=read.namespace):
-            workloads.append(
-                WorkloadPlan(
-                    snapshot=KINDS[ref.kind].snapshot(body),
-                    baseline=VerifiedState(template={}, triggers=None, revision=0, images={}, paused=False),
-                    revisions=[],
-                    manifest=body,
-                    create=True,
-                    remove_on_revert=True,
-                    notes=[f"does not exist yet: created from {origin} (a revert deletes it)"],
-                )
-            )
-    if not targets and not promote_from and read.manifests is None:
+        workloads += _attach_manifests(workloads, read.manifests, journal=journal, namespace=read.namespace)
+    if not request.targets and not request.promote_from and read.manifests is None:
         raise RefusedError(
             "nothing to roll out", fix="pass -f MANIFESTS, --image TARGET=REF or --promote-from NS --tag TAG"
         )
-
     paused = [plan.key for plan in workloads if plan.snapshot.paused]
-    if paused and on_paused == "refuse":  # every one named, so that one resume fixes them all
+    if paused and request.on_paused == "refuse":  # every one named, so that one resume fixes them all
         raise RefusedError(
             f"{', '.join(paused)} {'is' if len(paused) == 1 else 'are'} paused (left so by an earlier tool?) "
             "and --on-paused is refuse",
@@ -407,36 +390,18 @@ def decide_rollout(read: RolloutRead, request: RolloutRequest) -> Plan:
             f"{' '.join(paused)}) or pass --on-paused take-over",
         )
     for plan in workloads:
-        if plan.snapshot.paused:
-            plan.notes.append(_paused_note(plan))
-        if (
-            plan.needs_change
-            and not plan.remove_on_revert
-            and plan.key not in verified_by_journal
-            and never_completed(plan.kind, plan.snapshot.raw, plan.revisions)
-        ):
-            if not allow_never_completed:
-                raise RefusedError(
-                    f"{plan.key} never completed a rollout: if this run failed there would be nothing "
-                    "verified to revert it to",
-                    fix=f"get it to roll out once (oc rollout status {plan.key}), leave it out of the "
-                    "run, or pass --allow-never-completed to accept that a failure leaves it as found",
-                )
-            plan.notes.append(
-                "never completed a rollout before this run (accepted with --allow-never-completed): "
-                "a revert returns it to its template as found, which was never seen working"
-            )
-        if plan.needs_change and not plan.create:
-            plan.notes += trigger_effects(plan)
-            start = plan.kind.start_request(plan.snapshot.raw, change_body(plan), plan.revisions)
-            plan.notes += [start] if start else []
+        _decide_workload(
+            plan,
+            verified_by_journal=plan.key in verified_by_journal,
+            allow_never_completed=request.allow_never_completed,
+        )
     judge_members(
         workloads,
         journal=journal,
         carried=carried,
         namespace=read.namespace,
         selector=read.selector,
-        allow_never_completed=allow_never_completed,
+        allow_never_completed=request.allow_never_completed,
         allow_failing=request.allow_failing,
     )
     return Plan(
@@ -447,3 +412,71 @@ def decide_rollout(read: RolloutRead, request: RolloutRequest) -> Plan:
         carried_forward=carried,
         skipped=read.manifests.skipped if read.manifests is not None else [],
     )
+
+
+def _read_workloads(read: RolloutRead, *, carried: bool) -> tuple[list[WorkloadPlan], set[str]]:
+    """A `WorkloadPlan` per member as read, and the keys whose baseline is the journal's: a dead run's
+    verified state carried forward (``carried``) wins over the one the cluster's revisions say."""
+    journal = read.journal if carried else None
+    workloads = []
+    verified_by_journal: set[str] = set()
+    for f in read.group.workloads if read.group else []:
+        snapshot = f.kind.snapshot(f.obj)
+        baseline = f.kind.verified_state(f.obj, f.revisions)
+        if journal is not None and snapshot.ref.key in journal.workloads:
+            baseline = journal.workloads[snapshot.ref.key].verified
+            verified_by_journal.add(snapshot.ref.key)
+        workloads.append(WorkloadPlan(snapshot=snapshot, baseline=baseline, revisions=f.revisions))
+    return workloads, verified_by_journal
+
+
+def _attach_manifests(
+    workloads: list[WorkloadPlan], manifests: ManifestRead, *, journal: Journal | None, namespace: str
+) -> list[WorkloadPlan]:
+    """``-f``: each manifest merged onto its live workload (what the group's last verified run applied
+    first, so that the merge removes what this one omits); the plans of the workloads to create."""
+    for plan in workloads:  # before the manifests are attached: their merge removes what it omits
+        entry = journal.workloads.get(plan.key) if journal is not None else None
+        plan.last_applied = entry.applied if entry is not None and entry.applied else None
+    attach_manifests(workloads, manifests)
+    return [
+        WorkloadPlan(
+            snapshot=KINDS[ref.kind].snapshot(body),
+            baseline=VerifiedState(template={}, triggers=None, revision=0, images={}, paused=False),
+            revisions=[],
+            manifest=body,
+            create=True,
+            remove_on_revert=True,
+            notes=[f"does not exist yet: created from {origin} (a revert deletes it)"],
+        )
+        for ref, body, origin in to_create(manifests, namespace=namespace)
+    ]
+
+
+def _decide_workload(plan: WorkloadPlan, *, verified_by_journal: bool, allow_never_completed: bool) -> None:
+    """One workload's own rules, said in its notes: a paused one taken over; one that never completed a
+    rollout refused (its baseline is not a journal's) unless ``--allow-never-completed``; what the change
+    does to its triggers and whether the platform starts the rollout by itself."""
+    if plan.snapshot.paused:
+        plan.notes.append(_paused_note(plan))
+    if (
+        plan.needs_change
+        and not plan.remove_on_revert
+        and not verified_by_journal
+        and never_completed(plan.kind, plan.snapshot.raw, plan.revisions)
+    ):
+        if not allow_never_completed:
+            raise RefusedError(
+                f"{plan.key} never completed a rollout: if this run failed there would be nothing "
+                "verified to revert it to",
+                fix=f"get it to roll out once (oc rollout status {plan.key}), leave it out of the "
+                "run, or pass --allow-never-completed to accept that a failure leaves it as found",
+            )
+        plan.notes.append(
+            "never completed a rollout before this run (accepted with --allow-never-completed): "
+            "a revert returns it to its template as found, which was never seen working"
+        )
+    if plan.needs_change and not plan.create:
+        plan.notes += trigger_effects(plan)
+        start = plan.kind.start_request(plan.snapshot.raw, change_body(plan), plan.revisions)
+        plan.notes += [start] if start else []

@@ -140,7 +140,10 @@ class GroupRevert:
         """Return every touched or drifted workload to its journal state; True when verified.
 
         Workloads someone else deleted or changed are left alone (`left_alone`); a change of theirs that
-        is not the verified state leaves the group inconsistent with its journal: False.
+        is not the verified state leaves the group inconsistent with its journal: False. In order: the
+        created workloads deleted (`remove`), every other revert started at once (`start_all`, `start`),
+        all of them watched and judged (`judge_reverted`, `wait_removed`), then the members left as they
+        are (`_judge_left`).
         """
         run = self.run
         assert run.cache is not None
@@ -156,29 +159,61 @@ class GroupRevert:
         # the members a rollout watched but never wrote (`WorkloadPlan.observe`): left, named, judged
         others = [wp for wp in plan.workloads if wp.observe and wp.key not in reverting and self._left(wp)]
         self.remove(removed)
+        watched = self.start_all(targets, timeout=timeout)
+        run.try_save()
+        wait_for(
+            run.cache,
+            watched,
+            fail_fast=False,
+            crash_restarts=0,
+            stop_on_failure=False,
+            cancel=run.abort,
+            out=run.say,
+        )
+        add_evidence(run.client, run.namespace, watched)
+        self.judge_reverted(watched)
+        self.wait_removed(removed)
+        self._judge_left(others)
+        for key in self.edited_away:
+            run.fail(f"{key} is left on someone else's edit, not on its last verified state")
+        # An unverified revert or a failed write marks its entry ERROR; an edit not on the verified state
+        # is not what the journal says either.
+        return (
+            not self.edited_away
+            and not self.unhealthy_left
+            and not any(e.phase is EntryPhase.ERROR for e in run.journal.workloads.values())
+        )
 
-        def start(wp: WorkloadPlan) -> Watched:
-            run.journal.workloads[wp.key].phase = EntryPhase.REVERTING
-            self.keep_triggers_from_undoing(wp)
-            revert = _reverter(wp, run.journal.workloads[wp.key].restore)
-            live = run.live(wp)
-            start_note = wp.kind.start_request(live, revert(live), run.revisions(wp, live))
-            wp.notes += [f"revert: {start_note}"] if start_note else []
-            written = run.write(wp, revert, guard_spec=False, reverting=True)
-            wp.revert_changes = field_changes(live, written)
-            changes = "; ".join(wp.revert_changes) or "nothing (already there)"
-            run.say(f"{wp.key}: reverting to revision {wp.baseline.revision}: {changes}")
-            return Watched(
-                ref=wp.snapshot.ref,
-                expected_images=wp.baseline.images,
-                deadline=time.monotonic() + timeout + SETTLE_SECONDS,
-                deadline_reason="revert not complete after {waited}",
-                since=now(),
-            )
+    def start(self, wp: WorkloadPlan, *, timeout: int) -> Watched:
+        """One workload's revert: its triggers kept from undoing it, the write back to its journal state
+        (every field it changes said), and what to watch until the platform says it completed."""
+        run = self.run
+        run.journal.workloads[wp.key].phase = EntryPhase.REVERTING
+        self.keep_triggers_from_undoing(wp)
+        revert = _reverter(wp, run.journal.workloads[wp.key].restore)
+        live = run.live(wp)
+        start_note = wp.kind.start_request(live, revert(live), run.revisions(wp, live))
+        wp.notes += [f"revert: {start_note}"] if start_note else []
+        written = run.write(wp, revert, guard_spec=False, reverting=True)
+        wp.revert_changes = field_changes(live, written)
+        changes = "; ".join(wp.revert_changes) or "nothing (already there)"
+        run.say(f"{wp.key}: reverting to revision {wp.baseline.revision}: {changes}")
+        return Watched(
+            ref=wp.snapshot.ref,
+            expected_images=wp.baseline.images,
+            deadline=time.monotonic() + timeout + SETTLE_SECONDS,
+            deadline_reason="revert not complete after {waited}",
+            since=now(),
+        )
 
+    def start_all(self, targets: list[WorkloadPlan], *, timeout: int) -> list[Watched]:
+        """Every revert started at once (`start`); what to watch. A workload whose write failed is named
+        and its entry marked ERROR; an unexpected error is raised once every write has ended."""
+        run = self.run
         watched = []
         unexpected: list[RollguardError] = []
-        for wp, result in zip(targets, each_at_once(targets, start), strict=True):
+        starts = each_at_once(targets, lambda wp: self.start(wp, timeout=timeout))
+        for wp, result in zip(targets, starts, strict=True):
             if isinstance(result, Watched):
                 watched.append(result)
             elif isinstance(result, WorkloadDeleted):  # deleted as the revert went: nothing to restore
@@ -191,43 +226,27 @@ class GroupRevert:
                 unexpected.append(result)
         if unexpected:
             raise unexpected[0]
-        run.try_save()
-        wait_for(
-            run.cache,
-            watched,
-            fail_fast=False,
-            crash_restarts=0,
-            stop_on_failure=False,
-            cancel=run.abort,
-            out=run.say,
-        )
-        add_evidence(run.client, run.namespace, watched)
+        return watched
+
+    def judge_reverted(self, watched: list[Watched]) -> None:
+        """Each watched revert's entry: REVERTED at the revision the platform completed, else ERROR with
+        why (its verdict, or the signal that stopped the wait and what was last seen)."""
+        run = self.run
         for item in watched:
             entry = run.journal.workloads[item.ref.key]
             if item.verdict is not None and item.verdict.phase is RolloutPhase.COMPLETE:
                 entry.phase = EntryPhase.REVERTED
                 entry.revision_after = item.verdict.revision
-            else:
-                entry.phase = EntryPhase.ERROR
-                why = (
-                    item.verdict.message
-                    if item.verdict
-                    else f"stopped waiting after {run.stop_signal.split()[0]} ({item.waited(time.monotonic())} into "
-                    f"the revert); last seen: {item.last_message or 'nothing'}"
-                )
-                entry.note = why
-                run.fail(f"revert of {item.ref.key} not verified: {why}")
-        self.wait_removed(removed)
-        self._judge_left(others)
-        for key in self.edited_away:
-            run.fail(f"{key} is left on someone else's edit, not on its last verified state")
-        # An unverified revert or a failed write marks its entry ERROR; an edit not on the verified state
-        # is not what the journal says either.
-        return (
-            not self.edited_away
-            and not self.unhealthy_left
-            and not any(e.phase is EntryPhase.ERROR for e in run.journal.workloads.values())
-        )
+                continue
+            entry.phase = EntryPhase.ERROR
+            why = (
+                item.verdict.message
+                if item.verdict
+                else f"stopped waiting after {run.stop_signal.split()[0]} ({item.waited(time.monotonic())} into "
+                f"the revert); last seen: {item.last_message or 'nothing'}"
+            )
+            entry.note = why
+            run.fail(f"revert of {item.ref.key} not verified: {why}")
 
     def _left(self, plan: WorkloadPlan) -> bool:
         """A member this run watched and never wrote, to be judged after the revert: named when it is

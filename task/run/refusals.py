@@ -56,11 +56,16 @@ def add_evidence(client: Api, namespace: str, items: Iterable[Watched]) -> None:
             hint = (
                 f"; its Events say why (could not read them: {exc}; try `oc describe {kind.lower()}/{name}`)"
             )
-            item.verdict = replace(item.verdict, message=item.verdict.message + hint, blocked_evidence=None)
+            message = (
+                item.verdict.message + hint + (f"; {item.verdict.holding}" if item.verdict.holding else "")
+            )
+            item.verdict = replace(item.verdict, message=message, blocked_evidence=None)
         return
     for item in wanting:
         assert item.verdict is not None and item.verdict.blocked_evidence is not None
         kind, name = item.verdict.blocked_evidence
         why = newest_refusal(events, kind=kind, name=name)
         message = f"{item.verdict.message}: {why}" if why else item.verdict.message
+        if item.verdict.holding:
+            message += f"; {item.verdict.holding}"
         item.verdict = replace(item.verdict, message=message, blocked_evidence=None)

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from rollguard.cluster.cache import NamespaceCache
-from rollguard.core.readiness import pod_doom
+from rollguard.core.readiness import REFUSAL_GRACE, pod_doom
 from rollguard.core.resources import PODS
 from rollguard.core.structs import Obj, Progress, RolloutPhase, WorkloadRef
 from rollguard.kinds import images_of, kind_of, pods_of_revision
@@ -45,10 +45,6 @@ from rollguard.kinds import images_of, kind_of, pods_of_revision
 # How long a platform-declared failure waits for the pod that says how it failed (see
 # Kind.evidence_pending); past it the failure is reported with what is known.
 EVIDENCE_GRACE = 5.0
-# How long pods may be refused creation (or a DC's deployer pod fail to pull), with no progress meanwhile,
-# before it is hopeless: longer than a pod's default 30 s termination grace, during which a terminating
-# old pod still holds its quota and a surge pod is refused in a healthy rollout.
-REFUSAL_GRACE = 45.0
 
 
 @dataclass
@@ -116,11 +112,10 @@ def held(item: Watched, progress: Progress, *, now: float) -> Progress:
         item.blocked_since = now  # refused since now, or the rollout moved meanwhile: the clock restarts
     if now < item.blocked_since + REFUSAL_GRACE:
         return progress
-    return replace(
-        progress,
-        phase=RolloutPhase.FAILED,
-        message=f"{item.ref.key}: {progress.blocked} (for {REFUSAL_GRACE:.0f}s)",
-    )
+    message = f"{item.ref.key}: {progress.blocked} (for {REFUSAL_GRACE:.0f}s)"
+    if progress.holding and progress.blocked_evidence is None:  # else after the evidence (`refusals`)
+        message += f"; {progress.holding}"
+    return replace(progress, phase=RolloutPhase.FAILED, message=message)
 
 
 def deleted_message(key: str) -> str:

@@ -25,7 +25,7 @@ from rollguard.cluster.journal import (
 )
 from rollguard.cluster.lock import read_lease
 from rollguard.core.errors import RefusedError
-from rollguard.core.readiness import pod_doom
+from rollguard.core.readiness import REFUSAL_GRACE, pod_doom
 from rollguard.core.selectors import matches, requirements
 from rollguard.core.structs import (
     DC,
@@ -38,7 +38,7 @@ from rollguard.core.structs import (
     WorkloadRef,
 )
 from rollguard.kinds import KINDS, Kind, Owners, images_of, kind_of, pods_of_revision
-from rollguard.kinds.base import as_int
+from rollguard.kinds.base import as_int, parse_time
 from rollguard.kinds.templates import MOVING_TAGS, canonical, moving_tag, same_template, template_changes
 from rollguard.kinds.triggers import moving
 from rollguard.state.model import (
@@ -236,6 +236,25 @@ def _explained(kind: Kind, obj: Obj, revisions: list[Obj], pods: list[Obj], prog
     return explained if explained.phase is RolloutPhase.PROGRESSING else progress
 
 
+def _refusal_finding(progress: Progress, now: dt.datetime) -> Finding | None:
+    """``stuck`` for a rollout whose pods (or deployer pod) the API has refused for REFUSAL_GRACE or more:
+    hopeless until someone acts (raises the quota, fixes the LimitRange or the pod), as a rollout run
+    judges it; None while the refusal is younger, or when the objects do not say since when."""
+    lasted = _since(parse_time(progress.blocked_at), now)
+    if not progress.blocked_at or lasted < REFUSAL_GRACE:
+        return None
+    where = ""
+    if progress.blocked_evidence is not None:
+        kind, name = progress.blocked_evidence
+        where = f" (its Events say why: oc describe {kind.lower()}/{name})"
+    holding = f"; {progress.holding}" if progress.holding else ""
+    return Finding(
+        STUCK,
+        f"{progress.blocked}{where}, for {lasted:.0f}s: it rolls out only once that is cleared (a rollout "
+        f"run fails it after {REFUSAL_GRACE:.0f}s){holding}",
+    )
+
+
 def _progress_findings(
     kind: Kind, obj: Obj, revisions: list[Obj], pods: list[Obj], now: dt.datetime
 ) -> list[Finding]:
@@ -281,6 +300,10 @@ def _progress_findings(
         found.append(Finding(PROGRESSING, f"{message} (a hook has no deadline but its pod's)"))
         return found
     if explained.blocked:
+        refused = _refusal_finding(explained, now)
+        if refused is not None:
+            found.append(refused)
+            return found
         message += f"; {explained.blocked}"
     if rolled is not None:
         for pod in sorted(pods_of_revision(rolled, pods), key=lambda p: p["metadata"]["name"]):

@@ -278,34 +278,42 @@ def namespace_lists(
     """
     reader = _Reader(client, problems)
     if namespaces is not None:
-
-        def read(ns: str) -> Lists:
-            # A namespace's lists go out at once: `status -n NS` waits for one round trip, not seven. (Where
-            # problems are noted rather than refused, one after another: their order stays the lists'.)
-            args = (*WORKLOADS, "configmaps", "leases") + (() if selector else OWNED)
-            # The first list that fails ends the read: the lists not yet sent are dropped and those in
-            # flight not waited for (with one worker, a hung server would otherwise cost every list its
-            # own timeout, one after another).
-            pool = ThreadPoolExecutor(len(args) if problems is None else 1, thread_name_prefix="list")
-            try:
-                futures = {
-                    arg: pool.submit(
-                        reader.listed, arg, namespace=ns, selector=None if arg in OWNED else selector
-                    )
-                    for arg in args
-                }
-                lists = {arg: future.result() for arg, future in futures.items()}
-            finally:
-                pool.shutdown(wait=False, cancel_futures=True)
-            if selector:
-                reader.owned(ns, lists)
-            return lists
-
-        yield from _in_parallel(dict.fromkeys(namespaces), read)
-        return
-    if not selector:
+        yield from _in_parallel(
+            dict.fromkeys(namespaces),
+            lambda ns: _namespace(reader, ns, selector=selector, one_by_one=problems is not None),
+        )
+    elif not selector:
         yield from _side_by_side(reader, None)
-        return
+    else:
+        yield from _selected(reader, selector)
+
+
+def _namespace(reader: _Reader, ns: str, *, selector: str | None, one_by_one: bool) -> Lists:
+    """One named namespace's lists (``one_by_one``: where problems are noted rather than refused)."""
+    # A namespace's lists go out at once: `status -n NS` waits for one round trip, not seven. (Where
+    # problems are noted rather than refused, one after another: their order stays the lists'.)
+    args = (*WORKLOADS, "configmaps", "leases") + (() if selector else OWNED)
+    # The first list that fails ends the read: the lists not yet sent are dropped and those in
+    # flight not waited for (with one worker, a hung server would otherwise cost every list its
+    # own timeout, one after another).
+    pool = ThreadPoolExecutor(1 if one_by_one else len(args), thread_name_prefix="list")
+    try:
+        futures = {
+            arg: pool.submit(reader.listed, arg, namespace=ns, selector=None if arg in OWNED else selector)
+            for arg in args
+        }
+        lists = {arg: future.result() for arg, future in futures.items()}
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    if selector:
+        reader.owned(ns, lists)
+    return lists
+
+
+def _selected(reader: _Reader, selector: str) -> Iterator[tuple[str, Lists]]:
+    """The whole cluster by a selector: the selected workloads, journals and leases listed cluster-wide,
+    then what they own (RCs, ReplicaSets, pods) cluster-wide or per namespace, whichever costs less
+    (`rollguard.state.list_plan`), each namespace given once the cluster-wide lists have passed it."""
     found: dict[str, Lists] = {}
     for arg in (*WORKLOADS, "configmaps", "leases"):
         for obj in reader.listed(arg, namespace=None, selector=selector):

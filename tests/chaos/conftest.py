@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.chaos import ledger
-from tests.chaos.proxy import FaultProxy
+from tests.helpers.proxy import FaultProxy
 
 AREAS = {
     "test_crash": "1. crash at every step (SIGKILL)",

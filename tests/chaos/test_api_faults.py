@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from rollguard.cluster.client import Client
-from tests.chaos import harness as h
-from tests.chaos.proxy import FaultPlan, FaultProxy
-from tests.helpers.cluster import IMAGE, view
+from tests.helpers import chaos as h
+from tests.helpers.cluster import IMAGE, make_group, view
+from tests.helpers.proxy import FaultPlan, FaultProxy
 
 WORKLOAD_WRITES = frozenset({"deploymentconfigs", "deployments"})
 
@@ -84,13 +84,11 @@ def fault_case(
     client: Client, sandbox, proxy: FaultProxy, tmp: Path, namespace: str, plan_name: str, seed: int
 ) -> tuple[Counter[str], int, str]:
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     proxy.reset(PLANS[plan_name], seed=seed)
     report = tmp / f"{plan_name}-{seed}.json"
     result = h.finish(
-        h.start(
-            kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEW), report=report
-        ),
+        h.start_rollout(kubeconfig, namespace, h.NEW, report=report),
         report,
     )
     faults = Counter(proxy.faults)
@@ -141,13 +139,11 @@ def test_cut_watches_resume_from_last_resource_version(
     client, sandbox, proxy, tmp_path, namespace, ledger_entry, seed
 ):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     proxy.reset(PLANS["cut-watches"], seed=seed)
     report = tmp_path / "r.json"
     result = h.finish(
-        h.start(
-            kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW3), report=report
-        ),
+        h.start_rollout(kubeconfig, namespace, SLOW3, report=report),
         report,
     )
     resumed = check_resumes(proxy)

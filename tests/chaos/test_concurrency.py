@@ -13,18 +13,15 @@ import pytest
 
 from rollguard.cluster.claims import REGISTER, claims_of
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, LEASES
-from tests.chaos import harness as h
-from tests.helpers.cluster import DC, DEPLOYMENT, IMAGE, journal_reaches, view, wait_until
+from tests.helpers import chaos as h
+from tests.helpers.cluster import DC, DEPLOYMENT, IMAGE, journal_reaches, make_group, view, wait_until
 from tests.helpers.scenarios import pause, set_image
 
 SLOW = f"{IMAGE}:v2-slow8"  # the winner outlives the losers' start-up
 
 
 def race(kubeconfig, namespace: str, runs: int) -> tuple[h.Result, list[h.Result]]:
-    procs = [
-        h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW))
-        for _ in range(runs)
-    ]
+    procs = [h.start_rollout(kubeconfig, namespace, SLOW) for _ in range(runs)]
     results = [h.finish(p, timeout=180) for p in procs]
     winners = [r for r in results if r.code == 0]
     assert len(winners) == 1, [(r.code, r.stderr[-300:]) for r in results]
@@ -50,7 +47,7 @@ def assert_refused_naming(loser: h.Result, holder: str) -> None:
 )
 def test_runs_at_once_one_proceeds(client, sandbox, proxy, tmp_path, namespace, ledger_entry, runs):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     winner, losers = race(kubeconfig, namespace, runs)
     holder = run_id(winner)
     for loser in losers:
@@ -78,10 +75,8 @@ REPAIRS = [
 @pytest.mark.chaos
 def test_repairs_while_a_rollout_runs_are_refused(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
-    rollout = h.start(
-        kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(f"{IMAGE}:v2-slow15")
-    )
+    make_group(client, namespace)
+    rollout = h.start_rollout(kubeconfig, namespace, f"{IMAGE}:v2-slow15")
     journal_reaches(client, namespace, "watching")
     holder = h.journal(client, namespace)["run"]["id"]
     before = len(proxy.mutating())
@@ -122,18 +117,9 @@ def test_human_edit_during_the_rollout(client, sandbox, proxy, tmp_path, namespa
     back on its last verified state, and since dc2 is not on it, exit 3 with a journal that says so.
     """
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
-    run = h.start(
-        kubeconfig,
-        "rollout",
-        "-n",
-        namespace,
-        "-l",
-        h.SELECTOR,
-        *h.image_args(f"{IMAGE}:v2-slow5"),
-        report=report,
-    )
+    run = h.start_rollout(kubeconfig, namespace, f"{IMAGE}:v2-slow5", report=report)
 
     def human(_record) -> None:  # like `oc set image dc/dc2 app=...`: a patch, no precondition
         patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": HUMAN}]}}}}
@@ -174,20 +160,16 @@ def test_sigkill_of_the_winner_lets_the_next_run_in(
 ):
     """Refused while the dead holder's lease is live; once it expired, the next run proceeds and repairs."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
-    first = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW))
+    make_group(client, namespace)
+    first = h.start_rollout(kubeconfig, namespace, SLOW)
     journal_reaches(client, namespace, "watching")
     holder = h.journal(client, namespace)["run"]["id"]
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
-    early = h.finish(
-        h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEWER))
-    )
+    early = h.finish(h.start_rollout(kubeconfig, namespace, h.NEWER))
     assert_refused_naming(early, holder)
     assert h.expire_lease(client, namespace)
-    again = h.finish(
-        h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEWER))
-    )
+    again = h.finish(h.start_rollout(kubeconfig, namespace, h.NEWER))
     assert again.code == 0, again.stdout[-1500:] + again.stderr
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.NEWER,))
     ledger_entry.case(
@@ -207,7 +189,7 @@ def test_two_repairs_of_one_workload_and_a_killed_one(
     refused naming it and changes nothing; the first one SIGKILLed, the next is refused until the dead
     repair's Lease expired, then takes over its claim, finishes dc2 and leaves no Lease behind."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     pause(client, namespace, "dc2")
     set_image(client, namespace, DC, "dc2", SLOW)  # waits while paused; slow once resumed
     first = h.start(kubeconfig, "resume", "dc/dc2", "-n", namespace)

@@ -30,9 +30,10 @@ from rollguard.cluster.client import Client
 from rollguard.cluster.lock import read_lease
 from rollguard.core.errors import NotFound
 from rollguard.core.resources import DEPLOYMENTS, LEASES
-from tests.chaos import harness as h
 from tests.chaos.ledger import Entry
-from tests.chaos.proxy import FaultProxy, Record
+from tests.helpers import chaos as h
+from tests.helpers.cluster import make_group
+from tests.helpers.proxy import FaultProxy, Record
 
 FOLLOW_UPS = ("rollout", "rollout-crash", "revert")
 
@@ -62,8 +63,8 @@ def count_steps(client: Client, proxy: FaultProxy, kubeconfig: Path) -> list[Ste
     """The first run: every mutating call an undisturbed rollout makes, in order."""
     proxy.reset()
     with h.scratch_namespace(client, "crash-count") as ns:
-        h.make_group(client, ns)
-        result = h.finish(h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEW)))
+        make_group(client, ns)
+        result = h.finish(h.start_rollout(kubeconfig, ns, h.NEW))
         assert result.code == 0, result.stdout + result.stderr
         steps = [Step(i + 1, label(r)) for i, r in enumerate(proxy.mutating())]
     proxy.reset()
@@ -95,8 +96,8 @@ def crash_case(
     """One cell of the matrix; returns a one-line account and the number of states verified."""
     proxy.reset()
     with h.scratch_namespace(client, f"crash-{step.k}-{follow_up}") as ns:
-        h.make_group(client, ns)
-        killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEW))
+        make_group(client, ns)
+        killed = h.start_rollout(kubeconfig, ns, h.NEW)
         proxy.after_mutation(step.k, h.killer(killed))
         result = h.finish(killed)
         assert result.code == -signal.SIGKILL, (
@@ -111,9 +112,7 @@ def crash_case(
         live = h.lease_live(client, ns)
         if real_expiry:
             assert live, "the killed run left no live lease"
-            early = h.finish(
-                h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEWER))
-            )
+            early = h.finish(h.start_rollout(kubeconfig, ns, h.NEWER))
             assert early.code == 2 and "locked by" in early.stderr and " run " in early.stderr, early.stderr
             # A lease expires by the clock alone: no event to wait on, so sleep until then.
             time.sleep(read_lease(client.get(LEASES, h.JOURNAL, namespace=ns)).expires_in + 0.5)
@@ -229,9 +228,9 @@ def test_sigkill_then_real_lease_expiry(client, sandbox, proxy, tmp_path, ledger
 
 def half_rolled(client: Client, proxy: FaultProxy, kubeconfig: Path, namespace: str, k: int) -> None:
     """Reference section 1's damage: a rollout killed after its k-th mutating call, its lease expired."""
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     proxy.reset()
-    killed = h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEW))
+    killed = h.start_rollout(kubeconfig, namespace, h.NEW)
     proxy.after_mutation(k, h.killer(killed))
     assert h.finish(killed).code == -signal.SIGKILL
     h.expire_lease(client, namespace)
@@ -309,8 +308,8 @@ def other_target_case(
 
     proxy.reset()
     with h.scratch_namespace(client, f"crash-o-{step.k}-{follow_up}") as ns:
-        h.make_group(client, ns)
-        killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, *h.image_args(h.NEW))
+        make_group(client, ns)
+        killed = h.start_rollout(kubeconfig, ns, h.NEW)
         proxy.after_mutation(step.k, h.killer(killed))
         result = h.finish(killed)
         assert result.code == -signal.SIGKILL, (
@@ -409,7 +408,7 @@ def manifest_case(
 ) -> tuple[str, int]:
     proxy.reset()
     with h.scratch_namespace(client, f"crash-f-{step.k}-{follow_up}") as ns:
-        h.make_group(client, ns)
+        make_group(client, ns)
         first = release_manifests(tmp / f"{step.k}-{follow_up}-first.yaml", h.NEW)
         killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(first))
         proxy.after_mutation(step.k, h.killer(killed))
@@ -464,7 +463,7 @@ def manifest_other_case(
 
     proxy.reset()
     with h.scratch_namespace(client, f"crash-fo-{step.k}-{follow_up}") as ns:
-        h.make_group(client, ns)
+        make_group(client, ns)
         first = release_manifests(tmp / f"o-{step.k}-{follow_up}-first.yaml", h.NEW)
         killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(first))
         proxy.after_mutation(step.k, h.killer(killed))
@@ -530,7 +529,7 @@ def test_sigkill_during_a_manifest_run_after_every_mutating_call(
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
     proxy.reset()
     with h.scratch_namespace(client, "crash-f-count") as ns:
-        h.make_group(client, ns)
+        make_group(client, ns)
         first = release_manifests(tmp_path / "count.yaml", h.NEW)
         counted = h.finish(h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(first)))
         assert counted.code == 0, counted.stdout + counted.stderr

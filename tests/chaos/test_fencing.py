@@ -27,9 +27,9 @@ from rollguard.cluster.lock import fence_margin, read_lease
 from rollguard.core.errors import NotFound
 from rollguard.core.resources import CONFIG_MAPS, LEASES
 from rollguard.plan.inputs import parse_selector
-from tests.chaos import harness as h
-from tests.chaos.proxy import FaultPlan, Record
-from tests.helpers.cluster import CRASH, DC, create_group, dc_body, journal_reaches, view
+from tests.helpers import chaos as h
+from tests.helpers.cluster import CRASH, DC, create_group, dc_body, journal_reaches, make_group, view
+from tests.helpers.proxy import FaultPlan, Record
 
 LEASE = 6  # A's --lease-duration (seconds): short, so that a frozen A loses it soon
 A_IMAGE = "registry.local/shop/api:v2-slow30"  # A is still watching when it wakes
@@ -77,16 +77,7 @@ def reached_server(records: list[Record]) -> list[str]:
 def b_takes_over(client, sandbox, namespace: str, tmp_path) -> tuple[h.subprocess.Popen[str], str]:
     """Run B, straight to the API server, once A's lease expired; returns B and its run id once watching."""
     wait_lease_expired(client, namespace)
-    b = h.start(
-        sandbox.kubeconfig,
-        "rollout",
-        "-n",
-        namespace,
-        "-l",
-        h.SELECTOR,
-        *h.image_args(B_IMAGE),
-        report=tmp_path / "b.json",
-    )
+    b = h.start_rollout(sandbox.kubeconfig, namespace, B_IMAGE, report=tmp_path / "b.json")
     seen = h.wait_until(
         client,
         CONFIG_MAPS,
@@ -124,7 +115,7 @@ def wake_and_count(proxy, a, a_report, holder: str) -> tuple[h.Result, list[str]
 def test_frozen_past_its_lease_during_the_watch(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
     """A is frozen while it watches; B takes the group over and rolls it out; A wakes during B's watch."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     a_report = tmp_path / "a.json"
     a = run_a(kubeconfig, namespace, a_report, *h.image_args(A_IMAGE))
     journal_reaches(client, namespace, "watching")
@@ -151,7 +142,7 @@ def test_frozen_past_its_lease_during_the_watch(client, sandbox, proxy, tmp_path
 def test_frozen_past_its_lease_during_its_revert(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
     """A's dc2 crash-loops, A reverts; it is frozen right after its first revert write was answered."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     a_report = tmp_path / "a.json"
     a = run_a(kubeconfig, namespace, a_report, *h.image_args(A_IMAGE, crash_second=CRASH))
     puts: dict[str, int] = {}
@@ -210,7 +201,7 @@ def test_renewer_cut_off_by_the_proxy(client, sandbox, proxy, tmp_path, namespac
     B then takes the group over once the lease expired and its result stands.
     """
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     a_report = tmp_path / "a.json"
     a = run_a(kubeconfig, namespace, a_report, *h.image_args(A_IMAGE))
     journal_reaches(client, namespace, "watching")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from rollguard.cluster.client import Client
-from tests.chaos import harness as h
-from tests.helpers.cluster import NEW, resource_versions
+from tests.helpers import chaos as h
+from tests.helpers.cluster import NEW, make_group, resource_versions
 
 HUGE = "a" * 100_000
 META = "$(touch /tmp/rollguard-pwned);`id`|&>"
@@ -416,7 +416,7 @@ def shared_group(sandbox) -> Iterator[tuple[Client, str]]:
     """One group for the whole corpus: nothing may change it, and each case checks that it did not."""
     client = Client.connect(kubeconfig=str(sandbox.kubeconfig))
     with h.scratch_namespace(client, "hostile") as ns:
-        h.make_group(client, ns)
+        make_group(client, ns)
         yield client, ns
 
 

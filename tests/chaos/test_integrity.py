@@ -20,8 +20,7 @@ import pytest
 
 from rollguard.cluster.journal import Journal, JournalStore
 from rollguard.core.resources import CONFIG_MAPS, DEPLOYMENTS
-from tests.chaos import harness as h
-from tests.chaos.proxy import FaultPlan
+from tests.helpers import chaos as h
 from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
@@ -30,10 +29,12 @@ from tests.helpers.cluster import (
     dc_body,
     deployment_body,
     journal_reaches,
+    make_group,
     resource_versions,
     rollguard,
     view,
 )
+from tests.helpers.proxy import FaultPlan
 from tests.helpers.scenarios import set_image
 
 SLOW = "registry.local/shop/api:v2-slow30"  # a watch long enough to act during it
@@ -100,18 +101,9 @@ def test_a_final_journal_write_that_fails_is_not_reported_as_success(
     client, sandbox, proxy, tmp_path, namespace, ledger_entry
 ):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
-    run = h.start(
-        kubeconfig,
-        "rollout",
-        "-n",
-        namespace,
-        "-l",
-        h.SELECTOR,
-        *h.image_args("registry.local/shop/api:v2-slow8"),
-        report=report,
-    )
+    run = h.start_rollout(kubeconfig, namespace, "registry.local/shop/api:v2-slow8", report=report)
     journal_reaches(client, namespace, "watching")
     # From now on every journal update fails (5xx, retried by the client, still failing).
     proxy.reset(
@@ -145,7 +137,7 @@ def test_ctrl_c_reverts_reports_and_a_second_one_stops_the_revert(
     client, sandbox, tmp_path, namespace, ledger_entry, presses
 ):
     slow_old = "registry.local/shop/api:v1-slow15"
-    h.make_group(client, namespace, slow_old if presses == 2 else h.OLD)
+    make_group(client, namespace, slow_old if presses == 2 else h.OLD)
     report, results = tmp_path / "r.json", tmp_path / "results"
     run = h.start(
         sandbox.kubeconfig,
@@ -200,11 +192,9 @@ def test_a_hotfix_set_by_hand_during_the_watch_is_left_as_set_and_the_rest_rever
     client, sandbox, tmp_path, namespace, ledger_entry
 ):
     """Like `kubectl set image deployment/web app=...:v1-hotfix` while rollguard watches."""
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
-    run = h.start(
-        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW), report=report
-    )
+    run = h.start_rollout(sandbox.kubeconfig, namespace, SLOW, report=report)
     journal_reaches(client, namespace, "watching")
     set_image(client, namespace, DEPLOYMENT, "web", HOTFIX)  # again on a conflict with the controller
     result = h.finish(run, report, timeout=150)
@@ -339,11 +329,9 @@ def test_report_paths_symlink_devices_fifo_and_unwritable(client, sandbox, tmp_p
 def test_a_workload_deleted_during_the_watch_is_reported_and_the_rest_reverted(
     client, sandbox, tmp_path, namespace, ledger_entry
 ):
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
-    run = h.start(
-        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW), report=report
-    )
+    run = h.start_rollout(sandbox.kubeconfig, namespace, SLOW, report=report)
     journal_reaches(client, namespace, "watching")
     client.delete(DEPLOYMENTS, "web", namespace=namespace)
     result = h.finish(run, report, timeout=150)

@@ -26,9 +26,9 @@ from pathlib import Path
 import pytest
 
 from rollguard.cluster.journal_codec import decode
-from tests.chaos import harness as h
-from tests.chaos.proxy import Record
-from tests.helpers.cluster import CRASH, IMAGE, journal_reaches
+from tests.helpers import chaos as h
+from tests.helpers.cluster import CRASH, IMAGE, journal_reaches, make_group
+from tests.helpers.proxy import Record
 
 pytestmark = pytest.mark.chaos
 
@@ -185,7 +185,7 @@ def test_api_server_stopped_mid_watch_past_the_lease(
     client, sandbox, proxy, tmp_path, namespace, ledger_entry
 ):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
     api = ApiServer(sandbox)
     try:
@@ -214,7 +214,7 @@ def test_api_server_stopped_mid_watch_past_the_lease(
 def test_api_server_stopped_mid_revert(client, sandbox, proxy, tmp_path, namespace, ledger_entry):
     """dc2 crash-loops, the run reverts; the API server stops right after the first revert write landed."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
     api = ApiServer(sandbox)
     puts: dict[str, int] = {}
@@ -251,7 +251,7 @@ def test_api_server_stopped_under_the_final_journal_write(
 ):
     """The rollout is verified; the API server stops as the journal write that records it goes out."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
     api = ApiServer(sandbox)
 
@@ -293,13 +293,12 @@ def test_sigterm_during_an_outage_ends_within_its_grace(
     waited out their timeouts, urllib3 retried each three times unseen, and the run ended 73 s after a
     grace of 8 s). Once the API server answers again, `revert -l` finishes the group from the journal."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
     api = ApiServer(sandbox)
     try:
-        run = Run(h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(SLOW),
-                          "--lease-duration", f"{LEASE}s", report=report,
-                          env={"ROLLGUARD_TERM_GRACE": str(TERM_GRACE)}))  # fmt: skip
+        run = Run(h.start_rollout(kubeconfig, namespace, SLOW, "--lease-duration", f"{LEASE}s", report=report,
+                                  env={"ROLLGUARD_TERM_GRACE": str(TERM_GRACE)}))  # fmt: skip
         journal_reaches(client, namespace, "watching")
         api.stop()
         run.wait_silent(10)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.chaos.proxy import FaultPlan, FaultProxy, classify
+from tests.helpers.proxy import FaultPlan, FaultProxy, classify
 
 
 @pytest.mark.parametrize(

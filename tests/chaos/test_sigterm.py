@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.chaos import harness as h
-from tests.helpers.cluster import IMAGE, journal_reaches
+from tests.helpers import chaos as h
+from tests.helpers.cluster import IMAGE, journal_reaches, make_group
 
 SLOW_OLD = f"{IMAGE}:v1-slow20"  # a revert to it takes 20 s
 GRACE = 30  # Tekton's default terminationGracePeriodSeconds
@@ -43,18 +43,9 @@ def assert_reverted(result, took: float, grace: float = GRACE) -> None:
 def test_sigterm_during_apply_reverts_and_exits_1(client, sandbox, proxy, tmp_path, ledger_entry, namespace):
     """SIGTERM arrives as the first workload write is answered, the others still on their way."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
-    run = h.start(
-        kubeconfig,
-        "rollout",
-        "-n",
-        namespace,
-        "-l",
-        h.SELECTOR,
-        *h.image_args(f"{IMAGE}:v2-slow5"),
-        report=report,
-    )
+    run = h.start_rollout(kubeconfig, namespace, f"{IMAGE}:v2-slow5", report=report)
     sent = []
     proxy.after_mutation_matching(
         lambda r: r.method == "PUT" and r.resource in ("deployments", "deploymentconfigs"),
@@ -76,18 +67,9 @@ def test_sigterm_during_apply_reverts_and_exits_1(client, sandbox, proxy, tmp_pa
 @pytest.mark.chaos
 def test_sigterm_during_watch_reverts_and_exits_1(client, sandbox, proxy, tmp_path, ledger_entry, namespace):
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace)
+    make_group(client, namespace)
     report = tmp_path / "r.json"
-    run = h.start(
-        kubeconfig,
-        "rollout",
-        "-n",
-        namespace,
-        "-l",
-        h.SELECTOR,
-        *h.image_args(f"{IMAGE}:v2-slow60"),
-        report=report,
-    )
+    run = h.start_rollout(kubeconfig, namespace, f"{IMAGE}:v2-slow60", report=report)
     journal_reaches(client, namespace, "watching")
     result, took = terminate(run, report)
     assert_reverted(result, took)
@@ -104,18 +86,9 @@ def test_sigterm_during_watch_reverts_and_exits_1(client, sandbox, proxy, tmp_pa
 def test_sigterm_during_revert_keeps_reverting(client, sandbox, proxy, tmp_path, ledger_entry, namespace):
     """A crash starts the revert; SIGTERM during it must not stop it: exit 1, all old."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace, f"{IMAGE}:v1-slow8")
+    make_group(client, namespace, f"{IMAGE}:v1-slow8")
     report = tmp_path / "r.json"
-    run = h.start(
-        kubeconfig,
-        "rollout",
-        "-n",
-        namespace,
-        "-l",
-        h.SELECTOR,
-        *h.image_args(h.NEW, crash_second=h.NEWER_CRASH),
-        report=report,
-    )
+    run = h.start_rollout(kubeconfig, namespace, h.NEW, crash_second=h.NEWER_CRASH, report=report)
     journal_reaches(client, namespace, "reverting")
     result, took = terminate(run, report)
     assert result.code == 1, result.stdout[-2000:] + result.stderr[-1000:]
@@ -137,7 +110,7 @@ def test_grace_too_short_exits_3_with_accurate_journal(
 ):
     """The old version needs 20 s to come back; the grace is 5 s (or a second SIGTERM cuts it)."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace, SLOW_OLD)
+    make_group(client, namespace, SLOW_OLD)
     report = tmp_path / "r.json"
     env = {"ROLLGUARD_TERM_GRACE": "5" if how == "short-grace" else "300"}
     cmd = ["rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(f"{IMAGE}:v2-slow60")]
@@ -180,10 +153,8 @@ def test_sigkill_during_revert_leaves_journal_reverting(
 ):
     """SIGTERM, then the platform's SIGKILL mid-revert: the journal says 'reverting'; the next run repairs."""
     kubeconfig = proxy.kubeconfig(sandbox.kubeconfig, tmp_path / "kubeconfig")
-    h.make_group(client, namespace, SLOW_OLD)
-    run = h.start(
-        kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(f"{IMAGE}:v2-slow60")
-    )
+    make_group(client, namespace, SLOW_OLD)
+    run = h.start_rollout(kubeconfig, namespace, f"{IMAGE}:v2-slow60")
     journal_reaches(client, namespace, "watching")
     run.send_signal(signal.SIGTERM)
     journal_reaches(client, namespace, "reverting")
@@ -193,9 +164,7 @@ def test_sigkill_during_revert_leaves_journal_reverting(
     assert record["run"]["state"] == "reverting"
     assert all(e["verified"]["images"] == {"app": SLOW_OLD} for e in record["workloads"].values())
     h.expire_lease(client, namespace)
-    again = h.finish(
-        h.start(kubeconfig, "rollout", "-n", namespace, "-l", h.SELECTOR, *h.image_args(h.NEWER)), timeout=150
-    )
+    again = h.finish(h.start_rollout(kubeconfig, namespace, h.NEWER), timeout=150)
     assert again.code == 0, again.stdout[-2000:] + again.stderr
     verdict = h.assert_consistent(client, sandbox.kubeconfig, namespace, (h.NEWER,))
     ledger_entry.case(

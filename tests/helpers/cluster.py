@@ -1,8 +1,8 @@
 """Test support: the test group's constants, real-shaped workloads, waits through the watch API, the CLI.
 
 Shared by the cluster tests; everything here talks to the live sandbox through rollguard's own Client.
-The one place for what several test files use: the group (`SELECTOR`, its journal's and lock's name
-`JOURNAL`), the images (`OLD`, `NEW`, ...; the stand-in kubelet, sandbox/kubelet.py, fails them by tag),
+The one place for what several test files use: the group (`GROUP`, `make_group`, `image_args`, `all_on`, `SELECTOR`,
+its journal's and lock's name `JOURNAL`), the images (`OLD`, `NEW`, ...; the stand-in kubelet, sandbox/kubelet.py, fails them by tag),
 and the journal readers. Fixtures (`client`, `namespace`, `sandbox`, `k8s`) live in tests/conftest.py.
 """
 
@@ -160,6 +160,32 @@ def create_group(client: Client, namespace: str, bodies: list[Obj]) -> None:
         client.create(res, body, namespace=namespace)
     for body in bodies:
         rolled_out(client, body["kind"], namespace, body["metadata"]["name"])
+
+
+GROUP = ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web"))  # the test group most live tests roll out
+
+
+def image_args(image: str, *, crash_second: str | None = None) -> list[str]:
+    """``--image`` for each workload of `GROUP`; the second one gets ``crash_second`` if given."""
+    target = {DC: "dc", DEPLOYMENT: "deploy"}
+    args = []
+    for index, (kind, name) in enumerate(GROUP):
+        args += ["--image", f"{target[kind]}/{name}={crash_second if crash_second and index == 1 else image}"]
+    return args
+
+
+def make_group(client: Client, namespace: str, image: str = OLD) -> None:
+    """The test group (`GROUP`: two DCs and a Deployment labelled `SELECTOR`) on ``image``, rolled out."""
+    create_group(
+        client, namespace, [dc_body("dc1", image), dc_body("dc2", image), deployment_body("web", image)]
+    )
+
+
+def all_on(client: Client, namespace: str, image: str) -> None:
+    """Every member of the test group on ``image``, not paused, its rollout complete."""
+    for kind, name in GROUP:
+        state = view(client, namespace, kind, name)
+        assert state.images == {"app": image} and not state.paused and state.complete, (name, state)
 
 
 def journal(client: Client, namespace: str) -> Obj | None:

@@ -20,6 +20,7 @@ from tests.helpers.cluster import (
     dc_body,
     deployment_body,
     journal,
+    make_group,
     resource_versions,
     rolled_out,
     rollguard,
@@ -66,7 +67,7 @@ def test_revert_group_repairs_the_reference_case(sandbox, namespace, client, tmp
 
 
 def test_resume_rolls_out_what_piled_up(sandbox, namespace, client):
-    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
+    make_group(client, namespace)
     pause(client, namespace, "dc2")
     set_image(client, namespace, DC, "dc2", NEW)
     client.patch(DEPLOYMENTS, "web", {"spec": {"paused": True}}, namespace=namespace)

@@ -21,10 +21,12 @@ from tests.helpers.cluster import (
     NEWER_CRASH,
     OLD,
     SELECTOR,
+    all_on,
     create_group,
     dc_body,
     deployment_body,
     journal_reaches,
+    make_group,
     rolled_out,
     rollguard,
     start_rollguard,
@@ -53,7 +55,7 @@ def test_sigkill_mid_run_then_next_run_reverts_to_last_verified_state(
     sandbox, namespace, client, tmp_path: Path
 ):
     names = ["dc1", "dc2", "web"]
-    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
+    make_group(client, namespace)
     first = start_rollguard(
         sandbox.kubeconfig,
         "rollout",
@@ -88,16 +90,14 @@ def test_sigkill_mid_run_then_next_run_reverts_to_last_verified_state(
     )
     assert second.code == 1, second.stdout + second.stderr
     assert "carried forward" in second.stdout
-    for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
-        state = view(client, namespace, kind, name)
-        assert state.images == {"app": OLD} and not state.paused and state.complete, name
+    all_on(client, namespace, OLD)
     final = journal_reaches(client, namespace, "reverted")
     assert final["history"][-1]["state"] == "reverted"
 
 
 def test_sigterm_reverts_and_exits_1(sandbox, namespace, client, tmp_path: Path):
     names = ["dc1", "dc2", "web"]
-    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
+    make_group(client, namespace)
     run = start_rollguard(
         sandbox.kubeconfig,
         "rollout",
@@ -115,9 +115,7 @@ def test_sigterm_reverts_and_exits_1(sandbox, namespace, client, tmp_path: Path)
     assert run.returncode == 1, out + err
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["status"] == "reverted" and "SIGTERM" in report["error"]
-    for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
-        state = view(client, namespace, kind, name)
-        assert state.images == {"app": OLD} and not state.paused and state.complete, name
+    all_on(client, namespace, OLD)
 
 
 def test_two_runs_at_once_one_proceeds_other_names_holder(sandbox, namespace, client):
@@ -215,7 +213,7 @@ def test_promote_pins_digest_and_trigger_to_the_tag(sandbox, namespace, client, 
 
 def test_fail_fast_reverts_long_before_the_600s_deadline(sandbox, namespace, client, tmp_path: Path):
     """Issue 9: deadlines left at 600 s; one crash-looping image; the group is back within a minute."""
-    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
+    make_group(client, namespace)
     result = rollguard(
         sandbox.kubeconfig,
         "rollout",

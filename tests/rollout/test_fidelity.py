@@ -20,7 +20,6 @@ from rollguard.core.resources import (
     NAMESPACES,
     PODS,
 )
-from tests.chaos.proxy import FaultPlan, FaultProxy
 from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
@@ -32,6 +31,7 @@ from tests.helpers.cluster import (
     view,
     wait_until,
 )
+from tests.helpers.proxy import FaultPlan, FaultProxy
 from tests.helpers.scenarios import OCM, deployer_image_format, image_stream, latest_dc, triggered_dc
 from tests.helpers.triggers import annotated_web, trigger_entries
 

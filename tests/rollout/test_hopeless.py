@@ -2,13 +2,14 @@
 
 Pods the API refuses to create (here the namespace's ResourceQuota, enforced by the sandbox's real
 kube-apiserver; the ReplicaSet and replication managers are the real kube-controller-manager's) never
-come: rollguard fails such a rollout once the refusal has lasted `rollguard.run.wait.REFUSAL_GRACE` (45 s),
+come: rollguard fails such a rollout once the refusal has lasted `rollguard.core.readiness.REFUSAL_GRACE` (45 s),
 naming the quota, instead of waiting for the platform's 600 s deadline. A deployer pod's single
 ErrImagePull is not such a verdict: the kubelet retries the pull, and OpenShift waits.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -77,8 +78,14 @@ def test_a_dc_whose_pods_the_quota_refuses_fails_early_and_so_does_its_revert(
     """A DC's RC pods are created by kube-controller-manager's replication manager, which records a
     refusal as the RC's ReplicaFailure condition; the deployer's rolling updater would wait for
     timeoutSeconds (600 s). With a quota of two pods (the old pod and a deployer pod) the revert, a new
-    rollout of the old template, is refused the same way: it ends unverified, exit 3, naming the quota,
-    instead of hanging."""
+    rollout of the old template, is refused too: it ends unverified, exit 3, naming the quota, instead of
+    hanging. Which pod the revert is refused depends on a race OpenShift has as well: cancelling api-2
+    deletes its deployer pod, and the slot it frees goes either to api-3's deployer pod (whose RC's pods
+    are then refused) or to the pod api-2's replication manager keeps retrying (api-2 stays scaled to 1:
+    neither the cancel nor the failure scales it down, openshift-controller-manager
+    pkg/apps/deploymentconfig/deploymentconfig_controller.go cancelRunningRollouts, reconcileDeployments;
+    oc pkg/cli/deployer/deployer.go scales older RCs down only when a deployer pod runs), and api-3's
+    deployer pod is refused. `status` then says what the run found: stuck, naming the refusal."""
     create_group(client, namespace, [dc_body("api", OLD)])
     rolled_out(client, DC, namespace, "api")
     wait_until(client, PODS, namespace, "api-1-deploy", lambda p: p["status"].get("phase") == "Succeeded")
@@ -97,6 +104,26 @@ def test_a_dc_whose_pods_the_quota_refuses_fails_early_and_so_does_its_revert(
         for e in result.report["errors"]
     ), result.report["errors"]
     assert result.report["status"] == "inconsistent"
+    reverted = next(e for e in result.report["errors"] if e.startswith("revert of dc/api not verified: "))
+    if 'deployer pod "api-3-deploy" cannot be created' in reverted:  # the cancelled api-2 won the slot
+        assert 'replication controller "api-2" (failed) is still scaled to 1' in reverted, reverted
+    # `status` (and drift-check, and the TUI, which share the state model) say what the run found: stuck
+    # on the quota, not `progressing` until the platform's 600 s deadline
+    data = json.loads(rollguard(sandbox.kubeconfig, "status", "-n", namespace, "-o", "json").stdout)
+    (api,) = data[0]["workloads"]
+    findings = {f["name"]: f["reason"] for f in api["findings"]}
+    assert "stuck" in findings and "progressing" not in findings, findings
+    assert findings["stuck"].startswith(
+        (
+            'replication controller "api-3" cannot create its pods: ',
+            'deployer pod "api-3-deploy" cannot be created',
+        )
+    ), findings
+    assert "exceeded quota: pods" in findings["stuck"] or "its Events say why" in findings["stuck"], findings
+    drift = rollguard(sandbox.kubeconfig, "drift-check", "-n", namespace)
+    assert drift.code == 1 and "stuck" in drift.stdout and "api-3" in drift.stdout, (
+        drift.stdout + drift.stderr
+    )
 
 
 def test_a_dc_whose_deployer_pod_the_quota_refuses_says_so_early(sandbox, namespace, client, tmp_path: Path):

@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from rollguard.core.resources import DEPLOYMENTS, IMAGE_STREAMS
-from tests.chaos.proxy import FaultPlan, FaultProxy
 from tests.helpers.cluster import (
     DEPLOYMENT,
     SELECTOR,
@@ -23,6 +22,7 @@ from tests.helpers.cluster import (
     view,
     wait_until,
 )
+from tests.helpers.proxy import FaultPlan, FaultProxy
 
 V1 = "registry.local/shop/api:v1"
 V2 = "registry.local/shop/api:v2"

@@ -289,7 +289,7 @@ def test_revert_after_a_killed_manifest_run_deletes_the_workload_it_created(
     the group back on its old templates and extra deleted, as its journal recorded it as created."""
     import signal
 
-    from tests.chaos.harness import expire_lease
+    from tests.helpers.chaos import expire_lease
     from tests.helpers.cluster import IMAGE, journal_reaches, start_rollguard
 
     create_group(client, namespace, group())

@@ -20,7 +20,7 @@ import pytest
 
 from rollguard.cluster.client import Client
 from rollguard.core.resources import DEPLOYMENT_CONFIGS, IMAGE_STREAMS, NAMESPACES
-from tests.chaos.harness import expire_lease
+from tests.helpers.chaos import expire_lease
 from tests.helpers.cluster import (
     DC,
     SELECTOR,

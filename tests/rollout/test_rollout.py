@@ -8,13 +8,14 @@ from rollguard.core.resources import DEPLOYMENT_CONFIGS, EVENTS
 from tests.helpers.cluster import (
     CRASH,
     DC,
-    DEPLOYMENT,
     NEW,
     OLD,
     SELECTOR,
+    all_on,
     create_group,
     dc_body,
-    deployment_body,
+    image_args,
+    make_group,
     rollguard,
     view,
 )
@@ -76,7 +77,7 @@ def test_second_dc_crashes_group_reverts_then_next_run_succeeds(sandbox, namespa
 
 
 def test_mixed_group_with_paused_dc_is_taken_over(sandbox, namespace, client, tmp_path: Path):
-    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
+    make_group(client, namespace)
     client.patch(
         DEPLOYMENT_CONFIGS, "dc2", {"spec": {"paused": True}}, namespace=namespace
     )  # an earlier tool
@@ -87,25 +88,18 @@ def test_mixed_group_with_paused_dc_is_taken_over(sandbox, namespace, client, tm
         namespace,
         "-l",
         SELECTOR,
-        "--image",
-        f"dc/dc1={NEW}",
-        "--image",
-        f"dc/dc2={NEW}",
-        "--image",
-        f"deploy/web={NEW}",
+        *image_args(NEW),
         report=tmp_path / "r.json",
     )
     assert result.code == 0, result.stdout + result.stderr
-    for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
-        state = view(client, namespace, kind, name)
-        assert state.images == {"app": NEW} and not state.paused and state.complete, name
+    all_on(client, namespace, NEW)
     dc2 = next(w for w in result.report["workloads"] if w["name"] == "dc2")
     assert dc2["paused_before"] and not dc2["paused"]
     assert any("taken over" in note for note in dc2["notes"])
 
 
 def test_mixed_group_failure_reverts_deployment_and_paused_dc(sandbox, namespace, client, tmp_path: Path):
-    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
+    make_group(client, namespace)
     client.patch(DEPLOYMENT_CONFIGS, "dc2", {"spec": {"paused": True}}, namespace=namespace)
     result = rollguard(
         sandbox.kubeconfig,
@@ -123,9 +117,7 @@ def test_mixed_group_failure_reverts_deployment_and_paused_dc(sandbox, namespace
         report=tmp_path / "r.json",
     )
     assert result.code == 1, result.stdout + result.stderr
-    for kind, name in ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web")):
-        state = view(client, namespace, kind, name)
-        assert state.images == {"app": OLD} and not state.paused and state.complete, name
+    all_on(client, namespace, OLD)
     assert "deployment/web" in result.report["error"]
 
 

@@ -18,7 +18,6 @@ from typing import Any
 from kubernetes import client as kube
 
 from rollguard.core.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, DEPLOYMENTS, REPLICATION_CONTROLLERS
-from tests.chaos.proxy import FaultProxy, Record
 from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
@@ -32,6 +31,7 @@ from tests.helpers.cluster import (
     view,
     wait_until,
 )
+from tests.helpers.proxy import FaultProxy, Record
 
 SLOW = "registry.local/shop/api:v2-slow6"  # each new pod ready 6 s after it starts
 

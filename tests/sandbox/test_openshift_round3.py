@@ -26,6 +26,7 @@ from tests.helpers.openshift_api import (
     image_stream,
     patch,
     phase_is,
+    rc_replicas,
     status_tag,
     wait_for,
     wait_rc,
@@ -357,3 +358,42 @@ def test_the_image_policy_admission_rewrites_local_names_of_local_lookup_streams
         "PATCH", f"{deployments}/web", patch_body, content_type="application/strategic-merge-patch+json"
     )
     assert image_of(updated, "app") == expected
+
+
+def test_a_cancelled_rollout_keeps_its_pods_until_the_newer_one_ends_then_goes_to_zero(
+    kube: Kube, namespace: str
+) -> None:
+    """Who scales a failed RC down on OpenShift: neither its deployer pod (oc pkg/cli/deployer/deployer.go
+    returns the strategy's error; the rolling updater scales nothing back) nor the cancel
+    (openshift-controller-manager pkg/apps/deploymentconfig/deploymentconfig_controller.go
+    cancelRunningRollouts only sets the cancel annotations; pkg/apps/deployer/deployer_controller.go
+    deletes the deployer pod, then fails the RC), but the next deployer pod as it starts (deployer.go
+    scales down every RC but `from` and `to`) or, once the latest RC has ended, the DC controller
+    (reconcileDeployments: every RC but the newest Complete one to 0). So a cancelled RC keeps its pods
+    while the newer RC has no deployer pod (here a ResourceQuota refuses it: rolloutExceededTimeoutSeconds
+    fails it after timeoutSeconds, "unable to create deployer pod"), then goes to 0 with it."""
+    quotas = f"/api/v1/namespaces/{namespace}/resourcequotas"
+    rolling = {"type": "Rolling", "rollingParams": {"timeoutSeconds": 15}}
+    create_dc(kube, namespace, dc_body("web", f"{APP}:v1", strategy=rolling))
+    wait_rc(kube, namespace, "web-1", "Complete")
+    kube.request("DELETE", f"/api/v1/namespaces/{namespace}/pods/web-1-deploy", {})
+    rcs = RCS.format(ns=namespace)
+    body = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": f"{APP}:v2-slow300"}]}}}}
+    patch(kube, f"{DCS.format(ns=namespace)}/web", body)
+    wait_for(kube, rcs, "web-2", lambda r: (r.get("status") or {}).get("replicas") == 1)  # its pod, not ready
+    # web-1's pod, web-2's pod and web-2-deploy run: a quota of 2 lets no new pod in once one of them goes
+    kube.request("POST", quotas, {"metadata": {"name": "pods"}, "spec": {"hard": {"pods": "2"}}})
+    wait_for(kube, quotas, "pods", lambda q: (q.get("status") or {}).get("used", {}).get("pods") == "3")
+    body = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": f"{APP}:v3"}]}}}}
+    patch(
+        kube, f"{DCS.format(ns=namespace)}/web", body
+    )  # a new rollout cancels web-2 (its deployer pod goes)
+    wait_rc(kube, namespace, "web-2", "Failed")
+    wait_rc(kube, namespace, "web-3", "New")
+    assert rc_replicas(kube, namespace) == {"web-1": 1, "web-2": 1, "web-3": 0}  # nobody scaled web-2 down
+    failed = wait_rc(kube, namespace, "web-3", "Failed", timeout=90)
+    assert failed["metadata"]["annotations"]["openshift.io/deployment.status-reason"] == (
+        "unable to create deployer pod"
+    )
+    wait_for(kube, rcs, "web-2", lambda r: r["spec"]["replicas"] == 0)
+    assert rc_replicas(kube, namespace) == {"web-1": 1, "web-2": 0, "web-3": 0}

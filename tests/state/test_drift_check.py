@@ -17,6 +17,7 @@ from tests.helpers.cluster import (
     create_group,
     dc_body,
     deployment_body,
+    make_group,
     resource_versions,
     rollguard,
     wait_until,
@@ -46,7 +47,7 @@ def drift_check(sandbox, *args: str, tmp_path: Path, kubeconfig=None):
 
 
 def test_exit_codes_report_and_read_only(sandbox, namespace, client, tmp_path):
-    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
+    make_group(client, namespace)
     clean = drift_check(sandbox, "-n", namespace, tmp_path=tmp_path)
     assert clean.code == 0, clean.stdout + clean.stderr
     assert clean.report["status"] == "clean" and clean.report["workloads"] == 3

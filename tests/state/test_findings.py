@@ -16,6 +16,7 @@ from tests.helpers.cluster import (
     create_group,
     dc_body,
     deployment_body,
+    make_group,
     rollguard,
     wait_until,
 )
@@ -38,7 +39,7 @@ def names(state) -> set[str]:
 
 
 def test_healthy_group_after_a_guarded_rollout(sandbox, namespace, client):
-    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
+    make_group(client, namespace)
     guarded_rollout(sandbox, namespace, {"dc/dc1": NEW, "dc/dc2": NEW, "deploy/web": NEW})
     found = states(client, namespace)
     assert set(found) == {"dc/dc1", "dc/dc2", "deployment/web"}

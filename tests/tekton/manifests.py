@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[2]
 TEKTON = ROOT / "tekton"
@@ -378,6 +379,61 @@ def ignore_patterns() -> list[str]:
         for line in CONTAINERIGNORE.read_text().splitlines()
         if line.strip() and not line.lstrip().startswith("#")
     ]
+
+
+# -- shared by the tests of this folder ------------------------------------------------------------
+
+
+def run_task(task_obj: Obj, kubeconfig: Path, tmp_path: Path, params: dict[str, str],
+             images: list[str]) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:  # fmt: skip
+    """The step as the container runs it: its script under sh, Tekton's values, this checkout's rollguard
+    on PATH, the sandbox's kubeconfig in the `kubeconfig-dir` workspace; returns the results too."""
+    bound = {"kubeconfig-dir", "report"}
+    script, argv, env = rendered_step(task_obj, params, {"images": images}, bound=bound, root=tmp_path)
+    for name in bound:
+        (tmp_path / "workspace" / name).mkdir(parents=True)
+    shutil.copy(kubeconfig, tmp_path / "workspace" / "kubeconfig-dir" / "kubeconfig")
+    results = tmp_path / "tekton" / "results"
+    results.mkdir(parents=True)
+    (tmp_path / "script.sh").write_text(script)
+    env = {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin", "HOME": str(tmp_path),
+           "TMPDIR": str(tmp_path)}  # fmt: skip
+    proc = subprocess.run(
+        ["sh", str(tmp_path / "script.sh"), *argv], env=env, capture_output=True, text=True, timeout=300
+    )
+    return proc, {p.name: p.read_text() for p in results.iterdir()}
+
+
+def is_our_task(ref: Obj) -> bool:
+    """A reference to rollguard-rollout: by name, or by the git resolver at tekton/task-rollout.yaml."""
+    params = {p["name"]: p["value"] for p in ref.get("params", [])}
+    return ref.get("name") == "rollguard-rollout" or params.get("pathInRepo") == "tekton/task-rollout.yaml"
+
+
+def parse_lock(text: str) -> dict[str, tuple[str, list[str], set[str]]]:
+    """name -> (version, hashes, what it is required via) of a pip-compile --generate-hashes file."""
+    entries: dict[str, tuple[str, list[str], set[str]]] = {}
+    current = ""
+    in_via = False
+    for line in text.splitlines():
+        m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s\\;]+)", line)
+        if m:
+            current = str(canonicalize_name(m[1]))
+            entries[current] = (m[2], [], set())
+            in_via = False
+            continue
+        if not current:
+            continue
+        h = re.match(r"^\s+--hash=sha256:([0-9a-f]{64})", line)
+        if h:
+            entries[current][1].append(h[1])
+        elif re.match(r"^\s+# via\s*$", line):
+            in_via = True
+        elif (v := re.match(r"^\s+#\s+via (.+)$", line)) or (
+            in_via and (v := re.match(r"^\s+#\s+(\S.*)$", line))
+        ):
+            entries[current][2].add(v[1].strip())
+    return entries
 
 
 if __name__ == "__main__":

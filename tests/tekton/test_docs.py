@@ -10,8 +10,7 @@ import pytest
 import yaml
 
 from tests.tekton import tekton_rules as rules
-from tests.tekton.manifests import GENERATED, ROOT, TEKTON_DOC, generated_block, task
-from tests.tekton.test_docs_render import is_our_task
+from tests.tekton.manifests import GENERATED, ROOT, TEKTON_DOC, generated_block, is_our_task, task
 
 DOCS = [TEKTON_DOC, ROOT / "docs" / "migrating.md", ROOT / "docs" / "opendevstack.md"]
 COMMAND_DOCS = [

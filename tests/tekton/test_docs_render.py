@@ -17,7 +17,17 @@ import pytest
 from rollguard.cli import build_parser
 from rollguard.plan.inputs import parse_image_target
 from tests.tekton import tekton_rules as rules
-from tests.tekton.manifests import REFERENCE, ROOT, TEKTON_DOC, Obj, load_one, run_step, task, taskrun_inputs
+from tests.tekton.manifests import (
+    REFERENCE,
+    ROOT,
+    TEKTON_DOC,
+    Obj,
+    is_our_task,
+    load_one,
+    run_step,
+    task,
+    taskrun_inputs,
+)
 from tests.tekton.tekton_rules import ODS_DATA, ODS_TASKS
 
 ODS_DOC = ROOT / "docs" / "opendevstack.md"
@@ -65,12 +75,6 @@ def uses_of_the_task(node: Any) -> list[Obj]:
         for item in node:
             found += uses_of_the_task(item)
     return found
-
-
-def is_our_task(ref: Obj) -> bool:
-    """A reference to rollguard-rollout: by name, or by the git resolver at tekton/task-rollout.yaml."""
-    params = {p["name"]: p["value"] for p in ref.get("params", [])}
-    return ref.get("name") == "rollguard-rollout" or params.get("pathInRepo") == "tekton/task-rollout.yaml"
 
 
 def with_results(value: str) -> str:

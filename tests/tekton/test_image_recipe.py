@@ -28,6 +28,7 @@ from tests.tekton.manifests import (
     TEKTON,
     containerfile_instructions,
     load_one,
+    parse_lock,
     references,
     run_command,
     stages,
@@ -150,6 +151,40 @@ def test_every_label_is_filled_from_a_declared_build_arg() -> None:
     assert labels(runtime)["org.opencontainers.image.base.name"] == "${BASE_IMAGE}"
 
 
+def test_every_build_takes_the_version_from_the_package(tmp_path: Path) -> None:
+    """VERSION is written once (rollguard.__version__): the recipe has no default of its own, and
+    `make image`, tekton/build-image.yaml's labels step and the release workflow each read it from
+    task/__init__.py with their own commands, run here on this checkout."""
+    version = rollguard.__version__
+    runtime = stages()[-1]
+    assert args_declared(runtime)["VERSION"] is None, "a default would be a second place for the version"
+    assert make_build_args()["VERSION"] == version
+    tasks = {t["name"]: t for t in load_one(BUILD_PIPELINE)["spec"]["tasks"]}
+    (script,) = [s["script"] for s in tasks["labels"]["taskSpec"]["steps"]]
+    results = {"VERSION_RESULT": tmp_path / "version", "CREATED_RESULT": tmp_path / "created"}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "SOURCE": str(ROOT),
+        "COMMITTER_DATE": "0",
+        **{k: str(v) for k, v in results.items()},
+    }
+    proc = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert results["VERSION_RESULT"].read_text() == version
+    release = (ROOT / ".github" / "workflows" / "release.yaml").read_text()
+    reads = [line.strip() for line in release.splitlines() if line.strip().startswith("version=")]
+    assert len(reads) == 2, reads  # the per-platform builds, and the index tagged with the version
+    for read in reads:
+        proc = subprocess.run(
+            ["bash", "-c", f'{read}; printf %s "$version"'],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert proc.stdout == version, (read, proc.stderr)
+
+
 def test_the_in_cluster_build_passes_the_same_build_args() -> None:
     pipeline = load_one(BUILD_PIPELINE)
     assert pipeline["apiVersion"] == "tekton.dev/v1" and pipeline["kind"] == "Pipeline"
@@ -191,32 +226,6 @@ def test_the_licence_is_one_everywhere() -> None:
 
 
 # -- the lock --------------------------------------------------------------------------------------
-
-
-def parse_lock(text: str) -> dict[str, tuple[str, list[str], set[str]]]:
-    """name -> (version, hashes, what it is required via) of a pip-compile --generate-hashes file."""
-    entries: dict[str, tuple[str, list[str], set[str]]] = {}
-    current = ""
-    in_via = False
-    for line in text.splitlines():
-        m = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s\\;]+)", line)
-        if m:
-            current = str(canonicalize_name(m[1]))
-            entries[current] = (m[2], [], set())
-            in_via = False
-            continue
-        if not current:
-            continue
-        h = re.match(r"^\s+--hash=sha256:([0-9a-f]{64})", line)
-        if h:
-            entries[current][1].append(h[1])
-        elif re.match(r"^\s+# via\s*$", line):
-            in_via = True
-        elif (v := re.match(r"^\s+#\s+via (.+)$", line)) or (
-            in_via and (v := re.match(r"^\s+#\s+(\S.*)$", line))
-        ):
-            entries[current][2].add(v[1].strip())
-    return entries
 
 
 def test_the_lock_matches_pyproject() -> None:

@@ -240,6 +240,20 @@ def installed() -> Iterator[Installed]:
 
 
 @pytest.mark.slow
+def test_the_image_build_stops_on_a_version_that_is_not_the_packages(installed: Installed) -> None:
+    """The recipe's version check, run verbatim in the virtualenv its pip commands installed: the build
+    arg VERSION (every version label) passes as rollguard.__version__ and stops the build otherwise."""
+    _, runtime = stages()
+    (check,) = [args for instruction, args in runtime if instruction == "RUN" and "${VERSION}" in args]
+    version = rollguard.__version__  # the one place the version is written
+    for given, ok in ((version, True), (version + ".1", False), ("", False)):
+        proc = subprocess.run(["sh", "-c", check], env={**installed.env, "VERSION": given}, cwd=installed.home,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert (proc.returncode == 0) is ok, (given, proc.stderr)
+        assert ok or f"pass --build-arg VERSION={version}" in proc.stderr
+
+
+@pytest.mark.slow
 def test_rollguard_runs_from_the_clean_venv_alone(installed: Installed) -> None:
     version = rollguard.__version__  # the one place the version is written
     help_ = installed.run("--help")

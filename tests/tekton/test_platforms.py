@@ -19,8 +19,7 @@ from packaging.tags import Tag
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
 from tests.tekton import lock_wheels
-from tests.tekton.manifests import ROOT, task
-from tests.tekton.test_image_recipe import parse_lock
+from tests.tekton.manifests import ROOT, parse_lock, task
 
 RELEASE = ROOT / ".github" / "workflows" / "release.yaml"
 

@@ -2,7 +2,9 @@
 
 The file is applied as written (its placeholder namespaces replaced) into two namespaces of the
 sandbox: `<ns>-cd`, where the `rollguard` ServiceAccount lives and the built images are, and `<ns>`,
-the target. rollguard then runs with that ServiceAccount's own token.
+the target. rollguard then runs with that ServiceAccount's own token, through a proxy that records every
+request: each one must be allowed, so a verb rollguard uses and rbac.yaml does not grant fails a test even
+where rollguard copes with the refusal (the `list events` that names a quota refusing a deployer pod).
 
 Least privilege, measured: for every verb of every rule, the Role is rewritten without it and the
 command that needs it runs: rollguard must refuse (exit 2) in its read-only preflight, naming the
@@ -33,6 +35,7 @@ from rollguard.core.resources import (
     IMAGE_STREAMS,
     JOBS,
     NAMESPACES,
+    PODS,
     SELF_SUBJECT_ACCESS_REVIEWS,
     Resource,
 )
@@ -51,6 +54,7 @@ from tests.helpers.cluster import (
     view,
     wait_until,
 )
+from tests.helpers.proxy import FaultProxy
 from tests.helpers.scenarios import image_stream
 from tests.tekton.manifests import RBAC_FILE, Obj, subparsers
 
@@ -58,6 +62,7 @@ SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 SECRETS = Resource("", "v1", "secrets", "Secret")
 ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
 ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
+QUOTAS = Resource("", "v1", "resourcequotas", "ResourceQuota")
 KINDS = {"ServiceAccount": SERVICE_ACCOUNTS, "Role": ROLES, "RoleBinding": ROLE_BINDINGS}
 
 # Tags of the CD namespace's ImageStream `api`: what --promote-from --tag copies into the target.
@@ -189,8 +194,11 @@ def sa_token(admin: Client, namespace: str, name: str, timeout: float = 60.0) ->
     return base64.b64decode(secret["data"]["token"]).decode()
 
 
-@pytest.fixture(scope="module")
-def setup(sandbox: cluster.Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+@contextlib.contextmanager
+def rbac_namespaces(sandbox: cluster.Sandbox, where: Path, *, group: bool = True) -> Iterator[Setup]:
+    """Two fresh namespaces with rbac.yaml applied as written, and the ServiceAccount's kubeconfig;
+    with ``group``, the group every test here rolls out: a DC fed by the image trigger of ImageStream
+    api:latest, and a plain Deployment. Deleted afterwards."""
     admin = Client.connect(kubeconfig=str(sandbox.kubeconfig))
     target = f"rbac-{secrets.token_hex(3)}"
     cd = f"{target}-cd"
@@ -201,26 +209,63 @@ def setup(sandbox: cluster.Sandbox, tmp_path_factory: pytest.TempPathFactory) ->
             admin.create(KINDS[doc["kind"]], doc, namespace=doc["metadata"]["namespace"])
         token = sa_token(admin, cd, "rollguard")
         sa_token(admin, target, "default")  # pods are refused until the namespace's default SA has one
-        kubeconfig = cluster.write_kubeconfig(
-            tmp_path_factory.mktemp("rbac") / "kubeconfig", sandbox, token, "rollguard", target
-        )
-        # The group: a DC fed by the image trigger of ImageStream api:latest, and a plain Deployment.
-        image_stream(admin, target, "api", {"latest": OLD})
-        image_stream(admin, cd, "api", CD_TAGS)
-        trigger = [{"type": "ConfigChange"}, {"type": "ImageChange", "imageChangeParams": {
-            "automatic": True, "containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": "api:latest"}}}]  # fmt: skip
-        admin.create(DEPLOYMENT_CONFIGS, dc_body("api", " ", triggers=trigger), namespace=target)
-        admin.create(DEPLOYMENTS, deployment_body("web", OLD), namespace=target)
-        wait_until(admin, DEPLOYMENT_CONFIGS, target, "api",
-                   lambda o: "@sha256:" in o["spec"]["template"]["spec"]["containers"][0]["image"],
-                   what="image trigger to fill the image")  # fmt: skip
-        rolled_out(admin, DC, target, "api")
-        rolled_out(admin, DEPLOYMENT, target, "web")
+        kubeconfig = cluster.write_kubeconfig(where / "kubeconfig", sandbox, token, "rollguard", target)
+        if group:
+            image_stream(admin, target, "api", {"latest": OLD})
+            image_stream(admin, cd, "api", CD_TAGS)
+            trigger = [{"type": "ConfigChange"}, {"type": "ImageChange", "imageChangeParams": {
+                "automatic": True, "containerNames": ["app"], "from": {"kind": "ImageStreamTag", "name": "api:latest"}}}]  # fmt: skip
+            admin.create(DEPLOYMENT_CONFIGS, dc_body("api", " ", triggers=trigger), namespace=target)
+            admin.create(DEPLOYMENTS, deployment_body("web", OLD), namespace=target)
+            wait_until(admin, DEPLOYMENT_CONFIGS, target, "api",
+                       lambda o: "@sha256:" in o["spec"]["template"]["spec"]["containers"][0]["image"],
+                       what="image trigger to fill the image")  # fmt: skip
+            rolled_out(admin, DC, target, "api")
+            rolled_out(admin, DEPLOYMENT, target, "web")
         yield Setup(admin=admin, target=target, cd=cd, kubeconfig=kubeconfig)
     finally:
         for ns in (target, cd):
             with contextlib.suppress(NotFound):
                 admin.delete(NAMESPACES, ns)
+
+
+@pytest.fixture(scope="module")
+def setup(sandbox: cluster.Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    with rbac_namespaces(sandbox, tmp_path_factory.mktemp("rbac")) as made:
+        yield made
+
+
+@pytest.fixture(scope="module")
+def proxy(sandbox: cluster.Sandbox) -> Iterator[FaultProxy]:
+    """A proxy that injects nothing: it records every request the ServiceAccount makes and its answer."""
+    with FaultProxy(sandbox.server, sandbox.ca, max_seconds=3600) as recording:
+        yield recording
+
+
+@pytest.fixture
+def recorded(setup: Setup, proxy: FaultProxy) -> Iterator[Path]:
+    """The ServiceAccount's kubeconfig through the recording proxy; after the test, every request it made
+    must have been allowed: a verb rollguard uses that rbac.yaml does not grant fails the test, even
+    where rollguard copes with the refusal (a 403 it tolerates still costs the report its evidence)."""
+    proxy.reset()
+    yield proxy.kubeconfig(setup.kubeconfig, setup.kubeconfig.parent / "recorded-kubeconfig")
+    assert not refused(proxy), refused(proxy)
+
+
+# Refusals rollguard asks for knowingly: whether the namespace exists (`get namespaces/NAME`) is
+# cluster-scoped, which rbac.yaml grants nothing of; a 403 there reads as "it exists" and the namespaced
+# reads that follow tell (task/state/inventory.py namespace_exists).
+EXPECTED_REFUSALS = frozenset({("get", "namespaces")})
+
+
+def refused(proxy: FaultProxy) -> list[str]:
+    """The requests the API server refused for want of a permission (403), as ``VERB RESOURCE PATH``,
+    but for the probes in EXPECTED_REFUSALS."""
+    return [
+        f"{r.verb} {r.resource} {r.path}"
+        for r in proxy.records
+        if r.status == 403 and (r.verb, r.resource) not in EXPECTED_REFUSALS
+    ]
 
 
 def everything(s: Setup) -> dict[str, str]:
@@ -245,10 +290,8 @@ def rollout_args(s: Setup, tag: str, web: str) -> list[str]:
 # -- the ServiceAccount can do the whole job --------------------------------------------------------
 
 
-def test_rollout_as_the_service_account(setup: Setup, tmp_path: Path) -> None:
-    result = rollguard(
-        setup.kubeconfig, *rollout_args(setup, "t2", f"{IMAGE}:v2"), report=tmp_path / "r.json"
-    )
+def test_rollout_as_the_service_account(setup: Setup, recorded: Path, tmp_path: Path) -> None:
+    result = rollguard(recorded, *rollout_args(setup, "t2", f"{IMAGE}:v2"), report=tmp_path / "r.json")
     assert result.code == 0, result.stdout + result.stderr
     after = state(setup)
     assert after["web"].images == {"app": f"{IMAGE}:v2"} and after["web"].complete
@@ -258,11 +301,11 @@ def test_rollout_as_the_service_account(setup: Setup, tmp_path: Path) -> None:
     assert result.report["status"] == "succeeded"
 
 
-def test_failing_rollout_and_its_revert_as_the_service_account(setup: Setup, tmp_path: Path) -> None:
+def test_failing_rollout_and_its_revert_as_the_service_account(
+    setup: Setup, recorded: Path, tmp_path: Path
+) -> None:
     before = state(setup)
-    result = rollguard(
-        setup.kubeconfig, *rollout_args(setup, "t3", f"{IMAGE}:v3-crash"), report=tmp_path / "r.json"
-    )
+    result = rollguard(recorded, *rollout_args(setup, "t3", f"{IMAGE}:v3-crash"), report=tmp_path / "r.json")
     assert result.code == 1, result.stdout + result.stderr
     assert result.report["status"] == "reverted"
     assert "deployment/web" in result.report["error"]
@@ -283,9 +326,11 @@ def job_checks(where: Path) -> Path:
     return path
 
 
-def test_rollout_verified_by_a_job_check_as_the_service_account(setup: Setup, tmp_path: Path) -> None:
+def test_rollout_verified_by_a_job_check_as_the_service_account(
+    setup: Setup, recorded: Path, tmp_path: Path
+) -> None:
     """The Job is created, watched, its pod's log read and the Job deleted with the ServiceAccount's rights."""
-    result = rollguard(setup.kubeconfig, *rollout_args(setup, "t2", f"{IMAGE}:v2"), "--verify",
+    result = rollguard(recorded, *rollout_args(setup, "t2", f"{IMAGE}:v2"), "--verify",
                        str(job_checks(tmp_path)), report=tmp_path / "r.json")  # fmt: skip
     assert result.code == 0, result.stdout + result.stderr
     [check] = result.report["checks"]
@@ -298,17 +343,47 @@ REPAIRS = [c for c in ("resume", "revert", "redeploy") if c in subparsers()]
 
 
 @pytest.mark.skipif(not REPAIRS, reason="the repair commands are not there yet")
-def test_repair_as_the_service_account(setup: Setup, tmp_path: Path) -> None:
+def test_repair_as_the_service_account(setup: Setup, recorded: Path, tmp_path: Path) -> None:
     """A DC left paused by an old pause/resume stage, resumed with the ServiceAccount's rights only."""
     setup.admin.patch(DEPLOYMENT_CONFIGS, "api", {"spec": {"paused": True}}, namespace=setup.target)
     try:
-        result = rollguard(setup.kubeconfig, "resume", "--namespace", setup.target, "dc/api",
+        result = rollguard(recorded, "resume", "--namespace", setup.target, "dc/api",
                            "--timeout", "2m", report=tmp_path / "r.json")  # fmt: skip
         assert result.code == 0, result.stdout + result.stderr
         assert not view(setup.admin, setup.target, DC, "api").paused
         assert "could not record an Event" not in json.dumps(result.report)
     finally:
         setup.admin.patch(DEPLOYMENT_CONFIGS, "api", {"spec": {"paused": False}}, namespace=setup.target)
+
+
+def test_a_refused_deployer_pod_is_named_as_the_service_account(
+    sandbox: cluster.Sandbox, proxy: FaultProxy, tmp_path: Path
+) -> None:
+    """With the Task's own rights the first error quotes the quota that refuses a DC's deployer pod: only
+    the DC's FailedCreate Event records it (openshift-controller-manager pkg/apps/deployer/
+    deployer_controller.go), so reading it needs `list events`. Before, rbac.yaml granted `create` only:
+    the Event read was refused (403) and the error said where to look instead. In namespaces of its own:
+    the exhausted quota would refuse the other tests' pods."""
+    with rbac_namespaces(sandbox, tmp_path, group=False) as own:
+        own.admin.create(DEPLOYMENT_CONFIGS, dc_body("api", OLD), namespace=own.target)
+        rolled_out(own.admin, DC, own.target, "api")
+        wait_until(
+            own.admin, PODS, own.target, "api-1-deploy", lambda p: p["status"].get("phase") == "Succeeded"
+        )
+        own.admin.delete(PODS, "api-1-deploy", namespace=own.target)  # kept after a rollout; not this test's
+        quota = {"metadata": {"name": "pods"}, "spec": {"hard": {"pods": "1"}}}  # the one pod api-1 runs
+        own.admin.create(QUOTAS, quota, namespace=own.target)
+        wait_until(own.admin, QUOTAS, own.target, "pods",
+                   lambda q: (q.get("status") or {}).get("used", {}).get("pods") == "1", what="to be counted")  # fmt: skip
+        proxy.reset()
+        kubeconfig = proxy.kubeconfig(own.kubeconfig, tmp_path / "recorded-kubeconfig")
+        result = rollguard(kubeconfig, "rollout", "--namespace", own.target, "--selector", SELECTOR,
+                           "--image", f"dc/api={IMAGE}:v2", "--timeout", "150s", report=tmp_path / "r.json")  # fmt: skip
+        assert result.code == 3, result.stdout + result.stderr  # the revert needs a deployer pod too
+        error = result.report["error"]
+        assert error.startswith('dc/api: deployer pod "api-2-deploy" cannot be created'), error
+        assert "Error creating deployer pod: " in error and "exceeded quota: pods" in error, error
+        assert not refused(proxy), refused(proxy)
 
 
 # -- least privilege: each grant taken away in turn ---------------------------------------------------

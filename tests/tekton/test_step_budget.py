@@ -10,12 +10,6 @@ running then is cut off mid-way. Hence a refusal before any change rather than a
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
 from rollguard.cluster.client import Client
@@ -31,29 +25,9 @@ from tests.helpers.cluster import (
     resource_versions,
     view,
 )
-from tests.tekton.manifests import Obj, go_duration, rendered_step, step, task
+from tests.tekton.manifests import go_duration, run_task, step, task
 
 IMAGE = "image-registry.openshift-image-registry.svc:5000/shop-cd/rollguard@sha256:" + "4e" * 32
-
-
-def run_task(task_obj: Obj, kubeconfig: Path, tmp_path: Path, params: dict[str, str],
-             images: list[str]) -> tuple[subprocess.CompletedProcess[str], dict[str, str]]:  # fmt: skip
-    """The step as the container runs it: its script under sh, Tekton's values, this checkout's rollguard
-    on PATH, the sandbox's kubeconfig in the `kubeconfig-dir` workspace; returns the results too."""
-    bound = {"kubeconfig-dir", "report"}
-    script, argv, env = rendered_step(task_obj, params, {"images": images}, bound=bound, root=tmp_path)
-    for name in bound:
-        (tmp_path / "workspace" / name).mkdir(parents=True)
-    shutil.copy(kubeconfig, tmp_path / "workspace" / "kubeconfig-dir" / "kubeconfig")
-    results = tmp_path / "tekton" / "results"
-    results.mkdir(parents=True)
-    (tmp_path / "script.sh").write_text(script)
-    env = {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin", "HOME": str(tmp_path),
-           "TMPDIR": str(tmp_path)}  # fmt: skip
-    proc = subprocess.run(
-        ["sh", str(tmp_path / "script.sh"), *argv], env=env, capture_output=True, text=True, timeout=300
-    )
-    return proc, {p.name: p.read_text() for p in results.iterdir()}
 
 
 @pytest.fixture

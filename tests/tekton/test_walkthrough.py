@@ -22,9 +22,8 @@ import pytest
 from rollguard.cluster.client import Client
 from rollguard.core.resources import EVENTS
 from tests.helpers.cluster import create_group, view
-from tests.tekton.manifests import TEKTON_DOC, Obj, task, taskrun_inputs
+from tests.tekton.manifests import TEKTON_DOC, Obj, run_task, task, taskrun_inputs
 from tests.tekton.tekton_rules import yaml_blocks
-from tests.tekton.test_step_budget import run_task
 
 UBI = re.compile(r"registry\.access\.redhat\.com/ubi9/ubi-minimal:[^@\s]+@sha256:[0-9a-f]{64}")
 ROLLGUARD_FROM_STEP_2 = "image-registry.openshift-image-registry.svc:5000/myproj-cd/rollguard@sha256:4f2c..."

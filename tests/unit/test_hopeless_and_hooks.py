@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
+from rollguard.core.readiness import REFUSAL_GRACE
 from rollguard.core.structs import DC, DEPLOYMENT, Progress, RolloutPhase, WorkloadRef
 from rollguard.kinds import KINDS
-from rollguard.run.refusals import newest_refusal
-from rollguard.run.wait import REFUSAL_GRACE, Watched, held
+from rollguard.run.refusals import add_evidence, newest_refusal
+from rollguard.run.wait import Watched, held
 from rollguard.state.assessment import assess
 from tests.helpers.dc_objects import FAILED_CONDITION, dc, deployer_pod, rc
 
@@ -150,3 +152,85 @@ def test_a_custom_strategy_has_the_default_deadline() -> None:
         "rollingParams": {"timeoutSeconds": 5},
     }
     assert KINDS[DC].deadline(custom) == 600
+
+
+def test_status_calls_a_lasting_refusal_stuck_naming_it_and_a_young_one_progressing() -> None:
+    """The state model judges as a run judges (REFUSAL_GRACE without progress): a rollout whose pods the
+    API has refused since the condition's lastTransitionTime is `stuck` with the refusal as its reason,
+    never `progressing` until the platform's 600 s deadline (or, for a DC's refused deployer pod, since
+    its RC was made, naming where the refusal is recorded)."""
+    since = "2026-01-01T00:00:00Z"
+    refused = {"type": "ReplicaFailure", "status": "True", "reason": "FailedCreate", "message": QUOTA,
+               "lastTransitionTime": since}  # fmt: skip
+    started = {"openshift.io/deployer-pod.started-at": since}
+    latest = {**rc("Running", **started), "status": {"conditions": [refused]}}
+    young = dt.datetime(2026, 1, 1, 0, 0, 30, tzinfo=dt.UTC)
+    old = young + dt.timedelta(seconds=REFUSAL_GRACE)
+
+    def found(obj: dict, revisions: list[dict], pods: list[dict], now: dt.datetime, kind: str = DC) -> dict:
+        return {f.name: f.reason for f in assess(kind, obj, revisions, pods=pods, now=now).findings}
+
+    api = dc(availableReplicas=1)  # the old pod still serves
+    assert set(found(api, [latest], [RUNNING_DEPLOYER], young)) == {"progressing"}
+    late = found(api, [latest], [RUNNING_DEPLOYER], old)
+    assert set(late) == {"stuck"}, late
+    assert late["stuck"] == (
+        f'replication controller "api-2" cannot create its pods: {QUOTA}, for 75s: it rolls out only once '
+        "that is cleared (a rollout run fails it after 45s)"
+    )
+    new = {**rc("New"), "metadata": {**rc("New")["metadata"], "creationTimestamp": since}}
+    del new["metadata"]["annotations"]["openshift.io/deployer-pod.name"]
+    no_deployer = found(api, [new], [], old)
+    assert set(no_deployer) == {"stuck"}, no_deployer
+    assert no_deployer["stuck"].startswith(
+        'deployer pod "api-2-deploy" cannot be created, so replication controller "api-2" stays New (its '
+        "Events say why: oc describe deploymentconfig/api), for 75s"
+    ), no_deployer
+    deploy = {
+        "metadata": {"name": "web", "generation": 2, "annotations": {}},
+        "spec": {"replicas": 1, "template": {}},
+        "status": {"observedGeneration": 2, "conditions": [refused]},
+    }
+    web = found(deploy, [], [], old, kind=DEPLOYMENT)
+    assert set(web) == {"stuck", "unavailable"} and web["stuck"].startswith(
+        f"its pods cannot be created: {QUOTA}, for 75s"
+    ), web
+
+
+def test_a_failed_rc_still_scaled_up_is_named_beside_the_refusal() -> None:
+    """A revert's RC whose deployer pod the quota refuses, while the cancelled RC it replaces still runs its
+    pod (nobody scales it down before a newer deployer pod starts or the latest RC ends: oc
+    pkg/cli/deployer/deployer.go, openshift-controller-manager deploymentconfig_controller.go
+    reconcileDeployments): the refusal says what holds the quota, in the run's error and in `status`."""
+    since = "2026-01-01T00:00:00Z"
+    cancelled = rc("Failed")
+    cancelled["spec"] = {"replicas": 1}
+    new = json.loads(json.dumps(rc("New")).replace("api-2", "api-3").replace('"rc2"', '"rc3"'))
+    new["metadata"]["creationTimestamp"] = since
+    new["metadata"]["annotations"]["openshift.io/deployment-config.latest-version"] = "3"
+    del new["metadata"]["annotations"]["openshift.io/deployer-pod.name"]
+    api = dc(availableReplicas=1, latestVersion=3)
+    kind = KINDS[DC]
+    explained = kind.explain(api, [new, cancelled], [], kind.progress(api, [new, cancelled]))
+    held_by = 'replication controller "api-2" (failed) is still scaled to 1: its pods hold their share'
+    assert explained.holding.startswith(held_by), explained
+    item = Watched(WorkloadRef(DC, "api"), {}, deadline=1000.0, deadline_reason="")
+    item.last_progress = explained.message  # as the wait records it: no progress since
+    held(item, explained, now=1.0)
+    verdict = held(item, explained, now=1.0 + REFUSAL_GRACE)
+    assert verdict.phase is RolloutPhase.FAILED and held_by not in verdict.message  # after the Event's text
+    events = [{"involvedObject": {"kind": DC, "name": "api"}, "reason": "FailedCreate", "message": QUOTA}]
+    item.verdict = verdict
+
+    class Events:
+        def list(self, *_args: object, **_kw: object) -> dict:
+            return {"items": events}
+
+    add_evidence(Events(), "shop", [item])  # type: ignore[arg-type]
+    assert item.verdict.message.endswith(
+        f"(for 45s): {QUOTA}; {held_by} of the quota until this rollout ends"
+    )
+    now = dt.datetime(2026, 1, 1, 0, 1, tzinfo=dt.UTC)
+    state = assess(DC, api, [new, cancelled], now=now)
+    stuck = next(f.reason for f in state.findings if f.name == "stuck")
+    assert stuck.endswith(f"; {held_by} of the quota until this rollout ends"), stuck

@@ -220,3 +220,37 @@ def test_the_oidc_refresh_names_resolve_to_the_real_libraries(tmp_path):
         assert not any(type(m).__name__ == "_Later" for m in list(sys.modules.values()))
     """)
     assert {"requests", "requests_oauthlib", "oauthlib"} <= loaded(code)
+
+
+def test_the_console_script_keeps_the_collector_out_of_start_up_and_exit(tmp_path):
+    """`rollguard` is `rollguard.cli:run`: `main` with the cyclic collector off while the process starts
+    (imports), back on (with start-up's objects frozen) once START_UP_SECONDS are over, so that a long
+    run collects as usual; the exit code is main's, argparse's exits included."""
+    import tomllib
+    from pathlib import Path
+
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert project["project"]["scripts"]["rollguard"] == "rollguard.cli:run"
+    code = textwrap.dedent("""
+        import gc, time
+        import rollguard.cli as cli
+        cli.START_UP_SECONDS = 0.2
+        seen = []
+        def main(argv=None):
+            seen.append(gc.isenabled())
+            deadline = time.monotonic() + 30
+            while not gc.isenabled() and time.monotonic() < deadline:  # the start-up timer's, at 0.2 s
+                time.sleep(0.01)
+            seen.append(gc.isenabled())
+            seen.append(gc.get_freeze_count() > 0)
+            print(seen, flush=True)
+            return 3
+        cli.main = main
+        cli.run()
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stdout.strip()) == (3, "[False, True, True]"), result.stderr
+    version = subprocess.run(
+        [sys.executable, "-m", "rollguard.cli", "--version"], capture_output=True, text=True, timeout=60
+    )
+    assert (version.returncode, version.stdout.split()[0]) == (0, "rollguard"), version.stderr

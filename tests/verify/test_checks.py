@@ -22,22 +22,19 @@ from rollguard.core.resources import EVENTS, JOBS, LEASES, PODS
 from rollguard.plan.checks import RUN_LABEL
 from tests.helpers.cluster import (
     CRASH,
-    DC,
-    DEPLOYMENT,
     JOURNAL,
     NEW,
     NEWER,
     OLD,
     SELECTOR,
-    create_group,
-    dc_body,
-    deployment_body,
+    all_on,
+    image_args,
     journal,
     journal_reaches,
+    make_group,
     resource_versions,
     rollguard,
     start_rollguard,
-    view,
     wait_until,
 )
 from tests.helpers.servers import http_server
@@ -66,22 +63,11 @@ def checks_file(tmp_path: Path, body: str, **files: str) -> Path:
     return path
 
 
-def group(client, namespace) -> None:
-    create_group(client, namespace, [dc_body("dc1", OLD), dc_body("dc2", OLD), deployment_body("web", OLD)])
-
-
-IMAGES = ["--image", f"dc/dc1={NEW}", "--image", f"dc/dc2={NEW}", "--image", f"deploy/web={NEW}"]
-MEMBERS = ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web"))
-
-
-def all_on(client, namespace, image: str) -> None:
-    for kind, name in MEMBERS:
-        state = view(client, namespace, kind, name)
-        assert state.images == {"app": image} and not state.paused and state.complete, (name, state)
+IMAGES = image_args(NEW)
 
 
 def test_http_check_passes_and_the_report_says_so(sandbox, namespace, client, tmp_path: Path):
-    group(client, namespace)
+    make_group(client, namespace)
     with http_server(lambda path: (200, b'{"status": "healthy"}')) as url:
         checks = checks_file(
             tmp_path,
@@ -125,7 +111,7 @@ def test_http_check_passes_and_the_report_says_so(sandbox, namespace, client, tm
 
 def test_a_failing_http_check_reverts_the_whole_group(sandbox, namespace, client, tmp_path: Path):
     """The release rolls out ready, but answers 500: the run fails on the check and reverts every member."""
-    group(client, namespace)
+    make_group(client, namespace)
     with http_server(lambda path: (500, b"upstream connect error")) as url:
         checks = checks_file(
             tmp_path,
@@ -177,7 +163,7 @@ def test_a_failing_http_check_reverts_the_whole_group(sandbox, namespace, client
 
 
 def test_job_check_passes_on_the_job_controller_and_is_deleted(sandbox, namespace, client, tmp_path: Path):
-    group(client, namespace)
+    make_group(client, namespace)
     checks = checks_file(
         tmp_path,
         "checks:\n  - {name: smoke, timeout: 2m, job: smoke-job.yaml}\n",
@@ -211,7 +197,7 @@ def test_job_check_passes_on_the_job_controller_and_is_deleted(sandbox, namespac
 def test_a_failing_job_honours_backoff_limit_reverts_and_is_kept(sandbox, namespace, client, tmp_path: Path):
     """backoffLimit 1: the Job controller runs a second pod after the first fails, then fails the Job;
     ``keep: true`` leaves it for debugging, labelled with the run id."""
-    group(client, namespace)
+    make_group(client, namespace)
     checks = checks_file(
         tmp_path,
         "checks:\n  - {name: smoke, timeout: 2m, job: smoke-job.yaml, keep: true}\n",
@@ -242,7 +228,7 @@ def test_a_failing_job_honours_backoff_limit_reverts_and_is_kept(sandbox, namesp
 
 
 def test_dry_run_validates_the_checks_and_runs_none(sandbox, namespace, client, tmp_path: Path):
-    group(client, namespace)
+    make_group(client, namespace)
     before = resource_versions(client, namespace)
     checks = checks_file(
         tmp_path,
@@ -306,7 +292,7 @@ BAD = {
 def test_bad_check_input_is_refused_with_nothing_changed(
     sandbox, namespace, client, tmp_path: Path, case: str
 ):
-    group(client, namespace)
+    make_group(client, namespace)
     before = resource_versions(client, namespace)
     text, files, words = BAD[case]
     checks = checks_file(tmp_path, text, **files)
@@ -332,11 +318,10 @@ def test_bad_check_input_is_refused_with_nothing_changed(
     all_on(client, namespace, OLD)
 
 
-def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, namespace, client, tmp_path: Path):
-    """SIGKILL while a job check runs: the journal says 'verifying' and still holds the old images as the
-    verified state (the check never passed); the next run carries that forward, so when it fails too the
-    group goes back to the old images, not to the killed run's unverified ones."""
-    group(client, namespace)
+def killed_while_verifying(sandbox, namespace, client, tmp_path: Path) -> dict:
+    """A rollout of the group SIGKILLed while its 10-minute job check runs, and its lease run out by the
+    clock (as a dead run's does); the journal record it left ('verifying')."""
+    make_group(client, namespace)
     checks = checks_file(
         tmp_path,
         "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
@@ -362,13 +347,21 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
     )
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
+    lease = read_lease(client.get(LEASES, JOURNAL, namespace=namespace))
+    time.sleep(max(lease.expires_in, 0) + 0.5)  # a dead run's lease expires by the clock alone
+    return record
+
+
+def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, namespace, client, tmp_path: Path):
+    """SIGKILL while a job check runs: the journal says 'verifying' and still holds the old images as the
+    verified state (the check never passed); the next run carries that forward, so when it fails too the
+    group goes back to the old images, not to the killed run's unverified ones."""
+    record = killed_while_verifying(sandbox, namespace, client, tmp_path)
     assert record["workloads"]["dc/dc1"]["verified"]["images"] == {"app": OLD}
     all_on(client, namespace, NEW)  # rolled out, never verified
     # Nobody is left to delete the dead run's Job: the check's timeout is its deadline, so it ends anyway.
     [dead] = client.list(JOBS, namespace=namespace, selector=f"{RUN_LABEL}={record['run']['id']}")["items"]
     assert dead["spec"]["activeDeadlineSeconds"] == 300
-    lease = read_lease(client.get(LEASES, JOURNAL, namespace=namespace))
-    time.sleep(max(lease.expires_in, 0) + 0.5)  # a dead run's lease expires by the clock alone
 
     with http_server(lambda path: (503, b"no")) as url:
         failing = checks_file(
@@ -381,12 +374,7 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
             namespace,
             "-l",
             SELECTOR,
-            "--image",
-            f"dc/dc1={NEWER}",
-            "--image",
-            f"dc/dc2={NEWER}",
-            "--image",
-            f"deploy/web={NEWER}",
+            *image_args(NEWER),
             "--verify",
             str(failing),
             report=tmp_path / "second.json",
@@ -399,7 +387,7 @@ def test_a_run_killed_while_verifying_is_finished_by_the_next_run(sandbox, names
 
 
 def test_sigterm_while_verifying_reverts(sandbox, namespace, client, tmp_path: Path):
-    group(client, namespace)
+    make_group(client, namespace)
     checks = checks_file(
         tmp_path,
         "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
@@ -435,7 +423,7 @@ def test_https_with_a_given_ca_follows_redirects_and_the_system_store_refuses_it
     """TLS: the check trusts the CA it is given (here the sandbox's, which signed the server's
     certificate for 127.0.0.1); the system's store does not know that CA, so the same URL fails there,
     the certificate error said, and the group is reverted. The redirect followed is in the evidence."""
-    group(client, namespace)
+    make_group(client, namespace)
     pki = sandbox.dir / "pki"
 
     def answer(path: str) -> tuple[int, bytes]:
@@ -475,12 +463,7 @@ def test_https_with_a_given_ca_follows_redirects_and_the_system_store_refuses_it
             namespace,
             "-l",
             SELECTOR,
-            "--image",
-            f"dc/dc1={NEWER}",
-            "--image",
-            f"dc/dc2={NEWER}",
-            "--image",
-            f"deploy/web={NEWER}",
+            *image_args(NEWER),
             "--verify",
             str(system),
             report=tmp_path / "refused.json",
@@ -492,7 +475,7 @@ def test_https_with_a_given_ca_follows_redirects_and_the_system_store_refuses_it
 
 def test_a_failed_rollout_runs_no_check(sandbox, namespace, client, tmp_path: Path):
     """Checks verify a group that rolled out; a rollout that fails first is reverted without them."""
-    group(client, namespace)
+    make_group(client, namespace)
     asked: list[str] = []
 
     def answer(path: str) -> tuple[int, bytes]:
@@ -528,30 +511,7 @@ def test_a_failed_rollout_runs_no_check(sandbox, namespace, client, tmp_path: Pa
 def test_a_run_killed_while_verifying_is_finished_by_a_revert(sandbox, namespace, client, tmp_path: Path):
     """The repair's way: `rollguard revert -l` takes the group back to what the journal verified, the old
     images (the killed run's checks never passed)."""
-    group(client, namespace)
-    checks = checks_file(
-        tmp_path,
-        "checks:\n  - {name: smoke, timeout: 5m, job: smoke-job.yaml}\n",
-        **{"smoke-job.yaml": job_manifest(f"{SMOKE}:v1-slow600")},
-    )  # runs 10 minutes
-    first = start_rollguard(
-        sandbox.kubeconfig,
-        "rollout",
-        "-n",
-        namespace,
-        "-l",
-        SELECTOR,
-        *IMAGES,
-        "--verify",
-        str(checks),
-        "--lease-duration",
-        "5s",
-    )
-    journal_reaches(client, namespace, "verifying")
-    first.send_signal(signal.SIGKILL)
-    first.wait(timeout=10)
-    lease = read_lease(client.get(LEASES, JOURNAL, namespace=namespace))
-    time.sleep(max(lease.expires_in, 0) + 0.5)  # a dead run's lease expires by the clock alone
+    killed_while_verifying(sandbox, namespace, client, tmp_path)
     status = rollguard(sandbox.kubeconfig, "status", "-n", namespace)
     assert "verifying" in status.stdout and "half-rolled" in status.stdout, status.stdout
     repaired = rollguard(

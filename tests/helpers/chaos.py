@@ -1,4 +1,5 @@
-"""Chaos test support: the 3-workload group, namespaces per case, lease expiry, and the invariants.
+"""Chaos test equipment (tests/chaos; `expire_lease` for tests/rollout too): the 3-workload group,
+namespaces per case, lease expiry, and the invariants.
 
 The invariant every chaos case ends with (`assert_consistent`): no workload paused, every workload
 complete, the whole group on one side (all on the old targets or all on the new ones), the journal in
@@ -25,6 +26,7 @@ from rollguard.core.structs import RunState
 from tests.helpers.cluster import (
     DC,
     DEPLOYMENT,
+    GROUP,
     JOURNAL,
     NEW,
     NEWER,
@@ -32,9 +34,7 @@ from tests.helpers.cluster import (
     OLD,
     SELECTOR,
     Result,
-    create_group,
-    dc_body,
-    deployment_body,
+    image_args,
     journal,
     rollguard,
     view,
@@ -43,18 +43,33 @@ from tests.helpers.cluster import (
 from tests.helpers.cluster import start_rollguard as start
 
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
-GROUP = ((DC, "dc1"), (DC, "dc2"), (DEPLOYMENT, "web"))
-TARGET = {DC: "dc", DEPLOYMENT: "deploy"}
 
 ENDED_WELL = {RunState.SUCCEEDED, RunState.REVERTED, RunState.REPAIRED}  # a journal a run left behind well
 
 
-def image_args(image: str, *, crash_second: str | None = None) -> list[str]:
-    """``--image`` for each workload of `GROUP`; the second one gets ``crash_second`` if given."""
-    args = []
-    for index, (kind, name) in enumerate(GROUP):
-        args += ["--image", f"{TARGET[kind]}/{name}={crash_second if crash_second and index == 1 else image}"]
-    return args
+def start_rollout(
+    kubeconfig: str | Path,
+    namespace: str,
+    image: str,
+    *args: str,
+    crash_second: str | None = None,
+    report: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.Popen[str]:
+    """`rollguard rollout` of the chaos group to ``image`` (``args`` after the images), started in the
+    background: kill it, race it, or end it with `finish`."""
+    return start(
+        kubeconfig,
+        "rollout",
+        "-n",
+        namespace,
+        "-l",
+        SELECTOR,
+        *image_args(image, crash_second=crash_second),
+        *args,
+        report=report,
+        env=env,
+    )
 
 
 @contextmanager
@@ -77,12 +92,6 @@ def scratch_namespace(client: Client, prefix: str) -> Iterator[str]:
     finally:
         with suppress(ApiError):
             client.delete(NAMESPACES, name)
-
-
-def make_group(client: Client, namespace: str, image: str = OLD) -> None:
-    create_group(
-        client, namespace, [dc_body("dc1", image), dc_body("dc2", image), deployment_body("web", image)]
-    )
 
 
 def lease_live(client: Client, namespace: str) -> bool:

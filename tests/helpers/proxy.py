@@ -16,7 +16,7 @@ It counts requests by verb, classifies the mutating ones (SelfSubjectAccessRevie
 persist nothing) and records the resourceVersion each watch resumes from. It stops by itself after
 ``max_seconds`` or ``max_requests`` and is deterministic for a given seed and request order.
 
-Run by hand: ``python -m tests.chaos.proxy --kubeconfig SRC --out KUBECONFIG [--seed N] [--rate 0.1]``.
+Run by hand: ``python -m tests.helpers.proxy --kubeconfig SRC --out KUBECONFIG [--seed N] [--rate 0.1]``.
 """
 
 from __future__ import annotations
@@ -482,7 +482,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.chaos.proxy", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.helpers.proxy", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--kubeconfig", required=True, help="the sandbox kubeconfig to front")
     parser.add_argument("--ca", help="CA of the API server (default: next to the kubeconfig, pki/ca.crt)")
     parser.add_argument("--out", required=True, help="write the proxied kubeconfig here")
