@@ -524,4 +524,6 @@ def pod_log_query(options: LogOptions) -> list[tuple[str, str]]:
         query.append(("previous", "true"))
     if options.tail_lines is not None:
         query.append(("tailLines", str(options.tail_lines)))
+    if options.timestamps:
+        query.append(("timestamps", "true"))
     return query

@@ -278,7 +278,14 @@ class FakeCluster:
                         return
                     self._log_cv.wait(0.1)
                     continue
-            yield from fresh
+            if options.timestamps:  # as the kubelet prefixes them (RFC 3339 with nanoseconds); a fixed clock
+                first = sent - len(fresh)  # the line's index in the log: its second past a fixed minute
+                yield from (
+                    f"2024-05-01T10:{(first + i) // 60 % 60:02d}:{(first + i) % 60:02d}.000000000Z {line}"
+                    for i, line in enumerate(fresh)
+                )
+            else:
+                yield from fresh
             if not fresh and (not follow or not running or self._closed.is_set()):
                 return
 
