@@ -12,6 +12,11 @@ same in LEASE_SECONDS; one case waits for that for real) and rollguard runs agai
 - ``revert``: ``rollguard revert --selector`` must exit 0 with the group on the last verified state.
 
 After each: none paused, all complete, one side, journal final, no live lock, drift-check clean.
+
+Further matrices: the killed run followed by a run of another target (good or crashing), by a run of
+another target while the killed release's dc2 crash-loops (it fails the next run before that run's own
+writes: everything the killed run changed back on the last verified state), the repair itself killed,
+and runs with -f manifests.
 """
 
 from __future__ import annotations
