@@ -105,6 +105,7 @@ def crash_case(
         killed = h.start_rollout(kubeconfig, ns, h.NEW)
         proxy.after_mutation(step.k, h.killer(killed))
         result = h.finish(killed)
+        proxy.wait_writes_landed()  # its writes already on their way when it died land before we look
         assert result.code == -signal.SIGKILL, (
             f"run was not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}{result.stderr[-800:]}"
         )
@@ -238,6 +239,7 @@ def half_rolled(client: Client, proxy: FaultProxy, kubeconfig: Path, namespace: 
     killed = h.start_rollout(kubeconfig, namespace, h.NEW)
     proxy.after_mutation(k, h.killer(killed))
     assert h.finish(killed).code == -signal.SIGKILL
+    proxy.wait_writes_landed()
     h.expire_lease(client, namespace)
     proxy.reset()
 
@@ -272,6 +274,7 @@ def test_sigkill_during_the_repair_after_every_mutating_call(
                 else:
                     proxy.after_mutation(step.k, h.killer(repair))
                 assert h.finish(repair).code == -signal.SIGKILL, f"not killed at j={step.k}"
+                proxy.wait_writes_landed()
                 state = (h.journal(client, ns) or {}).get("run", {}).get("state", "no journal")
                 h.expire_lease(client, ns)
                 again = h.finish(h.start(kubeconfig, "revert", "-n", ns, "-l", h.SELECTOR), timeout=150)
@@ -317,6 +320,7 @@ def other_target_case(
         killed = h.start_rollout(kubeconfig, ns, h.NEW)
         proxy.after_mutation(step.k, h.killer(killed))
         result = h.finish(killed)
+        proxy.wait_writes_landed()  # its writes already on their way when it died land before we look
         assert result.code == -signal.SIGKILL, (
             f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
         )
@@ -494,6 +498,7 @@ def manifest_case(
         killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(first))
         proxy.after_mutation(step.k, h.killer(killed))
         result = h.finish(killed)
+        proxy.wait_writes_landed()  # its writes already on their way when it died land before we look
         assert result.code == -signal.SIGKILL, (
             f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
         )
@@ -549,6 +554,7 @@ def manifest_other_case(
         killed = h.start(kubeconfig, "rollout", "-n", ns, "-l", h.SELECTOR, "-f", str(first))
         proxy.after_mutation(step.k, h.killer(killed))
         result = h.finish(killed)
+        proxy.wait_writes_landed()  # its writes already on their way when it died land before we look
         assert result.code == -signal.SIGKILL, (
             f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
         )
