@@ -203,12 +203,21 @@ class Rollout(GroupRun):
                 continue
             held_back = [w.key for w in plan.workloads if w.needs_change]
             for other in plan.workloads:
-                if other.needs_change:
-                    self.journal.workloads[other.key].phase = EntryPhase.UNCHANGED
-                    other.notes.append(
-                        f"not written: {wp.key} (left by a killed run, finished by this one) was failing "
-                        "before this run's first write"
-                    )
+                if not other.needs_change:
+                    continue
+                other.notes.append(
+                    f"not written: {wp.key} (left by a killed run, finished by this one) was failing "
+                    "before this run's first write"
+                )
+                # a target the killed run had changed too (on its unverified change, or created by it) is
+                # still returned to its verified state with the rest; one on it already is left untouched
+                on_verified = not other.remove_on_revert and same_template(
+                    (self.live(other).get("spec") or {}).get("template") or {}, other.baseline.template
+                )
+                unwritten = other.create or on_verified
+                self.journal.workloads[other.key].phase = (
+                    EntryPhase.UNCHANGED if unwritten else EntryPhase.APPLIED
+                )
             entry = self.journal.workloads[wp.key]
             entry.phase, entry.note = EntryPhase.FAILED, progress.message
             spared = f"; {', '.join(held_back)} not written" if held_back else ""

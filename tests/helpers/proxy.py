@@ -96,6 +96,9 @@ class Record:
     answered: float = 0.0  # when the server's answer (its status line) came back (monotonic; 0: none)
 
 
+MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
 def classify(method: str, path: str, query: dict[str, str]) -> tuple[str, str, bool]:
     """(verb, resource plural, mutating) of an API request, like the API server's request info."""
     parts = [p for p in path.split("?")[0].split("/") if p]
@@ -112,7 +115,7 @@ def classify(method: str, path: str, query: dict[str, str]) -> tuple[str, str, b
         "PATCH": "patch",
         "DELETE": "delete" if named else "deletecollection",
     }.get(method, method.lower())
-    mutating = method in ("POST", "PUT", "PATCH", "DELETE") and plural not in NON_PERSISTING
+    mutating = method in MUTATING_METHODS and plural not in NON_PERSISTING
     # A server-side dry run (rollout's preflight sends every write so) persists nothing either.
     mutating = mutating and query.get("dryRun") != "All"
     return verb, plural, mutating
@@ -154,6 +157,8 @@ class FaultProxy:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._timer: threading.Timer | None = None
+        self._writes_in_flight = 0  # mutating requests forwarded and not yet answered by the server
+        self._idle = threading.Condition(self._lock)
         self.stopped = threading.Event()
 
     # -- control -------------------------------------------------------------------------------------
@@ -232,6 +237,18 @@ class FaultProxy:
         the record and the request's body) is forwarded to the server."""
         with self._lock:
             self._before.append((predicate, hook))
+
+    def wait_writes_landed(self, timeout: float = 30.0) -> None:
+        """Block until every mutating request already forwarded has its answer from the server.
+
+        A client that sends several writes at once and is killed after one of them leaves the others on
+        their way: the server still applies them, after the kill. A test reading "what the killed run
+        left" must read after they landed, not race them."""
+        with self._idle:
+            if not self._idle.wait_for(lambda: self._writes_in_flight == 0, timeout=timeout):
+                raise AssertionError(
+                    f"{self._writes_in_flight} write(s) still unanswered after {timeout:.0f}s"
+                )
 
     def kubeconfig(self, source: str | Path, dest: str | Path) -> Path:
         """Write ``dest``: ``source``'s user (token) and namespace, with the proxy as the server."""
@@ -339,6 +356,11 @@ class FaultProxy:
                     return candidate
             return None
 
+    def _forwarding(self, delta: int) -> None:
+        with self._idle:
+            self._writes_in_flight += delta
+            self._idle.notify_all()
+
     def _count_cut(self) -> None:
         with self._lock:
             self.faults["watch_cut"] += 1
@@ -352,6 +374,18 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def _any(self) -> None:
+        # counted from the request line on, so that `wait_writes_landed` also waits for a write whose
+        # body is still being read when its client dies
+        mutating = self.command in MUTATING_METHODS
+        if mutating:
+            self.owner._forwarding(+1)
+        try:
+            self._relay()
+        finally:
+            if mutating:
+                self.owner._forwarding(-1)
+
+    def _relay(self) -> None:
         proxy = self.owner
         if proxy.stopped.is_set():
             self._drop()

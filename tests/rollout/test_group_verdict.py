@@ -21,14 +21,12 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import signal
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 
 from rollguard.core.errors import Conflict
-from rollguard.core.resources import DEPLOYMENT_CONFIGS, LEASES, PODS
+from rollguard.core.resources import DEPLOYMENT_CONFIGS, LEASES
 from rollguard.core.structs import Obj
 from tests.helpers.cluster import (
     CRASH,
@@ -38,6 +36,7 @@ from tests.helpers.cluster import (
     NEW,
     OLD,
     SELECTOR,
+    crash_looping,
     create_group,
     dc_body,
     journal,
@@ -47,6 +46,7 @@ from tests.helpers.cluster import (
     rollguard,
     start_rollguard,
     view,
+    wait_for_pod,
 )
 
 HOTFIX_ENV = [{"name": "MODE", "value": "hotfix"}]
@@ -112,35 +112,6 @@ def test_a_killed_runs_crashing_change_is_finished_not_called_a_success(
     assert workloads["a"]["outcome"] == "reverted"
     assert any(f"image: {CRASH} -> {OLD}" in line for line in workloads["a"]["revert_changes"])
     assert journal(client, namespace)["run"]["state"] == "reverted"
-
-
-def crash_looping(prefix: str) -> Callable[[Obj], bool]:
-    """A pod of ``prefix`` (an RC's name and a dash) whose container is in CrashLoopBackOff."""
-
-    def judged(pod: Obj) -> bool:
-        statuses = (pod.get("status") or {}).get("containerStatuses") or []
-        return pod["metadata"]["name"].startswith(prefix) and any(
-            ((s.get("state") or {}).get("waiting") or {}).get("reason") == "CrashLoopBackOff"
-            for s in statuses
-        )
-
-    return judged
-
-
-def wait_for_pod(client, namespace: str, predicate: Callable[[Obj], bool], timeout: float = 60) -> Obj:
-    """Watch the namespace's pods until one satisfies ``predicate``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        listing = client.list(PODS, namespace=namespace)
-        found = [p for p in listing["items"] if predicate(p)]
-        if found:
-            return found[0]
-        left = int(max(deadline - time.monotonic(), 1))
-        for event in client.watch(PODS, namespace=namespace, timeout_seconds=min(left, 30),
-                                  resource_version=listing["metadata"]["resourceVersion"]):  # fmt: skip
-            if predicate(event["object"]):
-                return event["object"]
-    raise AssertionError(f"no such pod in {namespace} within {timeout}s")
 
 
 def test_a_killed_runs_change_failing_already_fails_the_next_run_before_its_writes(
