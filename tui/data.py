@@ -339,13 +339,16 @@ def event_views(events: Iterable[Obj], limit: int = 15) -> list[EventView]:
     return sorted(views, key=lambda v: (v.last_seen or far_past, v.message), reverse=True)[:limit]
 
 
-def pod_rows(states: Iterable[assessment.NamespaceState], *, selector: str = "") -> list[PodRow]:
+def pod_rows(
+    states: Iterable[assessment.NamespaceState], *, selector: str = "", refs: frozenset[str] | None = None
+) -> list[PodRow]:
     """The pods page: every pod of the DCs' and Deployments' revisions in ``states`` (of the workloads
-    whose labels ``selector`` matches, when given: a group), by namespace, workload and name."""
+    whose labels ``selector`` matches, when given; of the workloads ``refs`` names, ``dc/NAME``, when
+    given: a group's members), by namespace, workload and name."""
     rows = []
     for ns_state in states:
         for ws in ns_state.workloads:
-            if selector and not matches(selector, ws.labels):
+            if (selector and not matches(selector, ws.labels)) or (refs is not None and ws.key not in refs):
                 continue
             for pod in ws.pods:
                 rows.append(

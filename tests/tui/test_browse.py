@@ -11,8 +11,10 @@ import string
 from rollguard.core.errors import Forbidden
 from rollguard.core.resources import PODS
 from rollguard.tui.screens.events import EventsScreen
+from rollguard.tui.screens.group import GroupScreen
 from rollguard.tui.screens.logs import LogsScreen
 from rollguard.tui.screens.pods import PodsScreen
+from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from tests.helpers.tui import SIZE, make_app, settle, until
 
@@ -177,3 +179,61 @@ async def test_no_key_on_these_pages_writes(fake):
         assert {k: fake.requests[k] for k in WRITES} == before
         assert not app.repairs
         assert fake.get(PODS, "dc1-2-fd571", namespace=NS)["metadata"]["name"] == "dc1-2-fd571"
+
+
+async def test_colon_jumps_as_in_k9s(fake):
+    """`:dc`, `:deploy` and `:all` filter the table by kind; `:pods`, `:pods SELECTOR`, `:events` open the
+    pages (typed as a burst right after `:`: all of it goes to the command line)."""
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        main = app.screen
+        assert isinstance(main, WorkloadsScreen)
+
+        def kinds() -> set[str]:
+            return {line.row.kind for line in main.table.lines if line.row is not None}
+
+        assert kinds() == {"DeploymentConfig", "Deployment"}
+        await pilot.press("colon", *"dc", "enter")
+        await settle(app, pilot)
+        assert kinds() == {"DeploymentConfig"}
+        assert "DCs only" in str(main.query_one("#status").render())
+        await pilot.press("colon", *"deploy", "enter")
+        await settle(app, pilot)
+        assert kinds() == {"Deployment"}
+        await pilot.press("colon", *"all", "enter")
+        await settle(app, pilot)
+        assert kinds() == {"DeploymentConfig", "Deployment"}
+
+        await pilot.press("colon", *"pods", "enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, PodsScreen) and app.screen.pods
+        await pilot.press("escape")
+        await pilot.press("colon", *"pods app=shop-web", "enter")
+        await settle(app, pilot)
+        pods = app.screen
+        assert isinstance(pods, PodsScreen)
+        assert pods.pods and {p.workload for p in pods.pods} <= {"deployment/web", "deployment/web-worker"}
+        await pilot.press("escape")
+        await pilot.press("colon", *"events", "enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, EventsScreen) and app.screen.events
+        await pilot.press("escape")
+        assert app.screen is main
+
+
+async def test_p_on_a_groups_page_shows_its_pods(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("d")  # the cursor starts on the first group's row: its page
+        await settle(app, pilot)
+        group = app.screen
+        assert isinstance(group, GroupScreen)
+        members = {r.ref for r in group.members}
+        await pilot.press("p")
+        await settle(app, pilot)
+        pods = app.screen
+        assert isinstance(pods, PodsScreen) and pods.pods
+        assert {p.workload for p in pods.pods} <= members
+        assert f"pods of group {group.members[0].group}" in str(pods.query_one("#status").render())

@@ -35,11 +35,17 @@ class Browse(Live):
             return self._states.get(namespace)
         return data.assess(namespace, objects, selector=self.options.selector, now=self.now())
 
-    def pods(self, *, selector: str = "") -> list[PodRow]:
-        """The pods of the DCs and Deployments in view (of those ``selector`` matches, when given)."""
-        namespaces = sorted(self._states) if self.all_namespaces else [self.namespace or "default"]
+    def pods(
+        self, *, selector: str = "", refs: frozenset[str] | None = None, namespace: str | None = None
+    ) -> list[PodRow]:
+        """The pods of the DCs and Deployments in view (of those ``selector`` matches, or ``refs`` names in
+        ``namespace``, when given: a group's)."""
+        if namespace is not None:
+            namespaces = [namespace]
+        else:
+            namespaces = sorted(self._states) if self.all_namespaces else [self.namespace or "default"]
         states = [s for s in (self._namespace_state(ns) for ns in namespaces) if s is not None]
-        return data.pod_rows(states, selector=selector)
+        return data.pod_rows(states, selector=selector, refs=refs)
 
     def events(self) -> list[EventView]:
         """The Events of the namespace in view (of every namespace with -A), newest first."""

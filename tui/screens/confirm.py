@@ -65,6 +65,16 @@ def change_cells(change: Change, *, narrow: bool = False) -> tuple[Text | str, .
     return (change.ref, before, after, paused, revision)
 
 
+DISCARDS = "discards the edit someone else made"  # rollguard.plan.repair_decide.discarded_edit's words
+
+
+def discarded_edits(changes: tuple[Change, ...]) -> list[str]:
+    """``dc/b: discards the edit someone else made during run ...``: a revert throwing away a colleague's
+    edit the journal recorded (an `inconsistent` group's hotfix), said above the plan, in the words the
+    CLI prints."""
+    return [f"{c.ref}: {note}" for c in changes for note in c.note.split("; ") if note.startswith(DISCARDS)]
+
+
 def folded_notes(changes: tuple[Change, ...]) -> list[str]:
     """Per-workload notes, one line per distinct note: ``dc/a, dc/b: target: ...``."""
     by_note: dict[str, list[str]] = {}
@@ -139,6 +149,7 @@ class ConfirmScreen(Dialog):
             yield Label(title, classes="dialog-title")
             if self.warning:
                 yield Static(Text(f"⚠ {self.warning}", style="bold yellow"), id="warning")
+            yield Static(id="discards")  # someone's edit the plan throws away (shown once it is read)
             yield Static(PLANNING, id="summary")
             yield DataTable(id="changes", cursor_type="none", show_cursor=False)
             yield Static(id="command")
@@ -163,6 +174,7 @@ class ConfirmScreen(Dialog):
         self.query_one("#changes", DataTable).add_columns(*(NARROW_COLUMNS if self.narrow else COLUMNS))
         self.query_one("#progress", RichLog).display = False
         self.query_one("#changes", DataTable).display = False
+        self.query_one("#discards", Static).display = False
         if self.typed_name:
             typed = self.query_one("#typed", Input)
             typed.display = False
@@ -210,9 +222,14 @@ class ConfirmScreen(Dialog):
             height = max(str(cell).count("\n") + 1 for cell in cells)
             table.add_row(*cells, height=height)
         table.display = bool(plan.changes)
-        notes = [f"• {n}" for n in plan.notes] + [f"• {n}" for n in folded_notes(plan.changes)]
+        discards = discarded_edits(plan.changes)
+        folded = [n for n in folded_notes(plan.changes) if DISCARDS not in n]
+        notes = [f"• {n}" for n in plan.notes] + [f"• {n}" for n in folded]
         self.query_one("#notes", Static).update("\n".join(notes))
         self.query_one("#notes-box").display = bool(notes)
+        lost = self.query_one("#discards", Static)
+        lost.update(Text("\n".join(f"⚠ {d}" for d in discards), style="bold yellow"))
+        lost.display = bool(discards)
         if plan.command:
             self.query_one("#command", Static).update(
                 Text.assemble(

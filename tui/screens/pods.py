@@ -1,5 +1,6 @@
-"""`:pods` (k9s' jump): the pods of the DCs and Deployments in view, or of one group (`:pods SELECTOR`,
-`p` on a group's page), each with its workload, revision and how it runs; `l` or Enter shows its logs.
+"""`:pods` (k9s' jump): the pods of the DCs and Deployments in view, or of one group (`:pods SELECTOR`:
+the workloads it matches; `p` on a group's page: its members), each with its workload, revision and how it
+runs; `l` or Enter shows its logs.
 
 Read-only: no key here writes. The rows come from the live caches through a thread worker
 (`Backend.pods`, judged again at each change of the inventory while the page is open), never from the UI
@@ -40,9 +41,17 @@ class PodsScreen(Screen[None]):
         Binding("ctrl+r", "reload", "Reload", show=False),
     ]
 
-    def __init__(self, *, selector: str = "") -> None:
+    def __init__(
+        self,
+        *,
+        selector: str = "",
+        members: tuple[WorkloadRow, ...] = (),
+        title: str = "",
+    ) -> None:
         super().__init__()
         self.selector = selector  # "": every pod in view; else the pods of the workloads it matches
+        self.members = members  # a group's page: the pods of these workloads only
+        self.page_title = title or (f"pods of group {selector}" if selector else "pods")
         self.pods: list[PodRow] = []
         self.error = ""
         self.loaded = False
@@ -55,8 +64,9 @@ class PodsScreen(Screen[None]):
     def heading(self) -> Text:
         backend = self.app.backend
         where = "all namespaces" if backend.all_namespaces else (backend.namespace or "default")
-        what = f"pods of group {self.selector}" if self.selector else "pods"
-        text = Text.assemble((what, "bold"), f" in {where}")
+        if self.members:
+            where = self.members[0].namespace
+        text = Text.assemble((self.page_title, "bold"), f" in {where}")
         if self.loaded:
             text.append(f"  ·  {len(self.pods)} pods")
         else:
@@ -73,8 +83,10 @@ class PodsScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="pods", exit_on_error=False)
     def load(self) -> None:
+        refs = frozenset(r.ref for r in self.members) if self.members else None
+        namespace = self.members[0].namespace if self.members else None
         try:
-            pods, error = self.app.backend.pods(selector=self.selector), ""
+            pods, error = self.app.backend.pods(selector=self.selector, refs=refs, namespace=namespace), ""
         except Exception as exc:
             pods, error = None, f"could not read the pods: {describe_error(exc)}"
         self.app.call_from_thread(self._show, pods, error)

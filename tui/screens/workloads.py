@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from rollguard.kinds import Kind, kind_of
 from rollguard.tui.liveness import banner, header
 from rollguard.tui.repairs import badges_by_group
 from rollguard.tui.repairs import header_text as repairs_header
@@ -26,9 +27,11 @@ from rollguard.tui.screens.base import (
     workload_selection,
 )
 from rollguard.tui.screens.detail import DetailScreen
+from rollguard.tui.screens.events import EventsScreen
 from rollguard.tui.screens.group import GroupScreen
 from rollguard.tui.screens.logs import LogsScreen
 from rollguard.tui.screens.pick import ALL_NAMESPACES, ContextPicker, NamespacePicker
+from rollguard.tui.screens.pods import PodsScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import SORT_KEYS, Inventory
 from rollguard.tui.widgets.keybar import KeyBar
@@ -43,6 +46,17 @@ def escape(text: str) -> str:
     return text.replace("[", "\\[")
 
 
+COMMAND_HINT = ":ns NAME  :ns all  :ctx NAME  :pods  :events  :dc  :deploy  :all  (esc: back)"
+
+
+def _kind_named(word: str) -> Kind | None:
+    """The kind a `:` word names (``dc``, ``deploy``, ``deployments`` ...: `kind_of`'s aliases), if any."""
+    try:
+        return kind_of(word)
+    except KeyError:
+        return None
+
+
 class WorkloadsScreen(ActionsMixin, Screen[None]):
     """Rollout groups and their workloads; the keys in the footer follow the selected row."""
 
@@ -53,7 +67,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         Binding("l", "logs", "Logs"),
         Binding("space", "fold", "Fold group", show=False),
         Binding("slash", "filter", "Filter"),
-        Binding("colon", "command", "Jump (:ns NAME, :ctx NAME)", show=False),
+        Binding("colon", "command", "Jump (:ns NAME, :ctx NAME, :pods, :events, :dc, :deploy)", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("s", "sort", "Sort", show=False),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
@@ -75,12 +89,13 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.folded: set[str] = set()
         self._shown_status = ("", "")
         self.findings_room = 0  # columns the findings take at < WIDE (see `redraw`)
+        self.only: Kind | None = None  # `:dc`, `:deploy`: the rows of that kind alone (`:all` again)
 
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="status")
         yield Static("", id="banner")
         yield Input(placeholder="filter: words in name, kind, group, finding or image", id="filter")
-        yield Input(placeholder=":ns NAME  :ns all  :ctx NAME  (esc: back)", id="command")
+        yield Input(placeholder=COMMAND_HINT, id="command")
         yield WorkloadTable(id="workloads")
         yield Static("", id="reason")
         yield KeyBar()
@@ -154,6 +169,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             folded=frozenset(self.folded),
             short=narrow,
             repairs=badges_by_group(self.app.repairs, time.monotonic()),
+            only=self.only,
         )
         lines = build(previous=self.table.by_key, room=self.findings_room if narrow else 0)
         started = time.perf_counter()
@@ -182,9 +198,10 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             parts.append(f"[b]selector[/] {escape(backend.options.selector)}")
         if inv is not None:
             shown = sum(1 for ln in self.table.lines if ln.row is not None)
-            parts.append(
-                f"{shown}/{len(inv.rows)} workloads" if self.text_filter else f"{len(inv.rows)} workloads"
-            )
+            filtered = self.text_filter or self.only is not None
+            parts.append(f"{shown}/{len(inv.rows)} workloads" if filtered else f"{len(inv.rows)} workloads")
+        if self.only is not None:
+            parts.append(f"{self.only.noun}s only")
         parts.append(f"sort {self.sort}{' ↑' if self.reverse else ''}")
         if self.text_filter:
             parts.append(f"filter “{escape(self.text_filter)}”")  # typed text is not markup
@@ -330,12 +347,22 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.jump(event.value)
 
     def jump(self, text: str) -> None:
-        """`:ns NAME`, `:ns all` (or `:ns -A`), `:ns` (the picker), `:ctx NAME`, `:ctx` (the picker)."""
+        """`:ns NAME`, `:ns all` (or `:ns -A`), `:ns` (the picker), `:ctx NAME`, `:ctx` (the picker);
+        as k9s: `:pods` (`:pods SELECTOR`: a group's), `:events`, `:dc` / `:deploy` (the rows of one kind),
+        `:all` (every kind again)."""
         words = text.strip().lstrip(":").split()
         if not words:
             return
         verb, args = words[0].lower(), words[1:]
-        if verb in ("ns", "namespace", "namespaces") and not args:
+        only = _kind_named(verb)
+        if only is not None or verb in ("all", "workloads", "wl"):
+            self.only = only
+            self.redraw()
+        elif verb in ("pods", "pod", "po"):
+            self.app.push_screen(PodsScreen(selector=" ".join(args)))
+        elif verb in ("events", "event", "ev"):
+            self.app.push_screen(EventsScreen())
+        elif verb in ("ns", "namespace", "namespaces") and not args:
             self.action_namespace()
         elif verb in ("ns", "namespace", "namespaces"):
             name = args[0]
@@ -348,9 +375,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         elif verb in ("ctx", "context", "contexts"):
             self.app.load(context=args[0])
         else:
-            self.app.notify(
-                f"unknown command “:{escape(verb)}”: use :ns NAME, :ns all or :ctx NAME", severity="warning"
-            )
+            self.app.notify(f"unknown command “:{escape(verb)}”: use {COMMAND_HINT}", severity="warning")
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)

@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.render import measure
 
 from rollguard.core.structs import KIND_NAMES
+from rollguard.kinds import Kind, kind_of
 from rollguard.tui.views import (
     UNGROUPED,
     Finding,
@@ -253,14 +254,20 @@ def build_lines(
     repairs: Mapping[str, str] | None = None,
     previous: Mapping[str, Line] | None = None,
     room: int = 0,
+    only: Kind | None = None,
 ) -> list[Line]:
     """The table's content, in order (pure: tested without a screen); a folded group shows its header only.
 
     ``previous`` (the lines on screen, by key): a line whose cells would come out of the same inputs
     keeps its cells, the very objects the table already holds. At 10,000 workloads a refresh then
     builds only the lines that changed, instead of 20,000 lines of styled text (a second copy of
-    everything on screen, and about a second of the UI thread's time)."""
-    rows = [r for r in inventory.rows if not text_filter or matches(r, text_filter)]
+    everything on screen, and about a second of the UI thread's time). ``only``: the rows of that kind
+    alone (`:dc`, `:deploy`)."""
+    rows = [
+        r
+        for r in inventory.rows
+        if (not text_filter or matches(r, text_filter)) and (only is None or kind_of(r.kind) is only)
+    ]
     lines: list[Line] = []
     by_group: dict[str, list[WorkloadRow]] = {}
     before = previous or {}
