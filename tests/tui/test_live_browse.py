@@ -1,11 +1,14 @@
-"""The pods and events pages (issue 30 point 6) on the live sandbox: the namespace's Events as the
+"""The pods and events pages (issue 30 point 6) on the live sandbox, reached with `:events` and `:pods`
+as a k9s user types them: the namespace's Events as the
 controllers recorded them (kube-controller-manager's for the Deployment, the emulated DC controller's),
 newest first with the object involved; the pods of a DC and a Deployment from the live caches, each with
-its workload and revision, and `l` on one shows its log served by the stand-in kubelet."""
+its workload and revision, and `l` on one shows its log served by the stand-in kubelet (`t`: with the
+kubelet's timestamps, sandbox/kubelet_logs.py)."""
 
 from __future__ import annotations
 
 import itertools
+import re
 
 from rollguard.tui.screens.events import EventsScreen
 from rollguard.tui.screens.logs import LogsScreen
@@ -24,8 +27,10 @@ async def test_the_events_and_pods_pages_on_the_sandbox(sandbox, namespace, clie
             timeout=60,
             what="both workloads in view",
         )
-        events = EventsScreen()
-        await app.push_screen(events)
+        await pilot.press("colon", *"events", "enter")  # typed at once: all of it goes to the `:` line
+        await until(pilot, lambda: isinstance(app.screen, EventsScreen), what="the events page")
+        events = app.screen
+        assert isinstance(events, EventsScreen)
         await until(pilot, lambda: events.loaded and not events.error, timeout=30, what="the events")
         involved = {e.involved for e in events.events}
         assert "Deployment/web" in involved, involved  # kube-controller-manager's ScalingReplicaSet
@@ -36,8 +41,10 @@ async def test_the_events_and_pods_pages_on_the_sandbox(sandbox, namespace, clie
         assert scaled.reason == "ScalingReplicaSet" and "web-" in scaled.message, scaled
         await pilot.press("escape")
 
-        pods = PodsScreen()
-        await app.push_screen(pods)
+        await pilot.press("colon", *"pods", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PodsScreen), what="the pods page")
+        pods = app.screen
+        assert isinstance(pods, PodsScreen)
         await until(
             pilot,
             lambda: {p.workload for p in pods.pods} == {"dc/dc1", "deployment/web"},
@@ -52,6 +59,13 @@ async def test_the_events_and_pods_pages_on_the_sandbox(sandbox, namespace, clie
         logs = app.screen
         assert isinstance(logs, LogsScreen) and logs.pod == dc_pod.name
         await until(pilot, lambda: bool(logs.lines), timeout=30, what="the pod's log")
+        assert OLD in "\n".join(logs.lines), logs.lines
+        await pilot.press("t")  # the kubelet's times: the stream read again with timestamps=true
+        stamped = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z ")
+        await until(
+            pilot, lambda: bool(logs.lines) and all(stamped.match(line) for line in logs.lines), timeout=30,
+            what="stamped lines",
+        )  # fmt: skip
         assert OLD in "\n".join(logs.lines), logs.lines
         workers = [w for w in app.workers if w.group == "logs"]
         await pilot.press("escape")
