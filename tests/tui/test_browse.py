@@ -237,3 +237,19 @@ async def test_p_on_a_groups_page_shows_its_pods(fake):
         assert isinstance(pods, PodsScreen) and pods.pods
         assert {p.workload for p in pods.pods} <= members
         assert f"pods of group {group.members[0].group}" in str(pods.query_one("#status").render())
+
+
+async def test_the_command_palette_offers_the_jumps(fake):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        main = app.screen
+        assert isinstance(main, WorkloadsScreen)
+        entries = {title: run for title, _help, run in main.palette_commands()}
+        assert {"Pods", "Events", "Only DeploymentConfigs", "Only Deployments"} <= set(entries)
+        entries["Only Deployments"]()
+        await settle(app, pilot)
+        assert {line.row.kind for line in main.table.lines if line.row is not None} == {"Deployment"}
+        entries["Events"]()
+        await settle(app, pilot)
+        assert isinstance(app.screen, EventsScreen)

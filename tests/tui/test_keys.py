@@ -305,7 +305,16 @@ async def test_quitting_while_a_repair_runs_asks_wait_or_stop(fake):
             await pilot.pause()
             assert isinstance(app.screen, ConfirmScreen) and app.is_running and not app.quitting
             repair = app.running_action()
-            await pilot.press("ctrl+c", "s")  # ctrl+c as q: asks; stop it and quit once it has ended
+            await pilot.press("q", "s", "enter")  # no letter stops it; a reflex Enter waits
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmScreen) and app.is_running and not app.quitting
+            assert not repair.cancel_event.is_set()
+            await pilot.press("ctrl+c", "tab", "enter")  # ctrl+c as q: asks; Stop not armed yet
+            await pilot.pause()
+            assert isinstance(app.screen, QuitScreen) and not repair.cancel_event.is_set()
+            stop = app.screen.query_one("#stop")
+            await until(pilot, lambda: stop.armed, what="Stop armed")
+            await pilot.press("enter")  # deliberate: stop it, and quit once it has ended
             await until(pilot, lambda: not app.is_running, what="quit after the repair stopped")
             assert repair.cancel_event.is_set() and repair.result is not None
     finally:

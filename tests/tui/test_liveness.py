@@ -18,6 +18,7 @@ from rollguard.cluster.lock import LEASE_SECONDS
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.backend import Backend, Options
 from rollguard.tui.liveness import Link
+from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.widgets.workload_table import WorkloadTable
 from tests.helpers.fakecluster import FakeCluster
 from tests.helpers.tui import SIZE, make_app, until
@@ -106,6 +107,33 @@ async def test_the_table_behind_a_dialog_says_paused(fake):
                     what="paused")  # fmt: skip
         await pilot.press("escape")
         await until(pilot, lambda: status(app).split(" · ")[1] == "live", what="live again")
+
+
+async def test_a_dialog_waiting_on_a_hung_server_says_so_and_esc_cancels_it(fake):
+    """A redeploy's confirmation opened while the server hangs: its dry run waits; the dialog says the
+    server does not answer and that esc cancels; esc closes it, and nothing was written."""
+    app = fast(make_app(fake, live=True))
+    fake.hang_timeout = 30.0
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.liveness.live and app.permissions_known, what="live")
+        await pilot.press("down")  # a workload's row
+        fake.freeze()
+        await until(pilot, lambda: "no answer from the API server for" in status(app), what="the hang said")
+        written = fake._rv
+        await pilot.press("r")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen), app.screen_stack
+
+        def said() -> str:
+            return str(dialog.query_one("#summary").render())
+
+        await until(pilot, lambda: "No answer from the API server for" in said(), what="the wait said")
+        assert "esc cancels (nothing was changed)" in said() and dialog.state == "planning"
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), what="the dialog closed")
+        fake.thaw()
+        await until(pilot, lambda: status(app).split(" · ")[1] == "live", what="live again")
+        assert fake._rv == written and not app.repairs  # nothing was written, no repair started
 
 
 def table_keys(app) -> list[str]:

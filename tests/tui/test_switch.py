@@ -9,6 +9,8 @@ namespace's workloads on the cluster, and still equal them after two more live r
 
 from __future__ import annotations
 
+import json
+
 from rollguard.tui.app import RollguardApp
 from rollguard.tui.widgets.workload_table import WorkloadTable
 from tests.helpers.fakecluster import FakeCluster
@@ -67,3 +69,41 @@ async def test_switching_namespaces_back_and_forth_keeps_the_new_namespaces_work
             assert in_table(app) == expected, f"switch {i + 1} to {target}: {in_table(app)}"
             assert f"{len(expected)} workloads" in str(app.screen.query_one("#status").render())
     fake.close()
+
+
+async def test_switching_contexts_back_and_forth_keeps_the_new_clusters_workloads(tmp_path):
+    """The same for `:ctx`: two clusters whose shop-dev namespaces differ; after each switch the table is
+    the new cluster's, and stays so."""
+    contexts = [
+        {"name": n, "context": {"cluster": "c", "user": "u", "namespace": "shop-dev"}}
+        for n in ("dev", "prod")
+    ]
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "dev", "contexts": contexts,
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}], "users": [{"name": "u", "user": {}}],
+    }))  # fmt: skip
+    clusters = {
+        "dev": cluster_of(reference_case("shop-dev") + neighbours("shop-dev")),
+        "prod": cluster_of(neighbours("shop-dev")),
+    }
+    assert on_cluster(clusters["dev"], "shop-dev") != on_cluster(clusters["prod"], "shop-dev")
+    app = fast(make_app(clusters["dev"], namespace="shop-dev", kubeconfig=str(kubeconfig), live=True))
+    app.backend._factory = lambda _kubeconfig, context: clusters[context or "dev"]
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.liveness.live and in_table(app) == on_cluster(clusters["dev"], "shop-dev"),
+                    what="dev live")  # fmt: skip
+        for i in range(SWITCHES // 2):
+            target = "prod" if i % 2 == 0 else "dev"
+            await pilot.press("colon", *f"ctx {target}", "enter")
+            expected = on_cluster(clusters[target], "shop-dev")
+
+            def shown(target: str = target, expected: set[str] = expected) -> bool:
+                return app.liveness.live and app.backend.context == target and in_table(app) == expected
+
+            await until(pilot, shown, what=f"switch {i + 1} to {target}")
+            seen = app.live_refreshes
+            await until(pilot, lambda seen=seen: app.live_refreshes >= seen + 2, what="two live refreshes")
+            assert in_table(app) == expected, f"switch {i + 1} to {target}: {in_table(app)}"
+    for cluster in clusters.values():
+        cluster.close()

@@ -289,6 +289,10 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             ("Filter", "/: show only rows matching words", self.action_filter),
             ("Sort by next column", f"s: {', '.join(SORT_KEYS)}", self.action_sort),
             ("Reload", "ctrl+r: list everything again from the API", self.action_reload),
+            ("Pods", ":pods: the pods of the namespace, and their logs", lambda: self.jump("pods")),
+            ("Events", ":events: the namespace's Events, newest first", lambda: self.jump("events")),
+            ("Only DeploymentConfigs", ":dc (:all: every kind again)", lambda: self.jump("dc")),
+            ("Only Deployments", ":deploy (:all: every kind again)", lambda: self.jump("deploy")),
         ]
         return super().palette_commands() + general
 
