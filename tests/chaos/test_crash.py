@@ -103,6 +103,7 @@ def crash_case(
         assert result.code == -signal.SIGKILL, (
             f"run was not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}{result.stderr[-800:]}"
         )
+        assert proxy.settled(), "writes of the killed run still in flight after 60 s"
         seen = label(proxy.mutating()[step.k - 1])
         assert step_class(seen) == step_class(step.label), (
             f"k={step.k}: call {seen!r}, the count run had {step.label!r}"
@@ -233,6 +234,7 @@ def half_rolled(client: Client, proxy: FaultProxy, kubeconfig: Path, namespace: 
     killed = h.start_rollout(kubeconfig, namespace, h.NEW)
     proxy.after_mutation(k, h.killer(killed))
     assert h.finish(killed).code == -signal.SIGKILL
+    assert proxy.settled(), "writes of the killed run still in flight after 60 s"
     h.expire_lease(client, namespace)
     proxy.reset()
 
@@ -315,6 +317,7 @@ def other_target_case(
         assert result.code == -signal.SIGKILL, (
             f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
         )
+        assert proxy.settled(), "writes of the killed run still in flight after 60 s"
         seen = label(proxy.mutating()[step.k - 1])
         after_kill = h.journal(client, ns)
         left = {name: view(client, ns, kind, name).images["app"] for kind, name in h.GROUP}
@@ -416,6 +419,7 @@ def manifest_case(
         assert result.code == -signal.SIGKILL, (
             f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
         )
+        assert proxy.settled(), "writes of the killed run still in flight after 60 s"
         seen = label(proxy.mutating()[step.k - 1])
         after_kill = h.journal(client, ns)
         side = expected_side(after_kill)
@@ -471,6 +475,7 @@ def manifest_other_case(
         assert result.code == -signal.SIGKILL, (
             f"not killed at k={step.k} (exit {result.code}): {result.stdout[-800:]}"
         )
+        assert proxy.settled(), "writes of the killed run still in flight after 60 s"
         seen = label(proxy.mutating()[step.k - 1])
         after_kill = h.journal(client, ns)
         members = (*h.GROUP, (h.DEPLOYMENT, "extra"))

@@ -151,6 +151,8 @@ class FaultProxy:
         self._hooks: dict[int, Callable[[Record], None]] = {}
         self._matchers: list[tuple[Callable[[Record], bool], Callable[[Record], None]]] = []
         self._before: list[tuple[Callable[[Record, bytes], bool], Callable[[Record], None]]] = []
+        self._forwarding = 0  # mutating requests forwarded to the server and not answered by it yet
+        self._settled = threading.Condition(self._lock)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._timer: threading.Timer | None = None
@@ -208,6 +210,20 @@ class FaultProxy:
             if seed is not None:
                 self.seed = seed
                 self.rng = random.Random(seed)
+
+    def settled(self, timeout: float = 60.0) -> bool:
+        """Wait until every mutating request forwarded to the server has its answer (False: not within
+        ``timeout``). A client killed while it had several writes out (a run sends its workloads' writes
+        at once) leaves the others in flight here: they land on the server after it died, and what the
+        cluster holds "right after the kill" is only known once they did."""
+        with self._settled:
+            return self._settled.wait_for(lambda: self._forwarding == 0, timeout)
+
+    def _forward(self, delta: int) -> None:
+        with self._settled:
+            self._forwarding += delta
+            if not self._forwarding:
+                self._settled.notify_all()
 
     def after_mutation(self, k: int, hook: Callable[[Record], None]) -> None:
         """Call ``hook`` once the server answered the k-th mutating request, before relaying it.
@@ -383,6 +399,9 @@ class _Handler(BaseHTTPRequestHandler):
         conn = http.client.HTTPSConnection(
             proxy.upstream_host, proxy.upstream_port, context=proxy.ssl, timeout=330
         )
+        forwarding = record.mutating
+        if forwarding:
+            proxy._forward(1)
         try:
             conn.request(self.command, self.path, body=body or None, headers=headers)
             resp = conn.getresponse()
@@ -391,6 +410,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stream(record, resp)
                 return
             data = resp.read()
+            if forwarding:
+                forwarding = False
+                proxy._forward(-1)
             if record.mutating:
                 hook = proxy._mutation_answered(record)
                 if hook is not None:
@@ -412,6 +434,8 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             self._drop()
         finally:
+            if forwarding:  # the server never answered (the connection failed): nothing more will land
+                proxy._forward(-1)
             conn.close()
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _any
