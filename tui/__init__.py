@@ -16,8 +16,6 @@ Layout, with the direction of imports (never upwards):
 from __future__ import annotations
 
 import logging
-import os
-import sys
 
 
 def main(
@@ -51,10 +49,4 @@ def main(
         app.run()
     finally:
         backend.stop_live()
-    if app.detached:
-        # The repair's thread would hold the process (and the terminal) until it ends: leave it now.
-        # Its journal and lock are in the cluster; the lease expires and a later run finishes it.
-        sys.stderr.write("rollguard tui: detached from a running repair; its journal says what is left\n")
-        sys.stderr.flush()
-        os._exit(app.return_code or 0)
     return app.return_code or 0

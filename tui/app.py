@@ -1,4 +1,4 @@
-"""The rollguard repair TUI: the App, its data loop and the action flow.
+"""The rollguard repair TUI: the App and the action flow (the data loop is `rollguard.tui.dataloop`).
 
 Blocking work (API reads, watches, SelfSubjectAccessReviews, repairs: all `rollguard.tui.backend`
 calls) runs in thread workers that post messages (`rollguard.tui.messages`) back; the event loop only
@@ -9,29 +9,22 @@ the app only for typing, and reach it as ``self.app``.
 from __future__ import annotations
 
 import datetime as dt
-import threading
-import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from textual import on, work
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.screen import Screen
-from textual.worker import get_current_worker
 
-from rollguard.core.errors import EXIT_INCONSISTENT, ServerError, TooManyRequests, Unreachable
+from rollguard.core.errors import EXIT_INCONSISTENT
 from rollguard.core.structs import ExitStatus
 from rollguard.tui.backend import Backend
+from rollguard.tui.dataloop import DataLoop
 from rollguard.tui.errors import describe_error
 from rollguard.tui.keys import APP_BINDINGS
-from rollguard.tui.liveness import Link, Liveness, backoff, link_after
+from rollguard.tui.liveness import Liveness
 from rollguard.tui.messages import (
     ActionFinished,
-    Connected,
-    InventoryLoaded,
-    LivenessChanged,
-    PermissionsLoaded,
-    Problem,
     ProgressLine,
 )
 from rollguard.tui.repairs import TrackedRepair
@@ -44,20 +37,12 @@ from rollguard.tui.views import Inventory, ResultView, Target
 Clock = Callable[[], dt.datetime]
 
 
-def transient(exc: BaseException) -> bool:
-    """An outage worth retrying (the server down, overloaded or restarting), not a refusal to fix."""
-    return isinstance(exc, Unreachable | ServerError | TooManyRequests | TimeoutError | OSError)
-
-
-class RollguardApp(App[int]):
+class RollguardApp(DataLoop):
     """Workloads by rollout group, their findings, and guarded repairs."""
 
     CSS_PATH = "styles.tcss"
     TITLE = "rollguard"
     BINDINGS = APP_BINDINGS
-    LIVE_TICK = 0.5
-    PROBE_EVERY = 2.0  # seconds between liveness probes while live
-    CLOCK_TICK = 5.0  # seconds between re-judgements of time-based findings without any event
 
     def __init__(
         self,
@@ -78,261 +63,16 @@ class RollguardApp(App[int]):
         self.inventory: Inventory | None = None
         self.allowed: dict[str, frozenset[str]] = {}
         self.permissions_known = False
-        self._reviewing: set[str] = set()  # namespaces whose access reviews a worker is asking now
-        self._generation = 0  # bumped by each load: reviews of an older connection are dropped
         self.timings: dict[str, float] = {}
-        self._dialogs = 0
-        self._paused = threading.Event()
-        self._dirty = threading.Event()
-        self._retry = threading.Event()
+        self.live_refreshes = 0  # inventories from the live caches shown (tests wait on it)
         self.liveness = Liveness()
+        self.init_data_loop()
         self.repairs: list[TrackedRepair] = []  # confirmed from this TUI, running or ended (`b` reopens them)
-        self.detached = False  # quit while a repair ran: the process must not wait for its thread
-
-    @property
-    def read_only(self) -> bool:
-        return self.backend.options.read_only
+        self.quitting = False  # the user chose to stop the running repairs and quit once they ended
 
     def on_mount(self) -> None:
         self.push_screen(WorkloadsScreen())
         self.load()
-
-    # -- the data loop ---------------------------------------------------------------------------------
-
-    def load(
-        self, *, context: str | None = None, namespace: str | None = None, all_namespaces: bool = False
-    ) -> None:
-        """(Re)connect and read; then follow changes through watches (unless live is off).
-
-        Switching context or namespace clears the table at once: the old cluster's rows must not stand
-        under the new name while the new cluster has not answered.
-        """
-        self.permissions_known = False
-        self.allowed = {}
-        self._reviewing = set()
-        self._generation += 1
-        if context is not None or namespace is not None or all_namespaces:
-            self.inventory = None
-            self._set_liveness(Liveness(Link.CONNECTING))
-            for screen in self._screens():
-                if hasattr(screen, "inventory_cleared"):
-                    screen.inventory_cleared()
-        self._retry.set()  # a loader waiting to reconnect (to the old context) ends now
-        self._loader(context, namespace, all_namespaces)
-
-    @work(thread=True, exclusive=True, group="loader", exit_on_error=False)
-    def _loader(self, context: str | None, namespace: str | None, all_namespaces: bool) -> None:
-        worker = get_current_worker()
-        backend = self.backend
-        try:
-            if namespace is not None or all_namespaces:
-                backend.namespace = namespace
-                backend.all_namespaces = all_namespaces
-            if context is not None or backend.client is None:
-                backend.connect(context)
-            else:
-                backend.stop_live()
-            self.post_message(Connected(backend.context_name, backend.namespace, backend.all_namespaces))
-        except Exception as exc:  # the kubeconfig: nothing to retry
-            self.post_message(Problem(describe_error(exc)))
-            return
-        failures = 0
-        contact: float | None = None
-        self._retry.clear()
-        while not worker.is_cancelled:
-            try:
-                inventory = backend.read(on_partial=self._partial, for_live=self.live_enabled)
-                contact = time.monotonic()
-                if worker.is_cancelled:
-                    return
-                self.post_message(InventoryLoaded(inventory, live=False, arrived=backend.timings["listed"]))
-                if not self.live_enabled or worker.is_cancelled:
-                    self.post_message(PermissionsLoaded(self._eager_permissions(inventory)))
-                    return
-                # Watches first, access reviews after: with -A the reviews are asked lazily (`may`),
-                # one namespace at a time as its rows are acted on, never 22 per namespace up front.
-                backend.start_live()
-                failures = 0
-                self.post_message(LivenessChanged(Liveness(Link.LIVE, contact=time.monotonic())))
-                self.post_message(PermissionsLoaded(self._eager_permissions(inventory)))
-                self._follow(worker)
-                return
-            except Exception as exc:  # the API, anything: a notification, not a traceback
-                if worker.is_cancelled:
-                    return
-                if not transient(exc) or not self.live_enabled:
-                    self.post_message(Problem(describe_error(exc)))
-                    self.post_message(
-                        LivenessChanged(Liveness(Link.DISCONNECTED, contact, describe_error(exc)))
-                    )
-                    return
-                backend.stop_live()
-                failures += 1
-                if failures == 1:
-                    self.post_message(Problem(describe_error(exc), severity="warning"))
-                self.post_message(
-                    LivenessChanged(Liveness(link_after(failures), contact, describe_error(exc), failures))
-                )
-                self._retry.wait(backoff(failures))
-                self._retry.clear()
-            finally:
-                if worker.is_cancelled:
-                    backend.stop_live()
-
-    def _follow(self, worker: Any) -> None:
-        """Follow the watches; probe the server every `PROBE_EVERY` s (raises when it stops answering);
-        re-judge time-based findings every `CLOCK_TICK` s although nothing changed (lease expiry,
-        deadlines, ages); with -A and a selector, start watching namespaces that appeared.
-
-        An event re-assesses its namespace only; the clock tick re-judges every namespace, at most a
-        quarter of the time (a whole cluster's assessment takes seconds: the tick must not take it all)."""
-        backend = self.backend
-        last_probe = last_tick = time.monotonic()
-        everything = False
-        while not worker.is_cancelled:
-            changed = backend.wait(self.LIVE_TICK)
-            now = time.monotonic()
-            if changed:
-                self._dirty.set()
-            if now - last_probe >= self.PROBE_EVERY:
-                backend.probe()
-                last_probe = now
-                self.post_message(LivenessChanged(Liveness(Link.LIVE, contact=now)))
-            if now - last_tick >= max(self.CLOCK_TICK, 4 * backend.timings.get("everything_s", 0.0)):
-                last_tick = now
-                everything = True
-                self._dirty.set()  # the same objects judged at a later now
-                if backend.follow_new_namespaces():
-                    self._dirty.set()
-            if worker.is_cancelled or not self._dirty.is_set() or self._paused.is_set():
-                continue  # paused: a dialog is open; the change is kept for when it closes
-            self._dirty.clear()
-            inventory = backend.cached(everything=everything)
-            everything = False
-            self.post_message(InventoryLoaded(inventory, live=True, arrived=backend.timings["listed"]))
-
-    def reconnect_now(self) -> None:
-        """Cut the reconnect backoff short (the `r`eload key while disconnected)."""
-        self._retry.set()
-
-    def _partial(self, inventory: Inventory) -> None:
-        """From the loader's thread: what a long first read has found so far."""
-        self.post_message(InventoryLoaded(inventory, live=False, arrived=time.perf_counter()))
-
-    def refresh_now(self) -> None:
-        """A fresh list from the API (ctrl+r), without restarting the watches; while the server does not
-        answer, a reconnect attempt now instead."""
-        if not self.liveness.live and self.live_enabled:
-            self.reconnect_now()
-            return
-        self._refresh_once()
-
-    @work(thread=True, exclusive=True, group="refresh", exit_on_error=False)
-    def _refresh_once(self) -> None:
-        try:
-            inventory = self.backend.read()
-            self.post_message(InventoryLoaded(inventory, live=False, arrived=time.perf_counter()))
-            self.post_message(PermissionsLoaded(self._eager_permissions(inventory)))
-        except Exception as exc:
-            self.post_message(Problem(describe_error(exc)))
-
-    def _eager_permissions(self, inventory: Inventory) -> dict[str, frozenset[str]]:
-        """One namespace: its permissions now (a few reviews). All namespaces: none yet; `may` asks
-        for a namespace's when a screen first offers an action there (100 namespaces would be 2,200
-        reviews before anything else)."""
-        if self.backend.all_namespaces and not self.read_only:
-            return {}
-        return self.backend.allowed(inventory)
-
-    def _review(self, namespace: str) -> None:
-        if namespace in self._reviewing:
-            return
-        self._reviewing.add(namespace)
-        self._review_worker(namespace, self._generation)
-
-    @work(thread=True, group="permissions", exit_on_error=False)
-    def _review_worker(self, namespace: str, generation: int) -> None:
-        inventory = self.inventory
-        kinds = {row.kind for row in inventory.rows if row.namespace == namespace} if inventory else set()
-        try:
-            allowed = self.backend.permissions(namespace, kinds)
-        except Exception as exc:  # unanswerable: offer nothing there, say why
-            self.post_message(Problem(describe_error(exc)))
-            allowed = frozenset()
-        if generation == self._generation:
-            self.post_message(PermissionsLoaded({namespace: allowed}))
-
-    @on(Connected)
-    def _connected(self, message: Connected) -> None:
-        where = "all namespaces" if message.all_namespaces else (message.viewed_namespace or "default")
-        self.sub_title = f"{message.context or 'current context'} / {where}"
-        for screen in self._screens():
-            if hasattr(screen, "connection_changed"):
-                screen.connection_changed()
-
-    @on(LivenessChanged)
-    def _liveness_changed(self, message: LivenessChanged) -> None:
-        self._set_liveness(message.liveness)
-
-    def _set_liveness(self, liveness: Liveness) -> None:
-        changed = liveness.link is not self.liveness.link
-        self.liveness = liveness
-        if changed:
-            for screen in self._screens():
-                if hasattr(screen, "liveness_changed"):
-                    screen.liveness_changed()
-
-    @on(InventoryLoaded)
-    def _inventory_loaded(self, message: InventoryLoaded) -> None:
-        old = self.inventory.errors if self.inventory else ()
-        for problem in message.inventory.errors:
-            if problem not in old:
-                self.notify(problem, title="rollguard", severity="warning", timeout=8)
-        self.inventory = message.inventory
-        self.timings.setdefault("first_arrived", message.arrived)
-        self.timings["arrived"] = message.arrived
-        for screen in self._screens():
-            if hasattr(screen, "inventory_changed"):
-                screen.inventory_changed(message.inventory, live=message.live)
-        self.call_after_refresh(self._shown)
-
-    def _shown(self) -> None:
-        self.timings["shown"] = time.perf_counter()
-        self.timings.setdefault("first_shown", self.timings["shown"])
-
-    @on(PermissionsLoaded)
-    def _permissions_loaded(self, message: PermissionsLoaded) -> None:
-        self.allowed = {**self.allowed, **message.allowed}  # lazy reviews add namespaces one by one
-        self.permissions_known = True
-        for screen in self._screens():
-            if hasattr(screen, "bindings_changed"):
-                screen.bindings_changed()
-        self.screen.refresh_bindings()
-
-    @on(Problem)
-    def _problem(self, message: Problem) -> None:
-        self.notify(message.text, title="rollguard", severity=message.severity, timeout=8)  # type: ignore[arg-type]
-
-    def _screens(self) -> Iterable[Screen[Any]]:
-        return list(self.screen_stack)
-
-    # -- dialogs pause the live refresh -----------------------------------------------------------------
-
-    def dialog_opened(self) -> None:
-        self._dialogs += 1
-        self._paused.set()
-
-    def dialog_closed(self) -> None:
-        self._dialogs = max(self._dialogs - 1, 0)
-        if self._dialogs == 0:
-            self._paused.clear()
-            self.backend.poke()  # apply what changed meanwhile now, not at the next event
-
-    @property
-    def refresh_paused(self) -> bool:
-        """Whether the table's refresh is held while a dialog is open: a seam for the tests
-        (tests/tui/test_app.py), which the app itself reads as ``_paused``."""
-        return self._paused.is_set()
 
     # -- actions ------------------------------------------------------------------------------------------
 
@@ -407,6 +147,8 @@ class RollguardApp(App[int]):
             )
             self.refresh_now()
         self._repairs_changed()
+        if self.quitting and not self.running_repairs():
+            self.exit()
 
     def _repairs_changed(self) -> None:
         for screen in self._screens():
@@ -435,22 +177,29 @@ class RollguardApp(App[int]):
         return running[-1] if running else None
 
     async def action_quit(self) -> None:
-        """Quit; while a repair runs, ask first: wait for it, or detach."""
+        """Quit (`q`, ctrl+c as in k9s); while a repair runs, ask first: wait for it, or stop it and quit.
+
+        A repair runs in this process: quitting cannot leave it running. Stopping it interrupts it as
+        Ctrl-C interrupts the command (what it changed is reverted, its journal says the rest), and the
+        TUI quits once it has ended."""
         running = self.running_action()
         if running is None:
             self.exit()
             return
-        what = running.what
-        command = running.plan.command or "rollguard revert"
-        if any(isinstance(s, QuitScreen) for s in self.screen_stack):
+        if self.quitting or any(isinstance(s, QuitScreen) for s in self.screen_stack):
             return
+        command = running.plan.command or "rollguard revert"
 
         def chosen(choice: str | None) -> None:
-            if choice == "detach":
-                self.detached = True
-                self.exit()
+            if choice == "stop":
+                self.quitting = True
+                for repair in self.running_repairs():
+                    repair.cancel_event.set()
+                self.notify(
+                    "stopping the repair (what it changed is reverted); rollguard quits once it has ended"
+                )
 
-        self.push_screen(QuitScreen(what.capitalize(), command), chosen)
+        self.push_screen(QuitScreen(running.what.capitalize(), command), chosen)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())

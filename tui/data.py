@@ -25,6 +25,7 @@ from rollguard.core.resources import (
     REPLICATION_CONTROLLERS,
     Resource,
 )
+from rollguard.core.selectors import matches
 from rollguard.core.structs import Obj, RunState
 from rollguard.kinds import kind_of
 from rollguard.kinds.causes import RevisionCause
@@ -42,6 +43,7 @@ from rollguard.tui.views import (
     GroupView,
     Inventory,
     PlanView,
+    PodRow,
     PodView,
     ResultView,
     RevisionView,
@@ -314,19 +316,57 @@ def event_views(events: Iterable[Obj], limit: int = 15) -> list[EventView]:
     views = []
     for ev in events:
         meta = ev.get("metadata", {})
-        last = parse_time(ev.get("lastTimestamp") or ev.get("eventTime") or meta.get("creationTimestamp"))
+        last = parse_time(
+            ev.get("lastTimestamp")
+            or (ev.get("series") or {}).get("lastObservedTime")
+            or ev.get("eventTime")
+            or meta.get("creationTimestamp")
+        )
+        involved = ev.get("involvedObject") or {}
         views.append(
             EventView(
                 type=str(ev.get("type", "")),
                 reason=str(ev.get("reason", "")),
-                object=str((ev.get("involvedObject") or {}).get("name", "")),
+                object=str(involved.get("name", "")),
                 message=str(ev.get("message", "")).strip(),
                 count=int(ev.get("count", 1) or 1),
                 last_seen=last,
+                kind=str(involved.get("kind", "")),
+                namespace=str(meta.get("namespace") or involved.get("namespace") or ""),
             )
         )
     far_past = dt.datetime.min.replace(tzinfo=dt.UTC)
     return sorted(views, key=lambda v: (v.last_seen or far_past, v.message), reverse=True)[:limit]
+
+
+def pod_rows(
+    states: Iterable[assessment.NamespaceState], *, selector: str = "", refs: frozenset[str] | None = None
+) -> list[PodRow]:
+    """The pods page: every pod of the DCs' and Deployments' revisions in ``states`` (of the workloads
+    whose labels ``selector`` matches, when given; of the workloads ``refs`` names, ``dc/NAME``, when
+    given: a group's members), by namespace, workload and name."""
+    rows = []
+    for ns_state in states:
+        for ws in ns_state.workloads:
+            if (selector and not matches(selector, ws.labels)) or (refs is not None and ws.key not in refs):
+                continue
+            for pod in ws.pods:
+                rows.append(
+                    PodRow(
+                        namespace=ws.namespace,
+                        name=pod.name,
+                        workload=ws.key,
+                        kind=ws.kind,
+                        workload_name=ws.ref.name,
+                        revision=pod.revision,
+                        status=pod.reason or pod.phase or "Unknown",
+                        ready="yes" if pod.ready else "no",
+                        restarts=pod.restarts,
+                        node=pod.node,
+                        created=parse_time(pod.created),
+                    )
+                )
+    return sorted(rows, key=lambda r: (r.namespace, r.workload, r.name))
 
 
 # -- actions ------------------------------------------------------------------------------------------

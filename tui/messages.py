@@ -12,8 +12,16 @@ from rollguard.tui.views import DetailView, Inventory, PlanView, ResultView
 class Connected(Message):
     """The backend connected (or switched context / namespace)."""
 
-    def __init__(self, context: str | None, namespace: str | None, all_namespaces: bool) -> None:
+    def __init__(
+        self,
+        context: str | None,
+        namespace: str | None,
+        all_namespaces: bool,
+        *,
+        generation: int | None = None,
+    ) -> None:
         super().__init__()
+        self.generation = generation  # the load it belongs to (None: any)
         self.context = context
         self.viewed_namespace = namespace  # not `namespace`: Message uses that name for its handlers
         self.all_namespaces = all_namespaces
@@ -22,8 +30,11 @@ class Connected(Message):
 class InventoryLoaded(Message):
     """A new reading of the workloads (first list, reload or live refresh)."""
 
-    def __init__(self, inventory: Inventory, *, live: bool, arrived: float) -> None:
+    def __init__(
+        self, inventory: Inventory, *, live: bool, arrived: float, generation: int | None = None
+    ) -> None:
         super().__init__()
+        self.generation = generation  # the load it belongs to (None: any)
         self.inventory = inventory
         self.live = live
         self.arrived = arrived  # time.perf_counter() when the API's answers were all in
@@ -32,16 +43,18 @@ class InventoryLoaded(Message):
 class PermissionsLoaded(Message):
     """The actions the user may perform, per namespace (from SelfSubjectAccessReviews)."""
 
-    def __init__(self, allowed: dict[str, frozenset[str]]) -> None:
+    def __init__(self, allowed: dict[str, frozenset[str]], *, generation: int | None = None) -> None:
         super().__init__()
+        self.generation = generation  # the load it belongs to (None: any)
         self.allowed = allowed
 
 
 class Problem(Message):
     """An API or connection error: shown as a notification, never as a traceback."""
 
-    def __init__(self, text: str, *, severity: str = "error") -> None:
+    def __init__(self, text: str, *, severity: str = "error", generation: int | None = None) -> None:
         super().__init__()
+        self.generation = generation  # the load it belongs to (None: any)
         self.text = text
         self.severity = severity
 
@@ -79,6 +92,7 @@ class ActionFinished(Message):
 class LivenessChanged(Message):
     """The loader's judgement of the link to the API server (live, reconnecting, disconnected)."""
 
-    def __init__(self, liveness: Liveness) -> None:
+    def __init__(self, liveness: Liveness, *, generation: int | None = None) -> None:
         super().__init__()
+        self.generation = generation  # the load it belongs to (None: any)
         self.liveness = liveness

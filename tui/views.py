@@ -170,6 +170,30 @@ class EventView:
     message: str
     count: int
     last_seen: dt.datetime | None
+    kind: str = ""  # the involved object's kind
+    namespace: str = ""
+
+    @property
+    def involved(self) -> str:
+        """``ReplicationController/dc2-2``: the involved object as the events page names it."""
+        return f"{self.kind}/{self.object}" if self.kind else self.object
+
+
+@dataclass(frozen=True)
+class PodRow:
+    """One pod of the pods page (`:pods`): whose it is and how it runs."""
+
+    namespace: str
+    name: str
+    workload: str  # dc/NAME or deployment/NAME
+    kind: str  # the workload's kind (KIND_NAMES key)
+    workload_name: str
+    revision: str  # the RC or ReplicaSet that runs it
+    status: str
+    ready: str  # yes | no
+    restarts: int
+    node: str
+    created: dt.datetime | None
 
 
 @dataclass(frozen=True)

@@ -192,9 +192,11 @@ def _forwarding_is_an_api(forwarding: Forwarding) -> Api:
 @dataclass(frozen=True)
 class LogOptions:
     """Which log of a pod to read (PodLogOptions): its container's, the last terminated instance's with
-    ``previous``, kept open for new lines with ``follow``, from the last ``tail_lines`` lines."""
+    ``previous``, kept open for new lines with ``follow``, from the last ``tail_lines`` lines, each line
+    prefixed with the time the kubelet received it (RFC 3339, nanoseconds) with ``timestamps``."""
 
     container: str
     follow: bool = False
     previous: bool = False
     tail_lines: int | None = None
+    timestamps: bool = False

@@ -39,6 +39,7 @@ class Listed:
     resource_version: str
 
 
+QUICK_WATCH = 1.0  # seconds: a watch that ends sooner without an event is resumed after a backoff
 FAILING_LIST_TIMEOUT = (
     30.0  # seconds `start` waits for first lists that fail (a long timeout is for slow ones)
 )
@@ -56,8 +57,12 @@ class NamespaceCache:
         reduce: bool = False,
         selectors: Mapping[Resource, str] | None = None,
         intern: Interner | None = None,
+        watch_timeout: int = 240,
     ) -> None:
         self._client = client
+        # seconds each watch lasts before the server ends it and it is resumed (an interactive reader
+        # asks for short ones: a stream held by a hung server is then cut at its read timeout soon)
+        self._watch_timeout = watch_timeout
         self._namespace = namespace
         self._reduce = reduce
         self._intern = intern
@@ -112,6 +117,8 @@ class NamespaceCache:
                 return
 
     def stop(self) -> None:
+        """The watch threads end at their stream's next event or end; whoever owns the connection cuts
+        the streams to end them now (`Client.cut_watches`: the TUI's `stop_live`)."""
         self._stop.set()
         self.events.put(_WAKE)
 
@@ -239,11 +246,12 @@ class NamespaceCache:
             try:
                 if not rv:
                     rv = self._relist(res)
+                opened, quiet = time.monotonic(), True
                 for event in self._client.watch(
                     res,
                     namespace=self._namespace,
                     resource_version=rv,
-                    timeout_seconds=240,
+                    timeout_seconds=self._watch_timeout,
                     selector=self._selectors.get(res),
                 ):
                     if self._stop.is_set():
@@ -252,7 +260,14 @@ class NamespaceCache:
                     rv = obj.get("metadata", {}).get("resourceVersion", rv)
                     if event["type"] != "BOOKMARK":
                         self._store(res, obj, deleted=event["type"] == "DELETED")
-                backoff = 0.2
+                    quiet = False
+                if quiet and time.monotonic() - opened < QUICK_WATCH:
+                    # ended at once with nothing in it (a proxy closing streams, a server going away):
+                    # asked again after a backoff, never in a loop that holds a core and the server
+                    self._stop.wait(backoff)
+                    backoff = min(backoff * 2, 5.0)
+                else:
+                    backoff = 0.2
             except Gone:
                 rv = ""
             except (NotFound, Forbidden) as exc:

@@ -121,6 +121,10 @@ class Client:
         self._api.user_agent = user_agent
         self.page_size = page_size
         self.page_bytes = PAGE_BYTES
+        # A request's timeout (seconds to read its answer) and attempts: the commands' defaults; an
+        # interactive reader (the TUI) sets short ones on its copy (`with_timeouts`).
+        self.timeout = REQUEST_TIMEOUT
+        self.retries = _RETRIES
         # The first page of a list: small where a consumer shows objects as they arrive (status -A, the
         # TUI); a reader that needs every object before it decides (a rollout) asks for whole pages.
         self.first_page = FIRST_PAGE
@@ -135,6 +139,15 @@ class Client:
         each retry included (see `guarded`)."""
         other = copy.copy(self)
         other._guard = guard
+        return other
+
+    def with_timeouts(self, *, timeout: float, retries: int) -> Client:
+        """This connection (same transport, counters and pulse) with another request timeout and attempts."""
+        other = copy.copy(self)
+        other.timeout, other.retries = timeout, max(retries, 1)
+        # its own open watches: `cut_watches` on it ends the reader's streams, not those of a write on
+        # the original (a repair's wait), nor does the original's cut end the reader's
+        other._watches = set()
         return other
 
     # -- construction -------------------------------------------------------------------------------
@@ -419,7 +432,8 @@ class Client:
     ) -> tuple[Obj, int]:
         """The decoded answer and its size in bytes (to size the next page by).
 
-        Retryable errors get `_RETRIES` attempts; while a run holds through an outage (`Pulse.hold`),
+        Retryable errors get `retries` attempts (`_RETRIES` unless set); while a run holds through an
+        outage (`Pulse.hold`),
         an attempt that got no answer while the API server answers nothing at all (`silent`) is not
         counted: the request is sent again, fenced again, until the server answers or the hold stops.
         """
@@ -437,7 +451,7 @@ class Client:
             try:
                 resp = self._send(
                     method, path, query=query, body=body, verb=verb, content_type=content_type,
-                    timeout=HELD_TIMEOUT if outage else REQUEST_TIMEOUT,
+                    timeout=HELD_TIMEOUT if outage else self.timeout,
                 )  # fmt: skip
                 raw = resp.data or b"{}"
                 data: Obj = json.loads(raw)
@@ -449,12 +463,12 @@ class Client:
                     held += 1
                     continue
                 attempt += 1
-                if attempt == _RETRIES or (self.pulse.holding and self.pulse.stop.is_set()):
+                if attempt >= self.retries or (self.pulse.holding and self.pulse.stop.is_set()):
                     raise  # out of attempts, or the run may wait no longer (its SIGTERM grace is over)
                 time.sleep(0.2 * 2 ** (attempt - 1))
             except ApiError as exc:
                 attempt += 1
-                if not is_retryable(exc) or attempt == _RETRIES:
+                if not is_retryable(exc) or attempt >= self.retries:
                     raise
                 time.sleep(min(exc.retry_after or 0.2 * 2 ** (attempt - 1), 5.0))
 
@@ -485,7 +499,7 @@ class Client:
         body: Obj | None = None,
         content_type: str = "application/json",
         stream: bool = False,
-        timeout: float = REQUEST_TIMEOUT,
+        timeout: float | None = None,
     ) -> Any:
         with self._lock:
             self.requests[verb] += 1
@@ -497,7 +511,7 @@ class Client:
             body=body,
             content_type=content_type,
             stream=stream,
-            timeout=timeout,
+            timeout=self.timeout if timeout is None else timeout,
             pulse=self.pulse,
         )
 
@@ -524,4 +538,6 @@ def pod_log_query(options: LogOptions) -> list[tuple[str, str]]:
         query.append(("previous", "true"))
     if options.tail_lines is not None:
         query.append(("tailLines", str(options.tail_lines)))
+    if options.timestamps:
+        query.append(("timestamps", "true"))
     return query

@@ -80,7 +80,8 @@ class Pulse:
 
     def silent_for(self) -> float:
         """Seconds a request has waited for an answer since the server last gave one (0: none waits).
-        `given_up` asks it; the monitor reads `_silence` itself, under its own lock."""
+        `given_up` asks it, and the TUI's header (`rollguard.tui.backend.watchful`); the monitor reads
+        `_silence` itself, under its own lock."""
         with self._cond:
             return self._silence(self._clock())
 

@@ -7,7 +7,8 @@ the run does not change, from what the preflight read:
 - **left unverified by a killed run of this group** (the journal is not final and the member's template
   is not its verified one): when it runs what that run set it to (the journal's targets, or a written
   entry), this run *finishes* it: watches it to completion with its own changes, and a failure returns it
-  to its verified state with the rest (``finish``). Anything else (a run that was reverting, a template
+  to its verified state with the rest (``finish``; one failing already when the run is about to write
+  fails it before its first write: `rollguard.run.rollout.Rollout._failing_before_writes`). Anything else (a run that was reverting, a template
   nobody's journal names) refuses the run (exit 2), naming it and the command that finishes it.
 - **failing** (its last rollout failed) or **never completed**: refuses the run (exit 2) unless
   ``--allow-failing`` / ``--allow-never-completed``; accepted, it is left as it is and named in the

@@ -445,11 +445,12 @@ def discarded_edit(
     ]
     if not fields:
         return None  # it already runs the target: nothing of theirs is lost
-    shown = "; ".join(fields[:DISCARDED_SHOWN])
-    more = f"; and {len(fields) - DISCARDED_SHOWN} more" if len(fields) > DISCARDED_SHOWN else ""
+    shown = ", ".join(fields[:DISCARDED_SHOWN])
+    more = f", and {len(fields) - DISCARDED_SHOWN} more" if len(fields) > DISCARDED_SHOWN else ""
     during = f" during run {run_id}" if run_id else ""
+    # one note: no "; " in it (the TUI and the Event join a workload's notes with it)
     return (
-        f"discards the edit someone else made{during} (recorded, left as they set it; old -> theirs): "
+        f"discards the edit someone else made{during}, recorded and left as they set it (old -> theirs): "
         f"{shown}{more}"
     )
 

@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
 from rollguard.cluster.api import Api
 from rollguard.cluster.cache import NamespaceCache
 from rollguard.cluster.journal import WorkloadEntry
 from rollguard.core.errors import ApiError, RollguardError, RolloutFailed
-from rollguard.core.resources import IMAGE_STREAMS
-from rollguard.core.structs import EntryPhase, ExitStatus, Obj, RunState
+from rollguard.core.resources import IMAGE_STREAMS, PODS
+from rollguard.core.structs import EntryPhase, ExitStatus, Obj, RolloutPhase, RunState, VerifiedState
 from rollguard.kinds import images_of
+from rollguard.kinds.templates import same_template
 from rollguard.plan.checks_read import preflight_checks
 from rollguard.plan.merge import applied_record, combined_restore
 from rollguard.plan.rollout_decide import RolloutRequest
@@ -35,7 +36,7 @@ from rollguard.run.group import GroupRun, Printer, actor, zero_replicas
 from rollguard.run.group_write import each_at_once, watched_after
 from rollguard.run.promote import RESTORE_WAIT, copy_tag, restore_tags, wait_restored
 from rollguard.run.verify import Runner, not_run, verify
-from rollguard.run.wait import Watched
+from rollguard.run.wait import Watched, judged
 
 PROMOTION_WAIT = 60.0
 
@@ -133,7 +134,7 @@ class Rollout(GroupRun):
             wp.key: WorkloadEntry(
                 kind=wp.snapshot.ref.kind,
                 name=wp.snapshot.ref.name,
-                verified=wp.baseline,
+                verified=self._verified_record(wp, loaded),
                 # a killed run's change this run finishes is this run's own from here on: reverted on failure
                 target_images=dict(earlier[wp.key].target_images) if wp.finish else self._targets(wp),
                 phase=EntryPhase.APPLIED if wp.finish else EntryPhase.PENDING,
@@ -150,9 +151,82 @@ class Rollout(GroupRun):
             wp.key: applied_record(wp.manifest) for wp in plan.workloads if wp.manifest is not None
         }
 
+    @staticmethod
+    def _verified_record(wp: WorkloadPlan, loaded: Mapping[str, WorkloadEntry]) -> VerifiedState:
+        """The state the journal records as a member's last verified one: its baseline (what ran before
+        this run's change, which a revert returns to), except for a member this run does not write whose
+        baseline is someone else's change no run verified (a colleague's hotfix, its newest complete
+        revision while a later one still rolls out): that keeps the group journal's last verified state,
+        the one `status` measures drift against and `rollguard revert -l` returns to, so neither calls
+        the colleague's intermediate revision verified. A success records the member as it verified it."""
+        earlier = loaded.get(wp.key)
+        if (
+            wp.needs_change
+            or wp.finish
+            or earlier is None
+            or not earlier.verified.template
+            or same_template(earlier.verified.template, wp.baseline.template)
+        ):
+            return wp.baseline
+        return earlier.verified
+
     def change(self, plan: Plan, cache: NamespaceCache) -> list[Watched]:
+        self._failing_before_writes(plan, cache)
         self._promote(plan, cache)
         return self._apply(plan) + self._members(plan)
+
+    def _failing_before_writes(self, plan: Plan, cache: NamespaceCache) -> None:
+        """A killed run's change this run finishes that is failing already (the platform failed its
+        rollout, or, with fail-fast, a new pod crash-loops) decides the run before its first write. Its
+        own changes would only be written to be reverted (a rollout of each workload, then one back), so
+        none is written: its targets stay as they are, and the killed run's change is reverted and
+        verified as a failure found while watching would have it (exit 1). The killed run is still
+        finished by this run; only writes whose revert was certain are spared."""
+        for wp in plan.workloads:
+            if not wp.finish:
+                continue
+            obj = cache.get(wp.kind.resource, wp.snapshot.ref.name)
+            revisions = cache.owners(wp.kind.revisions).candidates(obj) if obj is not None else []
+            pods = [p for r in revisions for p in cache.owners(PODS).children(r)]
+            item = watched_after(wp, obj if obj is not None else wp.snapshot.raw, timeout=self.timeout)
+            item.since, item.moved_at = "", time.monotonic()  # not our write: its whole rollout counts
+            progress, _source = judged(
+                item,
+                obj,
+                revisions,
+                pods,
+                now=item.moved_at,
+                fail_fast=self.fail_fast,
+                crash_restarts=self.crash_restarts,
+            )
+            if progress.phase is not RolloutPhase.FAILED:
+                continue
+            held_back = [w.key for w in plan.workloads if w.needs_change]
+            for other in plan.workloads:
+                if not other.needs_change:
+                    continue
+                other.notes.append(
+                    f"not written: {wp.key} (left by a killed run, finished by this one) was failing "
+                    "before this run's first write"
+                )
+                # a target the killed run had changed too (on its unverified change, or created by it) is
+                # still returned to its verified state with the rest; one on it already is left untouched
+                on_verified = not other.remove_on_revert and same_template(
+                    (self.live(other).get("spec") or {}).get("template") or {}, other.baseline.template
+                )
+                unwritten = other.create or on_verified
+                self.journal.workloads[other.key].phase = (
+                    EntryPhase.UNCHANGED if unwritten else EntryPhase.APPLIED
+                )
+            entry = self.journal.workloads[wp.key]
+            entry.phase, entry.note = EntryPhase.FAILED, progress.message
+            spared = f"; {', '.join(held_back)} not written" if held_back else ""
+            self.say(f"{wp.key}: failed: {progress.message}")
+            raise RolloutFailed(
+                f"{progress.message} (left by a killed run of this group, failing before this run's first "
+                f"write{spared})",
+                workload=wp.key,
+            )
 
     @staticmethod
     def _targets(wp: WorkloadPlan) -> dict[str, str]:

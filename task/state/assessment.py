@@ -444,6 +444,7 @@ def _pod_info(pod: Obj, revision: str) -> PodInfo:
         restarts=sum(as_int(c.get("restartCount")) for c in containers),
         node=pod.get("spec", {}).get("nodeName", "") or "",
         reason=next((w for w in waiting if w), ""),
+        created=str(pod["metadata"].get("creationTimestamp") or ""),
     )
 
 

@@ -66,6 +66,7 @@ class PodInfo:
     restarts: int
     node: str
     reason: str  # e.g. CrashLoopBackOff, or ""
+    created: str = ""  # its creationTimestamp (RFC 3339)
 
 
 @dataclass(frozen=True)

@@ -385,6 +385,7 @@ def test_holders_claims_are_taken_over_once_its_lease_expired(
 
     proxy.after_mutation_matching(last_claim, h.killer(x))
     assert h.finish(x).code == -signal.SIGKILL
+    proxy.wait_writes_landed()
     held = claims_left(client, namespace)
     assert held == ["dc/a", "dc/b"], held
     early = h.rollguard(

@@ -28,6 +28,7 @@ from rollguard.core.resources import (
     DEPLOYMENTS,
     IMAGE_STREAMS,
     LEASES,
+    PODS,
     REPLICA_SETS,
     REPLICATION_CONTROLLERS,
     Resource,
@@ -315,3 +316,34 @@ def pin(sandbox: Any, ref: str) -> str:
 
 
 __all__ = ["DC", "DEPLOYMENT", "SELECTOR"]
+
+
+def crash_looping(prefix: str) -> Callable[[Obj], bool]:
+    """A pod of ``prefix`` (an RC's name and a dash) whose container is in CrashLoopBackOff."""
+
+    def judged(pod: Obj) -> bool:
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        return pod["metadata"]["name"].startswith(prefix) and any(
+            ((s.get("state") or {}).get("waiting") or {}).get("reason") == "CrashLoopBackOff"
+            for s in statuses
+        )
+
+    return judged
+
+
+def wait_for_pod(
+    client: Client, namespace: str, predicate: Callable[[Obj], bool], timeout: float = 60
+) -> Obj:
+    """Watch the namespace's pods until one satisfies ``predicate``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        listing = client.list(PODS, namespace=namespace)
+        found = [p for p in listing["items"] if predicate(p)]
+        if found:
+            return found[0]
+        left = int(max(deadline - time.monotonic(), 1))
+        for event in client.watch(PODS, namespace=namespace, timeout_seconds=min(left, 30),
+                                  resource_version=listing["metadata"]["resourceVersion"]):  # fmt: skip
+            if predicate(event["object"]):
+                return event["object"]
+    raise AssertionError(f"no such pod in {namespace} within {timeout}s")

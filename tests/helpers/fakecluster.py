@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from rollguard.cluster.client import Api
 
 Obj = dict[str, Any]
+CUT: Obj = {"type": "CUT"}  # put on a watch's queue by `cut_watches`: the stream ends as cut
 Allow = Callable[[str, str, str], bool]  # (verb, resource plural, namespace) -> allowed
 
 
@@ -53,9 +54,15 @@ class FakeCluster:
         self._watchers: list[tuple[str, str | None, queue.Queue[Obj | None]]] = []
         self._closed = threading.Event()
         self.down = threading.Event()  # set: the API server is gone (every call fails as unreachable)
+        # cleared: the API server is hung (SIGSTOP): a request waits for `thaw`, or fails after
+        # `hang_timeout` seconds as the client's read timeout would; open watches send nothing
+        self._thawed = True
+        self._hang = threading.Condition()
+        self.hang_timeout = 8.0
         # (namespace, pod, container, previous) -> [lines, still running]
         self._logs: dict[tuple[str, str, str, bool], tuple[list[str], bool]] = {}
         self._log_cv = threading.Condition()
+        self.log_streams = 0  # log requests being answered now (a follow stays open until cut)
         for obj in objects:
             self._put(_plural(obj), obj)
 
@@ -88,7 +95,32 @@ class FakeCluster:
     def start_server(self) -> None:
         self.down.clear()
 
+    def freeze(self) -> None:
+        """The API server hangs (as under SIGSTOP): nothing is refused, nothing is answered."""
+        with self._hang:
+            self._thawed = False
+
+    def thaw(self) -> None:
+        with self._hang:
+            self._thawed = True
+            self._hang.notify_all()
+
     def _reachable(self) -> None:
+        """Every request's first step: refused once closed or stopped; while frozen, it waits for `thaw`
+        (or `close`: a test that ends never leaves a request waiting), at most `hang_timeout` seconds."""
+        if not self._thawed:
+            with self._hang:
+                answered = self._hang.wait_for(
+                    lambda: self._thawed or self._closed.is_set(), timeout=self.hang_timeout
+                )
+            if not answered:
+                raise Unreachable(
+                    f"read timed out after {self.hang_timeout:.0f}s (the fake API server hangs)"
+                )
+        if self._closed.is_set():
+            # closed: every caller left behind (a watch thread of a cache nobody stopped) fails, as
+            # against a server that is gone, and so backs off instead of asking again at once
+            raise Unreachable("connection refused (the fake API server is closed)")
         if self.down.is_set():
             raise Unreachable("connection refused (the fake API server is stopped)")
 
@@ -114,12 +146,20 @@ class FakeCluster:
             self._log_cv.notify_all()
 
     def close(self) -> None:
-        """End every watch and log follow (the app is shutting down)."""
+        """End every watch and log follow and release every request waiting on a freeze (the test is
+        over); every request after it is refused."""
         self._closed.set()
+        with self._hang:
+            self._hang.notify_all()
         with self._log_cv:
             self._log_cv.notify_all()
         for _p, _ns, q in list(self._watchers):
             q.put(None)
+
+    def cut_watches(self) -> None:
+        """Cut every open watch (each ends with `Unreachable`), as `Client.cut_watches` does."""
+        for _p, _ns, q in list(self._watchers):
+            q.put(CUT)
 
     # -- the Client interface -----------------------------------------------------------------------
 
@@ -241,6 +281,8 @@ class FakeCluster:
                     continue
                 if event is None:
                     return
+                if event is CUT:
+                    raise Unreachable(f"watch on {res.label} was cut")
                 yield event
         finally:
             self._watchers.remove(entry)
@@ -250,6 +292,17 @@ class FakeCluster:
     ) -> Iterator[str]:
         self.requests["log"] += 1
         self._reachable()
+        with self._log_cv:
+            self.log_streams += 1
+        try:
+            yield from self._pod_log(pod, namespace=namespace, options=options, stop=stop)
+        finally:
+            with self._log_cv:
+                self.log_streams -= 1
+
+    def _pod_log(
+        self, pod: str, *, namespace: str, options: LogOptions, stop: threading.Event | None
+    ) -> Iterator[str]:
         self.get(PODS, pod, namespace=namespace)
         self.requests["get"] -= 1  # not a request of its own: the API server's lookup
         container, previous, follow, tail_lines = (
@@ -278,7 +331,14 @@ class FakeCluster:
                         return
                     self._log_cv.wait(0.1)
                     continue
-            yield from fresh
+            if options.timestamps:  # as the kubelet prefixes them (RFC 3339 with nanoseconds); a fixed clock
+                first = sent - len(fresh)  # the line's index in the log: its second past a fixed minute
+                yield from (
+                    f"2024-05-01T10:{(first + i) // 60 % 60:02d}:{(first + i) % 60:02d}.000000000Z {line}"
+                    for i, line in enumerate(fresh)
+                )
+            else:
+                yield from fresh
             if not fresh and (not follow or not running or self._closed.is_set()):
                 return
 

@@ -96,6 +96,9 @@ class Record:
     answered: float = 0.0  # when the server's answer (its status line) came back (monotonic; 0: none)
 
 
+MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
 def classify(method: str, path: str, query: dict[str, str]) -> tuple[str, str, bool]:
     """(verb, resource plural, mutating) of an API request, like the API server's request info."""
     parts = [p for p in path.split("?")[0].split("/") if p]
@@ -112,7 +115,7 @@ def classify(method: str, path: str, query: dict[str, str]) -> tuple[str, str, b
         "PATCH": "patch",
         "DELETE": "delete" if named else "deletecollection",
     }.get(method, method.lower())
-    mutating = method in ("POST", "PUT", "PATCH", "DELETE") and plural not in NON_PERSISTING
+    mutating = method in MUTATING_METHODS and plural not in NON_PERSISTING
     # A server-side dry run (rollout's preflight sends every write so) persists nothing either.
     mutating = mutating and query.get("dryRun") != "All"
     return verb, plural, mutating
@@ -151,11 +154,11 @@ class FaultProxy:
         self._hooks: dict[int, Callable[[Record], None]] = {}
         self._matchers: list[tuple[Callable[[Record], bool], Callable[[Record], None]]] = []
         self._before: list[tuple[Callable[[Record, bytes], bool], Callable[[Record], None]]] = []
-        self._forwarding = 0  # mutating requests forwarded to the server and not answered by it yet
-        self._settled = threading.Condition(self._lock)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._timer: threading.Timer | None = None
+        self._writes_in_flight = 0  # mutating requests forwarded and not yet answered by the server
+        self._idle = threading.Condition(self._lock)
         self.stopped = threading.Event()
 
     # -- control -------------------------------------------------------------------------------------
@@ -211,20 +214,6 @@ class FaultProxy:
                 self.seed = seed
                 self.rng = random.Random(seed)
 
-    def settled(self, timeout: float = 60.0) -> bool:
-        """Wait until every mutating request forwarded to the server has its answer (False: not within
-        ``timeout``). A client killed while it had several writes out (a run sends its workloads' writes
-        at once) leaves the others in flight here: they land on the server after it died, and what the
-        cluster holds "right after the kill" is only known once they did."""
-        with self._settled:
-            return self._settled.wait_for(lambda: self._forwarding == 0, timeout)
-
-    def _forward(self, delta: int) -> None:
-        with self._settled:
-            self._forwarding += delta
-            if not self._forwarding:
-                self._settled.notify_all()
-
     def after_mutation(self, k: int, hook: Callable[[Record], None]) -> None:
         """Call ``hook`` once the server answered the k-th mutating request, before relaying it.
 
@@ -248,6 +237,18 @@ class FaultProxy:
         the record and the request's body) is forwarded to the server."""
         with self._lock:
             self._before.append((predicate, hook))
+
+    def wait_writes_landed(self, timeout: float = 30.0) -> None:
+        """Block until every mutating request already forwarded has its answer from the server.
+
+        A client that sends several writes at once and is killed after one of them leaves the others on
+        their way: the server still applies them, after the kill. A test reading "what the killed run
+        left" must read after they landed, not race them."""
+        with self._idle:
+            if not self._idle.wait_for(lambda: self._writes_in_flight == 0, timeout=timeout):
+                raise AssertionError(
+                    f"{self._writes_in_flight} write(s) still unanswered after {timeout:.0f}s"
+                )
 
     def kubeconfig(self, source: str | Path, dest: str | Path) -> Path:
         """Write ``dest``: ``source``'s user (token) and namespace, with the proxy as the server."""
@@ -355,6 +356,11 @@ class FaultProxy:
                     return candidate
             return None
 
+    def _forwarding(self, delta: int) -> None:
+        with self._idle:
+            self._writes_in_flight += delta
+            self._idle.notify_all()
+
     def _count_cut(self) -> None:
         with self._lock:
             self.faults["watch_cut"] += 1
@@ -368,6 +374,18 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def _any(self) -> None:
+        # counted from the request line on, so that `wait_writes_landed` also waits for a write whose
+        # body is still being read when its client dies
+        mutating = self.command in MUTATING_METHODS
+        if mutating:
+            self.owner._forwarding(+1)
+        try:
+            self._relay()
+        finally:
+            if mutating:
+                self.owner._forwarding(-1)
+
+    def _relay(self) -> None:
         proxy = self.owner
         if proxy.stopped.is_set():
             self._drop()
@@ -399,9 +417,6 @@ class _Handler(BaseHTTPRequestHandler):
         conn = http.client.HTTPSConnection(
             proxy.upstream_host, proxy.upstream_port, context=proxy.ssl, timeout=330
         )
-        forwarding = record.mutating
-        if forwarding:
-            proxy._forward(1)
         try:
             conn.request(self.command, self.path, body=body or None, headers=headers)
             resp = conn.getresponse()
@@ -410,9 +425,6 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stream(record, resp)
                 return
             data = resp.read()
-            if forwarding:
-                forwarding = False
-                proxy._forward(-1)
             if record.mutating:
                 hook = proxy._mutation_answered(record)
                 if hook is not None:
@@ -434,8 +446,6 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             self._drop()
         finally:
-            if forwarding:  # the server never answered (the connection failed): nothing more will land
-                proxy._forward(-1)
             conn.close()
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _any

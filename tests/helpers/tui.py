@@ -59,7 +59,10 @@ def hold_repairs(
     def execute(plan: Any, out: Callable[[str], None], cancel: Any) -> ResultView:
         for line in before:
             out(line)
-        release.wait(30)
+        deadline = time.monotonic() + 30
+        while not release.wait(0.05) and time.monotonic() < deadline:
+            if cancel.is_set():  # stopped (quit): interrupted, as the real repair ends
+                return ResultView(ExitStatus.REVERTED, 1, "interrupted")
         for line in after:
             out(line)
         return result or ResultView(ExitStatus.SUCCEEDED, 0, "done")
@@ -83,6 +86,18 @@ async def until(pilot: Any, predicate: Callable[[], bool], *, timeout: float = 1
             raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what or predicate}")
         await pilot.pause(0.05)
         await asyncio.sleep(0)
+
+
+async def confirm(pilot: Any, dialog: Any, *, timeout: float = 10.0) -> None:
+    """Confirm a single workload's repair as a user must: tab to Confirm, wait until it is armed, Enter."""
+    await until(pilot, lambda: dialog.state == "ready", timeout=timeout, what="the plan")
+    for _ in range(4):
+        if dialog.focused is not None and dialog.focused.id == "confirm":
+            break
+        await pilot.press("tab")
+    button = dialog.query_one("#confirm")
+    await until(pilot, lambda: button.armed, what="Confirm armed")
+    await pilot.press("enter")
 
 
 def footer_keys(app: RollguardApp) -> set[str]:

@@ -21,8 +21,8 @@ from rollguard.cluster.journal import (
     WorkloadEntry,
     group_name,
 )
-from rollguard.core.resources import DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
-from rollguard.core.structs import VerifiedState
+from rollguard.core.resources import CONFIG_MAPS, DEPLOYMENT_CONFIGS, REPLICATION_CONTROLLERS
+from rollguard.core.structs import EntryPhase, RunState, VerifiedState
 from tests.helpers.fakecluster import Allow, FakeCluster, allow_all
 
 Obj = dict[str, Any]
@@ -346,3 +346,16 @@ def many(workloads: int = 300, namespaces: int = 10) -> list[Obj]:
                 ns, name, images, labels=labels, failed=i % 19 == 0 and len(images) > 1
             )
     return objs
+
+
+def hotfix_left_by_the_last_run(fake: FakeCluster, *, ns: str = "shop-dev", key: str = "dc/dc1") -> None:
+    """`reference_case`'s group as a run leaves it that met a colleague's edit of ``key`` (a hotfix it left
+    as they set it): the journal's run `inconsistent`, the workload's entry `edited`, its verified state
+    still v1 while it runs v2."""
+    name = group_name("app=shop-api")
+    cm = fake.get(CONFIG_MAPS, name, namespace=ns)
+    journal = Journal.from_json(json.loads(cm["data"][DATA_KEY]))
+    journal.state = RunState.INCONSISTENT
+    journal.workloads[key].phase = EntryPhase.EDITED
+    cm["data"][DATA_KEY] = json.dumps(journal.to_json(), sort_keys=True)
+    fake.apply(cm)

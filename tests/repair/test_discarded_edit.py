@@ -48,8 +48,8 @@ def test_the_revert_of_an_inconsistent_group_names_the_hotfix_it_discards(
     run_id = journal["run"]["id"]
 
     words = (
-        f"discards the edit someone else made during run {run_id} (recorded, left as they set it; "
-        f"old -> theirs): containers[app].image: {OLD} -> {HOTFIX}"
+        f"discards the edit someone else made during run {run_id}, recorded and left as they set it "
+        f"(old -> theirs): containers[app].image: {OLD} -> {HOTFIX}"
     )
     dry = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, "--dry-run")
     assert dry.code == 0, dry.stdout + dry.stderr

@@ -36,6 +36,7 @@ from tests.helpers.cluster import (
     NEW,
     OLD,
     SELECTOR,
+    crash_looping,
     create_group,
     dc_body,
     journal,
@@ -45,6 +46,7 @@ from tests.helpers.cluster import (
     rollguard,
     start_rollguard,
     view,
+    wait_for_pod,
 )
 
 HOTFIX_ENV = [{"name": "MODE", "value": "hotfix"}]
@@ -109,6 +111,38 @@ def test_a_killed_runs_crashing_change_is_finished_not_called_a_success(
     workloads = by_name(result.report)
     assert workloads["a"]["outcome"] == "reverted"
     assert any(f"image: {CRASH} -> {OLD}" in line for line in workloads["a"]["revert_changes"])
+    assert journal(client, namespace)["run"]["state"] == "reverted"
+
+
+def test_a_killed_runs_change_failing_already_fails_the_next_run_before_its_writes(
+    sandbox, namespace, client, tmp_path: Path
+):
+    """Before: the next run of dc/b, finishing the killed run's dc/a whose new pod already crash-looped,
+    wrote dc/b all the same (a rollout, b-2) only to revert it at once (b-3): two rollouts of a healthy
+    workload for a verdict known before the first write. Now the run writes nothing of its own; dc/a is
+    still finished by it (reverted and verified), exit 1, and dc/b's notes say why it was not written."""
+    create_group(client, namespace, [dc_body("a", OLD), dc_body("b", OLD)])
+    killed = start_rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/a={CRASH}",
+                             "--no-fail-fast")  # fmt: skip
+    journal_reaches(client, namespace, "watching")
+    killed.send_signal(signal.SIGKILL)
+    killed.communicate(timeout=30)
+    wait_for_pod(client, namespace, crash_looping("a-2-"))
+    expire_lease(client, namespace)
+
+    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/b={NEW}",
+                       report=tmp_path / "r.json")  # fmt: skip
+    assert result.code == 1, result.stdout + result.stderr
+    error = result.report["error"]
+    assert error.startswith("dc/a: pod a-2-") and "CrashLoopBackOff" in error, error
+    assert "dc/b not written" in error, error
+    b = view(client, namespace, DC, "b")
+    assert b.images == {"app": OLD} and b.revision == 1 and b.complete, b  # never rolled out
+    a = view(client, namespace, DC, "a")
+    assert a.images == {"app": OLD} and a.complete and not a.paused, a
+    workloads = by_name(result.report)
+    assert workloads["a"]["outcome"] == "reverted" and workloads["b"]["outcome"] == "unchanged", workloads
+    assert any(n.startswith("not written: dc/a") for n in workloads["b"]["notes"]), workloads["b"]["notes"]
     assert journal(client, namespace)["run"]["state"] == "reverted"
 
 
@@ -212,3 +246,36 @@ def test_a_hotfix_an_earlier_run_left_edited_is_left_by_the_next_failing_run(
     assert view(client, namespace, DC, "b").images == {"app": OLD}
     assert by_name(result.report)["a"]["outcome"] == "edited"
     assert "dc/a left as someone else set it" in result.stdout.strip().splitlines()[-1]
+
+
+def test_a_colleagues_unverified_revision_is_not_recorded_as_verified_by_a_failed_run(
+    sandbox, namespace, client, tmp_path: Path
+):
+    """Before: a colleague's first hotfix of dc/a (complete), their second still rolling out when a run of
+    dc/b started; the run failed and left dc/a as they set it, but its journal recorded dc/a's newest
+    complete revision, the colleague's intermediate one, as its last verified state: `revert -l` then
+    announced `revert to revision 2 ... the journal's last verified state` (a state no run verified,
+    neither rollguard's nor the colleague's final) while `status` measured drift against revision 1. Now the
+    journal keeps revision 1, what the last successful run verified, for both."""
+    create_group(client, namespace, [dc_body("a", OLD), dc_body("b", OLD)])
+    first = rollguard(
+        sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/b={NEW}"
+    )
+    assert first.code == 0, first.stdout + first.stderr
+    hotfix(client, namespace, "a")
+    rolled_out(client, DC, namespace, "a")  # revision 2: the colleague's first hotfix, complete
+    hotfix(client, namespace, "a", image=f"{IMAGE}:v1-slow8")  # revision 3, still rolling out
+
+    result = rollguard(sandbox.kubeconfig, "rollout", "-n", namespace, "-l", SELECTOR, "--image", f"dc/b={CRASH}",
+                       report=tmp_path / "r.json")  # fmt: skip
+    assert result.code == 1, result.stdout + result.stderr
+    assert by_name(result.report)["a"]["outcome"] == "edited"
+    assert view(client, namespace, DC, "a").images == {"app": f"{IMAGE}:v1-slow8"}  # left as they set it
+    entry = journal(client, namespace)["workloads"]["dc/a"]
+    assert entry["verified"]["revision"] == 1 and entry["verified"]["images"] == {"app": OLD}, entry[
+        "verified"
+    ]
+    assert not entry["verified"]["template"]["spec"]["containers"][0].get("env"), entry["verified"]
+    preview = rollguard(sandbox.kubeconfig, "revert", "-n", namespace, "-l", SELECTOR, "--dry-run")
+    assert preview.code == 0, preview.stdout + preview.stderr
+    assert f"{namespace}/dc/a: revert to revision 1" in preview.stdout, preview.stdout

@@ -22,6 +22,7 @@ from tests.helpers.cluster import (
     rollguard,
     wait_until,
 )
+from tests.helpers.proxy import FaultProxy
 from tests.helpers.scenarios import events, pause
 
 CRONJOB = Path(__file__).resolve().parents[2] / "tekton" / "drift-check-cronjob.yaml"
@@ -154,8 +155,15 @@ def test_the_cronjobs_rbac_is_enough_and_read_only(sandbox, namespace, extra_nam
         secret = client.get(SECRETS, sa["secrets"][0]["name"], namespace=extra_namespace)
         token = base64.b64decode(secret["data"]["token"]).decode()
         kubeconfig = write_kubeconfig(tmp_path / "sa.kubeconfig", sandbox, token, "drift-check")
-        allowed = drift_check(sandbox, "-n", namespace, tmp_path=tmp_path, kubeconfig=kubeconfig)
+        with FaultProxy(sandbox.server, sandbox.ca) as proxy:  # injects nothing: records every request
+            recorded = proxy.kubeconfig(kubeconfig, tmp_path / "recorded.kubeconfig")
+            allowed = drift_check(sandbox, "-n", namespace, tmp_path=tmp_path, kubeconfig=recorded)
         assert allowed.code == 0, allowed.stdout + allowed.stderr
+        # every read the Role's rules allow (but whether the namespace exists: cluster-scoped, a 403 there
+        # reads as "it exists"), so nothing the check reports is incomplete for want of a grant
+        refused = [f"{r.verb} {r.path}" for r in proxy.records
+                   if r.status == 403 and (r.verb, r.resource) != ("get", "namespaces")]  # fmt: skip
+        assert not refused, refused
         pause(client, namespace, "dc1")
         assert drift_check(sandbox, "-n", namespace, tmp_path=tmp_path, kubeconfig=kubeconfig).code == 1
         denied = drift_check(sandbox, "-n", extra_namespace, tmp_path=tmp_path, kubeconfig=kubeconfig)

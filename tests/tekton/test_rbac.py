@@ -356,6 +356,19 @@ def test_repair_as_the_service_account(setup: Setup, recorded: Path, tmp_path: P
         setup.admin.patch(DEPLOYMENT_CONFIGS, "api", {"spec": {"paused": False}}, namespace=setup.target)
 
 
+@pytest.mark.skipif(not REPAIRS, reason="the repair commands are not there yet")
+def test_group_repairs_as_the_service_account(setup: Setup, recorded: Path, tmp_path: Path) -> None:
+    """`revert -l` (the group back on its journal's verified state) and `redeploy` with the
+    ServiceAccount's rights only (the rollout and repair Roles), every request allowed."""
+    reverted = rollguard(recorded, "revert", "--namespace", setup.target, "--selector", SELECTOR,
+                         "--timeout", "2m", report=tmp_path / "revert.json")  # fmt: skip
+    assert reverted.code == 0, reverted.stdout + reverted.stderr
+    redeployed = rollguard(recorded, "redeploy", "--namespace", setup.target, "deployment/web",
+                           "--timeout", "2m", report=tmp_path / "redeploy.json")  # fmt: skip
+    assert redeployed.code == 0, redeployed.stdout + redeployed.stderr
+    assert view(setup.admin, setup.target, DEPLOYMENT, "web").complete
+
+
 def test_a_refused_deployer_pod_is_named_as_the_service_account(
     sandbox: cluster.Sandbox, proxy: FaultProxy, tmp_path: Path
 ) -> None:

@@ -8,12 +8,20 @@ that "while it runs" is a state the test controls (the live test is in test_live
 
 from __future__ import annotations
 
+import re
+
 from rollguard.core.structs import ExitStatus
 from rollguard.tui.repairs import TrackedRepair, badge, elapsed, header_text
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.views import PlanView, ResultView, Target
-from tests.helpers.tui import SIZE, hold_repairs, make_app, settle
+from tests.helpers.tui import SIZE, confirm, hold_repairs, make_app, settle
+
+
+def ran_for(text: str) -> int:
+    """The seconds a `⟳ redeploy M:SS` badge in ``text`` says (-1 when there is none)."""
+    found = re.search(r"⟳ redeploy (\d+):(\d\d)", text)
+    return int(found[1]) * 60 + int(found[2]) if found else -1
 
 
 def test_elapsed_and_badge() -> None:
@@ -39,7 +47,7 @@ async def test_a_repair_runs_in_the_background_while_the_table_is_used(fake):
             await settle(app, pilot)
             await pilot.press("down", "r")
             await settle(app, pilot)
-            await pilot.press("y")
+            await confirm(pilot, app.screen)
             await pilot.pause(0.2)
             repair = app.running_action()
             assert repair is not None and repair.lines[0].startswith("dc/dc1: redeploying")
@@ -53,8 +61,9 @@ async def test_a_repair_runs_in_the_background_while_the_table_is_used(fake):
             repair.started -= 42  # as if it had run for 42 s: the next tick shows it
             await pilot.pause(1.3)
             label = str(table.get_row_at(group_row)[0])
-            assert "⟳ redeploy 0:4" in label, label
-            assert "⟳ redeploy 0:4" in str(screen.query_one("#status").render())
+            # at least the 42 s it was set back (more on a loaded machine: no timed assertion)
+            assert ran_for(label) >= 42, label
+            assert ran_for(str(screen.query_one("#status").render())) >= 42
             before = table.cursor_row
             await pilot.press("down")  # the screen is usable while it runs
             await pilot.pause()

@@ -22,7 +22,7 @@ from rollguard.tui.screens.workloads import WorkloadsScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import ResultView
 from rollguard.tui.widgets.workload_table import WorkloadTable
-from tests.helpers.tui import SIZE, hold_repairs, make_app, settle
+from tests.helpers.tui import SIZE, confirm, hold_repairs, make_app, settle, until
 from tests.helpers.tui_objects import cluster_of, neighbours, reference_case, rollout_from_another_shell
 
 
@@ -76,7 +76,7 @@ def stub_execute(app) -> list[object]:
     return ran
 
 
-async def test_focus_starts_on_cancel_and_y_confirms_one_workload(fake):
+async def test_focus_starts_on_cancel_and_only_an_armed_confirm_confirms_one_workload(fake):
     app = make_app(fake)
     ran = stub_execute(app)
     async with app.run_test(size=SIZE) as pilot:
@@ -87,7 +87,12 @@ async def test_focus_starts_on_cancel_and_y_confirms_one_workload(fake):
         assert dialog.focused is not None and dialog.focused.id == "cancel"  # while planning, too
         await settle(app, pilot)
         assert dialog.state == "ready" and dialog.focused.id == "cancel"
-        await pilot.press("y")
+        await pilot.press("y", "enter")  # no letter confirms; Enter on Cancel cancels
+        await settle(app, pilot)
+        assert isinstance(app.screen, WorkloadsScreen) and ran == []
+        await pilot.press("r")
+        dialog = app.screen
+        await confirm(pilot, dialog)
         await settle(app, pilot)
         assert dialog.state == "done", dialog.state
     assert [t.refs for t in ran] == [("dc/dc1",)]
@@ -281,7 +286,7 @@ async def test_the_revision_cursor_follows_the_revision_not_the_row(fake):
         assert screen.action_label("revert", "revision").endswith("to revision 1")
 
 
-async def test_quitting_while_a_repair_runs_asks_wait_or_detach(fake):
+async def test_quitting_while_a_repair_runs_asks_wait_or_stop(fake):
     app = make_app(fake)
     release = hold_repairs(app, before=["dc/dc1: redeploying"])
     try:
@@ -289,7 +294,7 @@ async def test_quitting_while_a_repair_runs_asks_wait_or_detach(fake):
             await settle(app, pilot)
             await pilot.press("down", "r")
             await settle(app, pilot)
-            await pilot.press("y")
+            await confirm(pilot, app.screen)
             await pilot.pause(0.2)
             assert app.running_action() is not None
             await pilot.press("q")
@@ -298,9 +303,37 @@ async def test_quitting_while_a_repair_runs_asks_wait_or_detach(fake):
             assert app.screen.focused.id == "wait"
             await pilot.press("enter")  # a reflex Enter waits: nothing is left behind
             await pilot.pause()
-            assert isinstance(app.screen, ConfirmScreen) and app.is_running and not app.detached
-            await pilot.press("q", "d")
+            assert isinstance(app.screen, ConfirmScreen) and app.is_running and not app.quitting
+            repair = app.running_action()
+            await pilot.press("q", "s", "enter")  # no letter stops it; a reflex Enter waits
             await pilot.pause()
-            assert app.detached
+            assert isinstance(app.screen, ConfirmScreen) and app.is_running and not app.quitting
+            assert not repair.cancel_event.is_set()
+            await pilot.press("ctrl+c", "tab", "enter")  # ctrl+c as q: asks; Stop not armed yet
+            await pilot.pause()
+            assert isinstance(app.screen, QuitScreen) and not repair.cancel_event.is_set()
+            stop = app.screen.query_one("#stop")
+            await until(pilot, lambda: stop.armed, what="Stop armed")
+            await pilot.press("enter")  # deliberate: stop it, and quit once it has ended
+            await until(pilot, lambda: not app.is_running, what="quit after the repair stopped")
+            assert repair.cancel_event.is_set() and repair.result is not None
     finally:
         release.set()
+
+
+async def test_the_shown_command_is_complete_and_c_copies_it(fake):
+    """The equivalent command names the context and kubeconfig the TUI uses; `c` copies it (OSC 52)."""
+    app = make_app(fake, context="dev", kubeconfig="/home/me/.kube/shop")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "r")
+        dialog = app.screen
+        await settle(app, pilot)
+        assert isinstance(dialog, ConfirmScreen) and dialog.state == "ready"
+        command = dialog.plan.command
+        assert (
+            command == "rollguard redeploy dc/dc1 -n shop-dev --context dev --kubeconfig /home/me/.kube/shop"
+        )
+        await pilot.press("c")
+        assert app.clipboard == command
+        assert dialog.state == "ready" and isinstance(app.screen, ConfirmScreen)  # copying changes nothing

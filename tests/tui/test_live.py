@@ -176,7 +176,7 @@ async def test_api_server_gone_under_a_running_tui(sandbox, namespace, client, t
             status = lambda: str(app.screen.query_one("#status").render())  # noqa: E731
             assert "reconnecting" in status() or "disconnected" in status()
             assert app.screen.query_one("#banner").display
-            await until(pilot, lambda: "disconnected · updated" in status(), timeout=30, what="disconnected")
+            await until(pilot, lambda: "disconnected · stale" in status(), timeout=30, what="disconnected")
             pause(client, namespace, "dc1")  # while the TUI cannot see the server
             outage.restore()
             await until(pilot, lambda: app.liveness.live, timeout=30, what="the recovery")

@@ -1,4 +1,5 @@
-"""Screen snapshots (SVG, reviewed by eye): main screen, detail screen, confirmation dialog.
+"""Screen snapshots (SVG, reviewed by eye): main screen, detail screen, confirmation dialog, the pods and
+events pages, a search in the YAML page, the warning of a revert that discards a recorded edit.
 
 Deterministic: fixed data (an in-memory cluster), a fixed "now", a fixed terminal size, no live
 refresh, no blinking cursor, no notifications. Update with `pytest tests/tui --snapshot-update` and
@@ -14,11 +15,14 @@ import pytest
 from rollguard.tui.liveness import Link, Liveness
 from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
+from rollguard.tui.screens.events import EventsScreen
+from rollguard.tui.screens.pods import PodsScreen
+from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.widgets.badges import SHORT
 from rollguard.tui.widgets.workload_table import WorkloadTable
 from tests.helpers.snapshot import SVGScreenshot
-from tests.helpers.tui import SIZE, hold_repairs, make_app, settle
-from tests.helpers.tui_objects import cluster_of, neighbours, reference_case
+from tests.helpers.tui import SIZE, confirm, hold_repairs, make_app, settle
+from tests.helpers.tui_objects import cluster_of, hotfix_left_by_the_last_run, neighbours, reference_case
 
 
 @pytest.fixture
@@ -50,6 +54,49 @@ async def test_confirmation_dialog(fake, svg):
     async with app.run_test(size=SIZE) as pilot:
         await settle(app, pilot)
         await pilot.press("v")  # on the group row: revert the whole group
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen) and app.screen.state == "ready"
+        assert app.export_screenshot() == svg
+
+
+async def test_pods_page(fake, svg):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("colon", *"pods", "enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, PodsScreen)
+        assert app.export_screenshot() == svg
+
+
+async def test_events_page(fake, svg):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("colon", *"events", "enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, EventsScreen)
+        assert app.export_screenshot() == svg
+
+
+async def test_yaml_search(fake, svg):
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "down", "y")  # dc2's YAML
+        await settle(app, pilot)
+        await pilot.press("slash", *"dc2", "enter", "n")  # the second match, marked with the others
+        await settle(app, pilot)
+        assert isinstance(app.screen, YamlScreen) and app.screen.match_line is not None
+        assert app.export_screenshot() == svg
+
+
+async def test_revert_that_discards_a_recorded_edit(fake, svg):
+    hotfix_left_by_the_last_run(fake)
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("v")  # the group revert
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmScreen) and app.screen.state == "ready"
         assert app.export_screenshot() == svg
@@ -105,7 +152,7 @@ async def test_80x24_repair_running(fake, svg):
             await settle(app, pilot)
             await pilot.press("down", "r")
             await settle(app, pilot)
-            await pilot.press("y")
+            await confirm(pilot, app.screen)
             await pilot.pause(0.3)
             dialog = app.screen
             assert isinstance(dialog, ConfirmScreen) and dialog.state == "running"
@@ -131,5 +178,5 @@ async def test_disconnected_banner(fake, svg):
         )
         app.screen.update_status()
         await pilot.pause()
-        assert "disconnected · updated 42s ago" in str(app.screen.query_one("#status").render())
+        assert "disconnected · stale 42s" in str(app.screen.query_one("#status").render())
         assert app.export_screenshot() == svg

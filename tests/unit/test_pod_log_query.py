@@ -1,5 +1,5 @@
 """`Client.pod_log`'s request: the PodLogOptions query of `GET pods/P/log` (kubernetes
-staging/src/k8s.io/api/core/v1 PodLogOptions: container, follow, previous, tailLines)."""
+staging/src/k8s.io/api/core/v1 PodLogOptions: container, follow, previous, tailLines, timestamps)."""
 
 from collections.abc import Iterator
 
@@ -11,6 +11,10 @@ def test_a_crash_loops_previous_container_followed() -> None:
     assert pod_log_query(LogOptions("app", follow=True, previous=True, tail_lines=100)) == [
         ("container", "app"), ("follow", "true"), ("previous", "true"), ("tailLines", "100"),
     ]  # fmt: skip
+
+
+def test_timestamps_as_the_kubelet_reads_them() -> None:
+    assert pod_log_query(LogOptions("app", timestamps=True)) == [("container", "app"), ("timestamps", "true")]
 
 
 def test_defaults_ask_only_for_the_container() -> None:

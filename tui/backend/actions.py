@@ -97,5 +97,5 @@ class Actions(Core):
             return ResultView(ExitStatus.REFUSED, EXIT_REFUSED, "read-only mode: no action is performed")
         if plan.handle is None or plan.refusal:
             return ResultView(ExitStatus.REFUSED, EXIT_REFUSED, plan.refusal or "nothing to do")
-        repair = Repair(self.api, plan.handle, timeout=ACTION_TIMEOUT, out=out, cancel=cancel)
+        repair = Repair(self.writer or self.api, plan.handle, timeout=ACTION_TIMEOUT, out=out, cancel=cancel)
         return data.result_view(repair.execute())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import queue
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,6 +20,7 @@ from rollguard.cluster.api import Api
 from rollguard.cluster.cache import NamespaceCache
 from rollguard.cluster.client import Client
 from rollguard.cluster.kubeconfig import contexts, resolve
+from rollguard.cluster.pulse import Pulse
 from rollguard.cluster.reduce import Interner
 from rollguard.core.allocator import fix_mmap_threshold
 from rollguard.core.errors import Forbidden, NotFound, RefusedError
@@ -27,6 +29,7 @@ from rollguard.core.structs import Obj
 from rollguard.kinds import KINDS
 from rollguard.state import assessment
 from rollguard.tui import data
+from rollguard.tui.backend.watchful import Watchful
 from rollguard.tui.views import Inventory
 
 # JSON per LIST page (`Client.page_bytes`; the commands' is 1 MiB): the read decodes a page of each of
@@ -35,7 +38,17 @@ from rollguard.tui.views import Inventory
 # (~1,800, as fast on the benchmark's cluster).
 PAGE_BYTES = 256 << 10
 PROBE_SELECTOR = "rollguard.io/liveness-probe=none"  # matches no namespace: the smallest answer there is
+# The TUI's own requests (reads, watches, plans): a short timeout and few attempts, so that a hung API
+# server is known and said within seconds, not after the commands' 30 s x 5 attempts. A repair the user
+# confirmed keeps the commands' patience (`writer`): it must not give up on a slow write half-way.
+REQUEST_TIMEOUT = 8.0
+REQUEST_ATTEMPTS = 2
+WATCH_TIMEOUT = 60  # seconds per watch request (its read timeout is 10 s more)
 ClientFactory = Callable[[str | None, str | None], Api]  # (kubeconfig, context) -> a cluster connection
+
+
+class Superseded(Exception):
+    """A newer load began: the step of the loader left behind is not taken (see `rollguard.tui.dataloop`)."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +95,13 @@ class Core:
         # A read of the whole cluster decodes ~1 MiB pages in list threads: glibc must hand their buffers
         # back instead of keeping them in the threads' heaps (`rollguard.core.allocator`, ~20 MiB at 10,000 workloads)
         fix_mmap_threshold()
-        self.client: Api | None = None
+        self.client: Api | None = None  # the reader: short timeouts, every request noted in `pulse`
+        self.writer: Api | None = None  # the same connection with the commands' timeouts, for repairs
+        self.pulse = Pulse()  # when the server last answered the reader, what waits (`Watchful`)
+        self._cut_watches: Callable[[], None] | None = None  # ends the reader's open watches
+        # One loader at a time changes what is held (namespace, caches, states): the app's loader and
+        # reload take it for each step, so a loader left behind by a switch never undoes the new one's.
+        self.lock = threading.RLock()
         self.context = options.context
         self.context_name = options.context  # for display: the kubeconfig's current one when not given
         self.namespace = options.namespace
@@ -120,9 +139,13 @@ class Core:
         self.stop_live()
         if context is not None:
             self.context = context
-        self.client = self._factory(self.options.kubeconfig, self.context)
-        if isinstance(self.client, Client):
-            self.client.page_bytes = PAGE_BYTES
+        api = self.writer = self._factory(self.options.kubeconfig, self.context)
+        if isinstance(api, Client):
+            api.page_bytes = PAGE_BYTES
+            api = api.with_timeouts(timeout=REQUEST_TIMEOUT, retries=REQUEST_ATTEMPTS)
+        self._cut_watches = getattr(api, "cut_watches", None)  # the reader's streams (the caches')
+        self.pulse = Pulse()  # a new connection: the old one's silences say nothing about it
+        self.client = Watchful(api, self.pulse)
         self._access.clear()
         self.by_kind.clear()
         self._parts = {}
@@ -146,11 +169,17 @@ class Core:
         return sorted(n["metadata"]["name"] for n in items)
 
     def stop_live(self) -> None:
-        """Stop the live caches (`rollguard.tui.backend.live` starts them; `connect` stops them first)."""
-        for cache in self._caches.values():
+        """Stop the live caches (`rollguard.tui.backend.live` starts them; `connect` stops them first) and
+        end their watch threads now: the connection's open watches are cut (every watch of the TUI's
+        connection is a cache's; log follows are not watches). A thread left waiting on a quiet stream
+        would outlive its cache by a watch's length, and its app (issue 30's hang of the TUI tests)."""
+        caches = list(self._caches.values())
+        for cache in caches:
             cache.stop()
         self._caches.clear()
         self._incremental = False
+        if caches and self._cut_watches is not None:
+            self._cut_watches()
 
     def probe(self) -> None:
         """One cheap request (a namespace list matching no label): returns when the server answers,

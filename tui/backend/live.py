@@ -24,7 +24,7 @@ from rollguard.kinds import KINDS
 from rollguard.state import assessment, inventory
 from rollguard.state.inventory import LISTS, WORKLOADS
 from rollguard.tui import data
-from rollguard.tui.backend.core import Core
+from rollguard.tui.backend.core import WATCH_TIMEOUT, Core, Superseded
 from rollguard.tui.views import Inventory, WorkloadRow
 
 PARTIAL_EVERY = 0.5  # seconds to the first partial inventory of a long first read (then doubling)
@@ -35,7 +35,11 @@ class Live(Core):
     """The read, the live caches and the states judged from them."""
 
     def read(
-        self, on_partial: Callable[[Inventory], None] | None = None, *, for_live: bool = False
+        self,
+        on_partial: Callable[[Inventory], None] | None = None,
+        *,
+        for_live: bool = False,
+        stop: Callable[[], bool] | None = None,
     ) -> Inventory:
         """One read (first screen and reloads), namespace by namespace as `rollguard.state.inventory` streams
         it: paginated, reduced, narrowed by the selector.
@@ -43,6 +47,7 @@ class Live(Core):
         ``on_partial`` gets the inventory of the namespaces read so far after `PARTIAL_EVERY` seconds of a
         long read (the whole cluster), then after twice as long each time, so that the first screen does
         not wait for the last namespace and the table is rebuilt only a few times.
+        ``stop``: asked between namespaces; True ends the read with `Superseded` (a newer load began).
         ``for_live``: `start_live` follows; with -A (no selector) the read's cluster-wide lists are kept
         for the caches to watch on from (`rollguard.cluster.cache.Keeping`): the cluster is not read twice.
         """
@@ -60,6 +65,8 @@ class Live(Core):
         for ns, lists in inventory.namespace_lists(
             keeping or self.api, scope, selector=selector, problems=self._problems
         ):
+            if stop is not None and stop():
+                raise Superseded
             for arg, items in lists.items():
                 if arg in WORKLOADS and keeping is None:  # kept (detail), and shared with the caches' copies
                     items = lists[arg] = [self._intern.object(o) for o in items]
@@ -130,7 +137,13 @@ class Live(Core):
         selectors = {res: fixed for res, fixed, _filtered in LISTS.values() if fixed}
         for ns in scopes:
             cache = NamespaceCache(
-                self.api, ns, data.WATCHED, reduce=True, selectors=selectors, intern=self._intern
+                self.api,
+                ns,
+                data.WATCHED,
+                reduce=True,
+                selectors=selectors,
+                intern=self._intern,
+                watch_timeout=WATCH_TIMEOUT,
             )
             cache.events = self._changes  # one queue for all caches: one blocking wait covers them all
             for res, (items, rv) in seed.items() if ns is None else ():
@@ -163,7 +176,13 @@ class Live(Core):
         selectors = {res: fixed for res, fixed, _filtered in LISTS.values() if fixed}
         for ns in new:
             cache = NamespaceCache(
-                self.api, ns, data.WATCHED, reduce=True, selectors=selectors, intern=self._intern
+                self.api,
+                ns,
+                data.WATCHED,
+                reduce=True,
+                selectors=selectors,
+                intern=self._intern,
+                watch_timeout=WATCH_TIMEOUT,
             )
             cache.events = self._changes
             cache.start()

@@ -61,13 +61,14 @@ class PodLogs(Live):
 
     def follow_logs(
         self, row: WorkloadRow, *, revision: int | None, pod: str | None = None, container: str | None = None,
-        stop: threading.Event, tail: int = logs.TAIL,
+        stop: threading.Event, tail: int = logs.TAIL, timestamps: bool = False,
     ) -> Iterator[logs.LogEvent]:  # fmt: skip
         """The logs page's content for pod ``pod``, else the newest pod of ``row`` (or of its revision
         ``revision``), as it comes: the previous container's log when there is one, then the current one
         followed; a restart adds the log of the container that ended. ``container``: that one, else the
-        one `logs.container_to_show` picks; a revision without pods: its `deployer_pod`'s log. Ends soon
-        after ``stop`` is set."""
+        one `logs.container_to_show` picks; a revision without pods: its `deployer_pod`'s log.
+        ``timestamps``: each line prefixed with the kubelet's time of it (k9s' `t`). Ends soon after
+        ``stop`` is set."""
         found = []
         ws = None if pod else self._full(row)
         deployer = None if pod else self.deployer_pod(row, revision=revision, ws=ws)
@@ -89,7 +90,9 @@ class PodLogs(Live):
         inst = logs.instance_of(newest, container)
         if inst.previous:
             yield logs.Heading(f"previous container (restart {inst.restarts}): {inst.previous}")
-            yield from self._log(name, ns, container, previous=True, tail=tail, stop=stop)
+            yield from self._log(
+                name, ns, container, previous=True, tail=tail, stop=stop, timestamps=timestamps
+            )
         noted = False
         while not stop.is_set():
             yield logs.Heading(f"current container: {inst.detail}")
@@ -98,7 +101,16 @@ class PodLogs(Live):
                     yield logs.Note("it has not started again yet: the log above is its last run")
                     noted = True
             else:
-                yield from self._log(name, ns, container, previous=False, tail=tail, stop=stop, follow=True)
+                yield from self._log(
+                    name,
+                    ns,
+                    container,
+                    previous=False,
+                    tail=tail,
+                    stop=stop,
+                    follow=True,
+                    timestamps=timestamps,
+                )
             seen = inst
             while not stop.wait(logs.POLL):  # the log ended, or the container waits: look for a restart
                 try:
@@ -114,14 +126,18 @@ class PodLogs(Live):
                 yield logs.Heading(
                     f"restarted (restart {inst.restarts}): the container before {inst.previous}"
                 )
-                yield from self._log(name, ns, container, previous=True, tail=tail, stop=stop)
+                yield from self._log(
+                    name, ns, container, previous=True, tail=tail, stop=stop, timestamps=timestamps
+                )
 
     def _log(
         self, pod: str, namespace: str, container: str, *, previous: bool, tail: int, stop: threading.Event,
-        follow: bool = False,
+        follow: bool = False, timestamps: bool = False,
     ) -> Iterator[logs.LogEvent]:  # fmt: skip
         try:
-            options = LogOptions(container, follow=follow, previous=previous, tail_lines=tail)
+            options = LogOptions(
+                container, follow=follow, previous=previous, tail_lines=tail, timestamps=timestamps
+            )
             for text in self.api.pod_log(pod, namespace=namespace, options=options, stop=stop):
                 yield logs.Line(text)
         except NoLog as exc:

@@ -16,10 +16,12 @@ from textual.widgets import Button, DataTable, Input, Label, RichLog, Static
 
 from rollguard.core.images import short_image
 from rollguard.tui.errors import describe_error
+from rollguard.tui.liveness import ago
 from rollguard.tui.messages import PlanLoaded
 from rollguard.tui.repairs import TrackedRepair, elapsed
 from rollguard.tui.screens.base import TITLES, Dialog
 from rollguard.tui.views import Change, PlanView, ResultView, Target
+from rollguard.tui.widgets.armed import ArmedButton
 
 if TYPE_CHECKING:
     from rollguard.tui.app import RollguardApp
@@ -29,6 +31,7 @@ COLUMNS = ("Workload", "Image before", "Image after", "Paused", "Revision")
 # table fits the dialog and never scrolls sideways (the Revision column was cut at 80 columns)
 NARROW = 100
 NARROW_COLUMNS = ("Workload", "Before", "After", "Paused", "Rev")
+PLANNING = "Reading what would change (dry run)…"
 
 
 def _images(change: Change, *, narrow: bool = False) -> tuple[Text, Text]:
@@ -62,6 +65,16 @@ def change_cells(change: Change, *, narrow: bool = False) -> tuple[Text | str, .
     return (change.ref, before, after, paused, revision)
 
 
+DISCARDS = "discards the edit someone else made"  # rollguard.plan.repair_decide.discarded_edit's words
+
+
+def discarded_edits(changes: tuple[Change, ...]) -> list[str]:
+    """``dc/b: discards the edit someone else made during run ...``: a revert throwing away a colleague's
+    edit the journal recorded (an `inconsistent` group's hotfix), said above the plan, in the words the
+    CLI prints."""
+    return [f"{c.ref}: {note}" for c in changes for note in c.note.split("; ") if note.startswith(DISCARDS)]
+
+
 def folded_notes(changes: tuple[Change, ...]) -> list[str]:
     """Per-workload notes, one line per distinct note: ``dc/a, dc/b: target: ...``."""
     by_note: dict[str, list[str]] = {}
@@ -89,18 +102,22 @@ class DialogState(enum.StrEnum):
 class ConfirmScreen(Dialog):
     """Plan, confirm, run, result (`DialogState`). Dismisses with the result or None.
 
-    Nothing that a reflex can press confirms: focus starts on Cancel (Enter cancels), a workload's
-    action needs `y`, a group's needs its name typed (`y` then only types into that box).
-    A confirmed repair belongs to the app (`rollguard.tui.repairs.Repair`): esc while it runs sends
+    Nothing that a reflex or a burst of typing can press confirms: focus starts on Cancel (Enter
+    cancels); a workload's action needs the focus moved to Confirm (tab) and Enter pressed there once it
+    is armed (`rollguard.tui.widgets.armed`); a group's needs its name typed. No letter confirms (`y`
+    is k9s's YAML key).
+    A confirmed repair belongs to the app (`rollguard.tui.repairs.TrackedRepair`): esc while it runs sends
     the dialog to the background, and `b` on the workloads screen reopens it (``repair=``).
     """
 
     app: RollguardApp
     BINDINGS = [
-        Binding("y", "confirm", "Confirm (one workload)"),
         Binding("escape,n", "cancel", "Cancel / close (while it runs: to the background)"),
+        # the equivalent command to the terminal's clipboard (OSC 52: works over SSH and in tmux with
+        # set-clipboard on); a copy changes nothing, so a stray `c` is harmless
+        Binding("c", "copy_command", "Copy the command"),
         # a modal screen hides the app's own `q`: quitting here asks first while the repair runs
-        Binding("q", "app.quit", "Quit (asks wait or detach while it runs)"),
+        Binding("q,ctrl+c", "app.quit", "Quit (while it runs: asks wait, or stop it and quit)"),
     ]
 
     def __init__(
@@ -132,7 +149,8 @@ class ConfirmScreen(Dialog):
             yield Label(title, classes="dialog-title")
             if self.warning:
                 yield Static(Text(f"⚠ {self.warning}", style="bold yellow"), id="warning")
-            yield Static("Reading what would change (dry run)…", id="summary")
+            yield Static(id="discards")  # someone's edit the plan throws away (shown once it is read)
+            yield Static(PLANNING, id="summary")
             yield DataTable(id="changes", cursor_type="none", show_cursor=False)
             yield Static(id="command")
             with VerticalScroll(id="notes-box"):
@@ -144,8 +162,8 @@ class ConfirmScreen(Dialog):
             with Horizontal(classes="buttons"):
                 if self.typed_name:
                     yield Input(placeholder=f"type {self.typed_name}", id="typed")
-                label = "Confirm" if self.typed_name else "Confirm (y)"
-                yield Button(label, id="confirm", variant="error", disabled=True)
+                label = "Confirm" if self.typed_name else "Confirm (tab, enter)"
+                yield ArmedButton(label, id="confirm", variant="error", disabled=True)
                 yield Button("Cancel (esc)", id="cancel")
 
     @property
@@ -156,6 +174,7 @@ class ConfirmScreen(Dialog):
         self.query_one("#changes", DataTable).add_columns(*(NARROW_COLUMNS if self.narrow else COLUMNS))
         self.query_one("#progress", RichLog).display = False
         self.query_one("#changes", DataTable).display = False
+        self.query_one("#discards", Static).display = False
         if self.typed_name:
             typed = self.query_one("#typed", Input)
             typed.display = False
@@ -163,6 +182,7 @@ class ConfirmScreen(Dialog):
         self.query_one("#cancel", Button).focus()
         if self.repair is None:
             self._plan()
+            self.set_interval(1.0, self._planning_tick)
             return
         # reopened from the background: the same plan, the progress so far, the result if it ended
         assert self.plan is not None
@@ -173,6 +193,16 @@ class ConfirmScreen(Dialog):
             log.write(line)
         if self.repair.result is not None:
             self.repair_finished(self.repair.result)
+
+    def _planning_tick(self) -> None:
+        """While the dry run waits on the API: say so, and that esc cancels (nothing was changed)."""
+        if self.state is not DialogState.PLANNING:
+            return
+        hung = self.app.freshness().hung_for(time.monotonic())
+        text = PLANNING
+        if hung:
+            text += f" No answer from the API server for {ago(hung)}; esc cancels (nothing was changed)."
+        self.query_one("#summary", Static).update(text)
 
     @work(thread=True, exit_on_error=False, group="plan")
     def _plan(self) -> None:
@@ -192,11 +222,20 @@ class ConfirmScreen(Dialog):
             height = max(str(cell).count("\n") + 1 for cell in cells)
             table.add_row(*cells, height=height)
         table.display = bool(plan.changes)
-        notes = [f"• {n}" for n in plan.notes] + [f"• {n}" for n in folded_notes(plan.changes)]
+        discards = discarded_edits(plan.changes)
+        folded = [n for n in folded_notes(plan.changes) if DISCARDS not in n]
+        notes = [f"• {n}" for n in plan.notes] + [f"• {n}" for n in folded]
         self.query_one("#notes", Static).update("\n".join(notes))
         self.query_one("#notes-box").display = bool(notes)
+        lost = self.query_one("#discards", Static)
+        lost.update(Text("\n".join(f"⚠ {d}" for d in discards), style="bold yellow"))
+        lost.display = bool(discards)
         if plan.command:
-            self.query_one("#command", Static).update(Text.assemble(("$ ", "dim"), (plan.command, "bold")))
+            self.query_one("#command", Static).update(
+                Text.assemble(
+                    ("$ ", "dim"), (plan.command, "bold"), ("" if self.narrow else "  (c copies it)", "dim")
+                )
+            )
         if self.repair is not None:
             return  # reopened: it was confirmed already
         summary = self.query_one("#summary", Static)
@@ -208,14 +247,18 @@ class ConfirmScreen(Dialog):
             return
         self.state = DialogState.READY
         changed = sum(1 for c in plan.changes if c.changed)
-        how = f"type {self.typed_name} below and press Enter" if self.typed_name else "press y"
+        how = (
+            f"type {self.typed_name} below and press Enter"
+            if self.typed_name
+            else "move to Confirm (tab) and press Enter"
+        )
         summary.update(f"{changed} of {len(plan.changes)} workloads change. To carry it out, {how}:")
         if self.typed_name:
             typed = self.query_one("#typed", Input)
             typed.display = True
             typed.focus()
         else:
-            self.query_one("#confirm", Button).disabled = False
+            self.query_one("#confirm", ArmedButton).offer()
             self.query_one("#cancel", Button).focus()  # Enter on a reflex cancels
         self.refresh_bindings()
 
@@ -225,9 +268,11 @@ class ConfirmScreen(Dialog):
 
     @on(Input.Changed, "#typed")
     def _typed(self, _event: Input.Changed) -> None:
-        self.query_one("#confirm", Button).disabled = not (
-            self.state is DialogState.READY and self.name_typed
-        )
+        button = self.query_one("#confirm", ArmedButton)
+        if self.state is DialogState.READY and self.name_typed:
+            button.offer()
+        else:
+            button.disabled = True
 
     @on(Input.Submitted, "#typed")
     def _typed_submitted(self, _event: Input.Submitted) -> None:
@@ -236,10 +281,17 @@ class ConfirmScreen(Dialog):
         else:
             self.app.notify(f"type {self.typed_name} exactly to confirm, or esc", severity="warning")
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "confirm":
-            return self.state is DialogState.READY and not self.typed_name  # a group's needs its name typed
-        return True
+    def action_copy_command(self) -> None:
+        command = self.plan.command if self.plan else ""
+        if not command:
+            self.app.notify("no command to copy yet", severity="warning", timeout=3)
+            return
+        self.app.copy_to_clipboard(command)
+        self.app.notify(f"copied to the clipboard (OSC 52): {command}", markup=False, timeout=4)
+
+    @on(ArmedButton.NotYet)
+    def _not_yet(self) -> None:
+        self.app.notify("Confirm is armed a moment after it has the focus: press Enter again", timeout=3)
 
     @on(Button.Pressed, "#confirm")
     def _confirm_pressed(self) -> None:

@@ -12,19 +12,20 @@ from textual import work
 from rollguard.tui.diff import TemplateDiff
 from rollguard.tui.errors import describe_error
 from rollguard.tui.screens.scroll import ScrollPage
+from rollguard.tui.search import marked
 from rollguard.tui.views import WorkloadRow
 
 STYLES = {"add": "green", "remove": "red", "hunk": "cyan", "header": "bold", "": ""}
 
 
-def diff_text(diff: TemplateDiff) -> Text:
+def diff_text(diff: TemplateDiff, *, pattern: str = "") -> Text:
     if diff.missing:
         return Text(f"nothing to compare the live template with: {diff.left}", style="yellow")
     if diff.same:
         return Text(f"no difference: the live template equals {diff.left}", style="green")
     text = Text(no_wrap=True, overflow="ellipsis")  # wrapping would strip the indentation YAML needs
     for line in diff.lines:
-        text.append(line.text + "\n", style=STYLES[line.style])
+        text.append_text(marked(Text(line.text + "\n", style=STYLES[line.style]), pattern))
     return text
 
 
@@ -56,3 +57,13 @@ class DiffScreen(ScrollPage):
     def _show(self, diff: TemplateDiff) -> None:
         self.diff = diff
         self.show(diff_text(diff))
+
+    def search_lines(self) -> list[str]:
+        return [line.text for line in self.diff.lines] if self.diff is not None else []
+
+    def highlight(self) -> None:
+        if self.diff is not None:
+            self.show(diff_text(self.diff, pattern=self.pattern))
+
+    def scroll_to_line(self, index: int) -> None:
+        self.query_one("#page-box").scroll_to(y=index, animate=False)  # not wrapped: one row a line

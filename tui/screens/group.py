@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Label, Static
 
 from rollguard.tui.screens.base import ACTION_BINDINGS, ActionsMixin, Selection, group_selection
 from rollguard.tui.screens.detail import DetailScreen, journal_text
+from rollguard.tui.screens.pods import PodsScreen
 from rollguard.tui.views import Inventory, WorkloadRow, images_text
 from rollguard.tui.widgets.badges import badges
 from rollguard.tui.widgets.keybar import KeyBar
@@ -36,6 +37,7 @@ class GroupScreen(ActionsMixin, Screen[None]):
     BINDINGS = [
         Binding("escape,backspace", "back", "Back"),
         Binding("enter,d", "member", "Workload detail"),
+        Binding("p", "pods", "Pods"),
         *(b for b in ACTION_BINDINGS if b.action.endswith("('selection')")),
     ]
 
@@ -86,7 +88,7 @@ class GroupScreen(ActionsMixin, Screen[None]):
         return group_selection(self.members)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "member":
+        if action in ("member", "pods"):
             return bool(self.members)
         return super().check_action(action, parameters)
 
@@ -98,6 +100,12 @@ class GroupScreen(ActionsMixin, Screen[None]):
         table = self.query_one("#members", DataTable)
         if 0 <= table.cursor_row < len(self.members):
             self.app.push_screen(DetailScreen(self.members[table.cursor_row]))
+
+    def action_pods(self) -> None:
+        """`p`: the pods of the group's workloads, and from there their logs."""
+        label = self.members[0].group if self.members else self.key
+        title = f"pods of group {label}" if label else "pods of the workloads in no group"
+        self.app.push_screen(PodsScreen(members=tuple(self.members), title=title))
 
     def action_back(self) -> None:
         self.app.pop_screen()

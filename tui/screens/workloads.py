@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import TYPE_CHECKING
 
-from rich.markup import escape
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -13,6 +13,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Input, Static
 
+from rollguard.kinds import Kind, kind_of
 from rollguard.tui.liveness import banner, header
 from rollguard.tui.repairs import badges_by_group
 from rollguard.tui.repairs import header_text as repairs_header
@@ -26,9 +27,11 @@ from rollguard.tui.screens.base import (
     workload_selection,
 )
 from rollguard.tui.screens.detail import DetailScreen
+from rollguard.tui.screens.events import EventsScreen
 from rollguard.tui.screens.group import GroupScreen
 from rollguard.tui.screens.logs import LogsScreen
 from rollguard.tui.screens.pick import ALL_NAMESPACES, ContextPicker, NamespacePicker
+from rollguard.tui.screens.pods import PodsScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import SORT_KEYS, Inventory
 from rollguard.tui.widgets.keybar import KeyBar
@@ -36,6 +39,22 @@ from rollguard.tui.widgets.workload_table import WIDE, WorkloadTable, build_line
 
 if TYPE_CHECKING:
     from rollguard.tui.app import RollguardApp
+
+
+def escape(text: str) -> str:
+    """``text`` shown as it is in Textual markup (typed text: a filter can hold any `[`, `=`, `"`)."""
+    return text.replace("[", "\\[")
+
+
+COMMAND_HINT = ":ns NAME  :ns all  :ctx NAME  :pods  :events  :dc  :deploy  :all  (esc: back)"
+
+
+def _kind_named(word: str) -> Kind | None:
+    """The kind a `:` word names (``dc``, ``deploy``, ``deployments`` ...: `kind_of`'s aliases), if any."""
+    try:
+        return kind_of(word)
+    except KeyError:
+        return None
 
 
 class WorkloadsScreen(ActionsMixin, Screen[None]):
@@ -48,7 +67,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         Binding("l", "logs", "Logs"),
         Binding("space", "fold", "Fold group", show=False),
         Binding("slash", "filter", "Filter"),
-        Binding("colon", "command", "Jump (:ns NAME, :ctx NAME)", show=False),
+        Binding("colon", "command", "Jump (:ns NAME, :ctx NAME, :pods, :events, :dc, :deploy)", show=False),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("s", "sort", "Sort", show=False),
         Binding("S", "reverse_sort", "Reverse sort", show=False),
@@ -58,6 +77,8 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         Binding("b", "repairs", "Repair in background"),
         *ACTION_BINDINGS,
     ]
+    # keys that open a text box: the keys typed right after them go there (`rollguard.tui.keysink`)
+    TYPING_KEYS = {"slash": "filter", "colon": "command", "n": "typed", "c": "typed"}
 
     def __init__(self) -> None:
         super().__init__()
@@ -66,12 +87,15 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.reverse = False
         self._offered: tuple[bool, ...] = ()
         self.folded: set[str] = set()
+        self._shown_status = ("", "")
+        self.findings_room = 0  # columns the findings take at < WIDE (see `redraw`)
+        self.only: Kind | None = None  # `:dc`, `:deploy`: the rows of that kind alone (`:all` again)
 
     def compose(self) -> ComposeResult:
         yield Static("connecting…", id="status")
         yield Static("", id="banner")
         yield Input(placeholder="filter: words in name, kind, group, finding or image", id="filter")
-        yield Input(placeholder=":ns NAME  :ns all  :ctx NAME  (esc: back)", id="command")
+        yield Input(placeholder=COMMAND_HINT, id="command")
         yield WorkloadTable(id="workloads")
         yield Static("", id="reason")
         yield KeyBar()
@@ -92,10 +116,11 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.redraw()
 
     def _tick(self) -> None:
-        """Once a second while not live or while a repair runs: ages and elapsed times keep counting."""
+        """Once a second: the data's freshness (a hung server shows within seconds, an age keeps
+        counting), and a running repair's elapsed time."""
         if self.app.running_repairs():
             self.redraw()  # the badge's elapsed time (only the changed cells are repainted)
-        elif not self.app.liveness.live and self.app.live_enabled:
+        elif self.app.live_enabled:
             self.update_status()
 
     def repairs_changed(self) -> None:
@@ -132,7 +157,9 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         if inventory is None:
             self.update_status()
             return
-        lines = build_lines(
+        narrow = self.size.width < WIDE
+        build = partial(
+            build_lines,
             inventory,
             text_filter=self.text_filter,
             sort=self.sort,
@@ -140,12 +167,18 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             now=self.app.clock(),
             show_namespace=self.app.backend.all_namespaces,
             folded=frozenset(self.folded),
-            short=self.size.width < WIDE,
+            short=narrow,
             repairs=badges_by_group(self.app.repairs, time.monotonic()),
-            previous=self.table.by_key,
+            only=self.only,
         )
+        lines = build(previous=self.table.by_key, room=self.findings_room if narrow else 0)
         started = time.perf_counter()
         self.table.show(lines)
+        if narrow:  # every finding in its short form, or +N: the findings fit beside the other columns
+            room = self.table.findings_room(self.size.width)
+            if room != self.findings_room:
+                self.findings_room = room
+                self.table.show(build(previous=self.table.by_key, room=room), refit=True)
         self.app.timings.setdefault("first_table_s", time.perf_counter() - started)
         self.update_status()
         self.update_reason()
@@ -159,25 +192,30 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         # context and liveness first: what an 80-column terminal must never cut off
         parts = [f"[b]{backend.context_name or '(in-cluster)'}[/]"]
         if self.app.live_enabled:
-            parts.append(header(self.app.liveness, now))
+            parts.append(header(self.app.freshness(), now))
         parts.append(f"[b]ns[/] {where}")
         if backend.options.selector:
-            parts.append(f"[b]selector[/] {backend.options.selector}")
+            parts.append(f"[b]selector[/] {escape(backend.options.selector)}")
         if inv is not None:
             shown = sum(1 for ln in self.table.lines if ln.row is not None)
-            parts.append(
-                f"{shown}/{len(inv.rows)} workloads" if self.text_filter else f"{len(inv.rows)} workloads"
-            )
+            filtered = self.text_filter or self.only is not None
+            parts.append(f"{shown}/{len(inv.rows)} workloads" if filtered else f"{len(inv.rows)} workloads")
+        if self.only is not None:
+            parts.append(f"{self.only.noun}s only")
         parts.append(f"sort {self.sort}{' ↑' if self.reverse else ''}")
         if self.text_filter:
-            parts.append(f"filter “{self.text_filter}”")
+            parts.append(f"filter “{escape(self.text_filter)}”")  # typed text is not markup
         if self.app.read_only:
             parts.insert(1, "[reverse] read-only [/]")
         running = repairs_header(self.app.repairs, now)
         if running:  # after context and liveness: an 80-column header keeps it in view
             parts.insert(2 if self.app.live_enabled else 1, f"[b reverse magenta]{escape(running)}[/]")
-        self.query_one("#status", Static).update(" · ".join(parts))
-        text = banner(self.app.liveness, now) if self.app.live_enabled else ""
+        status = " · ".join(parts)
+        text = banner(self.app.freshness(), now) if self.app.live_enabled else ""
+        if (status, text) == self._shown_status:
+            return  # the tick's usual case: nothing to repaint
+        self._shown_status = (status, text)
+        self.query_one("#status", Static).update(status)
         box = self.query_one("#banner", Static)
         box.update(text)
         box.display = bool(text)
@@ -251,6 +289,10 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
             ("Filter", "/: show only rows matching words", self.action_filter),
             ("Sort by next column", f"s: {', '.join(SORT_KEYS)}", self.action_sort),
             ("Reload", "ctrl+r: list everything again from the API", self.action_reload),
+            ("Pods", ":pods: the pods of the namespace, and their logs", lambda: self.jump("pods")),
+            ("Events", ":events: the namespace's Events, newest first", lambda: self.jump("events")),
+            ("Only DeploymentConfigs", ":dc (:all: every kind again)", lambda: self.jump("dc")),
+            ("Only Deployments", ":deploy (:all: every kind again)", lambda: self.jump("deploy")),
         ]
         return super().palette_commands() + general
 
@@ -309,12 +351,22 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.jump(event.value)
 
     def jump(self, text: str) -> None:
-        """`:ns NAME`, `:ns all` (or `:ns -A`), `:ns` (the picker), `:ctx NAME`, `:ctx` (the picker)."""
+        """`:ns NAME`, `:ns all` (or `:ns -A`), `:ns` (the picker), `:ctx NAME`, `:ctx` (the picker);
+        as k9s: `:pods` (`:pods SELECTOR`: a group's), `:events`, `:dc` / `:deploy` (the rows of one kind),
+        `:all` (every kind again)."""
         words = text.strip().lstrip(":").split()
         if not words:
             return
         verb, args = words[0].lower(), words[1:]
-        if verb in ("ns", "namespace", "namespaces") and not args:
+        only = _kind_named(verb)
+        if only is not None or verb in ("all", "workloads", "wl"):
+            self.only = only
+            self.redraw()
+        elif verb in ("pods", "pod", "po"):
+            self.app.push_screen(PodsScreen(selector=" ".join(args)))
+        elif verb in ("events", "event", "ev"):
+            self.app.push_screen(EventsScreen())
+        elif verb in ("ns", "namespace", "namespaces") and not args:
             self.action_namespace()
         elif verb in ("ns", "namespace", "namespaces"):
             name = args[0]
@@ -327,9 +379,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         elif verb in ("ctx", "context", "contexts"):
             self.app.load(context=args[0])
         else:
-            self.app.notify(
-                f"unknown command “:{verb}”: use :ns NAME, :ns all or :ctx NAME", severity="warning"
-            )
+            self.app.notify(f"unknown command “:{escape(verb)}”: use {COMMAND_HINT}", severity="warning")
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)

@@ -1,4 +1,4 @@
-"""`y`: the selected workload as YAML, as the API holds it now (k9s' `y`)."""
+"""`y`: the selected workload as YAML, as the API holds it now (k9s' `y`); `/` searches it, n / N."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from textual import work
 
 from rollguard.tui.errors import describe_error
 from rollguard.tui.screens.scroll import ScrollPage
+from rollguard.tui.search import MATCH_STYLE, spans
 from rollguard.tui.views import WorkloadRow
 
 
@@ -32,4 +33,16 @@ class YamlScreen(ScrollPage):
 
     def _show(self, text: str) -> None:
         self.text = text
-        self.show(Syntax(text, "yaml", theme="ansi_dark", word_wrap=True))
+        self.highlight()
+
+    def search_lines(self) -> list[str]:
+        return self.text.splitlines()
+
+    def highlight(self) -> None:
+        """The YAML with its colours, and the matches of the search marked over them."""
+        syntax = Syntax(self.text, "yaml", theme="ansi_dark", word_wrap=True)
+        if self.pattern:
+            for number, line in enumerate(self.search_lines(), start=1):
+                for start, end in spans(line, self.pattern):
+                    syntax.stylize_range(MATCH_STYLE, (number, start), (number, end))
+        self.show(syntax)

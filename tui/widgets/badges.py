@@ -42,11 +42,21 @@ def badge(code: str, *, short: bool = False) -> Text:
     return Text(f" {word} ", style=STYLES.get(code, "reverse"))
 
 
-def badges(findings: Iterable[Finding], *, short: bool = False) -> Text:
-    """Badges separated by a space, worst first; ``short``: the short forms (80 columns)."""
+def badges(findings: Iterable[Finding], *, short: bool = False, room: int = 0) -> Text:
+    """Badges separated by a space, worst first; ``short``: the short forms (80 columns).
+
+    ``room`` (0: no limit): at most that many columns; the badges that do not fit are counted as `+N`,
+    never cut off, so a narrow row still says how many findings it has (the reason panel lists them)."""
+    ordered = sorted(findings, key=lambda f: f.rank)
     out = Text()
-    for i, finding in enumerate(sorted(findings, key=lambda f: f.rank)):
+    for i, finding in enumerate(ordered):
+        one = badge(finding.code, short=short)
+        after = len(ordered) - i - 1
+        need = (1 if i else 0) + one.cell_len + (len(f" +{after}") if after else 0)
+        if room and out.cell_len + need > room:
+            out.append(f"{' ' if i else ''}+{len(ordered) - i}", style="bold")
+            break
         if i:
             out.append(" ")
-        out.append_text(badge(finding.code, short=short))
+        out.append_text(one)
     return out

@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.render import measure
 
 from rollguard.core.structs import KIND_NAMES
+from rollguard.kinds import Kind, kind_of
 from rollguard.tui.views import (
     UNGROUPED,
     Finding,
@@ -138,6 +139,7 @@ class GroupCells(Cells):
     codes: tuple[str, ...]  # the members' findings, healthy left out when there are others
     journal: str
     when: str  # the last run's age
+    room: int  # columns the findings may take (0: no limit); the rest are counted as +N
     widths_memo: bytes | tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
     def cell(self, column: int) -> Text | str:
@@ -147,7 +149,7 @@ class GroupCells(Cells):
                 short=self.short, repair=self.repair, no_journal=self.no_journal,
             )  # fmt: skip
         if column == 1:
-            return badges((Finding(c) for c in self.codes), short=self.short)
+            return badges((Finding(c) for c in self.codes), short=self.short, room=self.room)
         if column == 4:
             return Text(self.journal, style="italic")
         return self.when if column == 5 else ""
@@ -166,6 +168,7 @@ class RowCells(Cells):
     images: Mapping[str, str]  # the row's own mapping (its text is made when drawn: nothing more held)
     age: str
     short: bool
+    room: int  # as GroupCells.room
     widths_memo: bytes | tuple[int, ...] | None = field(default=None, compare=False, repr=False)
 
     def cell(self, column: int) -> Text | str:
@@ -176,7 +179,7 @@ class RowCells(Cells):
             name.append(self.name)
             return name
         if column == 1:
-            return badges((Finding(c) for c in self.codes), short=self.short)
+            return badges((Finding(c) for c in self.codes), short=self.short, room=self.room)
         if column == 3:
             return Text(
                 f"{self.ready}/{self.desired}", style="" if self.ready >= self.desired else "bold red"
@@ -250,14 +253,21 @@ def build_lines(
     short: bool = False,
     repairs: Mapping[str, str] | None = None,
     previous: Mapping[str, Line] | None = None,
+    room: int = 0,
+    only: Kind | None = None,
 ) -> list[Line]:
     """The table's content, in order (pure: tested without a screen); a folded group shows its header only.
 
     ``previous`` (the lines on screen, by key): a line whose cells would come out of the same inputs
     keeps its cells, the very objects the table already holds. At 10,000 workloads a refresh then
     builds only the lines that changed, instead of 20,000 lines of styled text (a second copy of
-    everything on screen, and about a second of the UI thread's time)."""
-    rows = [r for r in inventory.rows if not text_filter or matches(r, text_filter)]
+    everything on screen, and about a second of the UI thread's time). ``only``: the rows of that kind
+    alone (`:dc`, `:deploy`)."""
+    rows = [
+        r
+        for r in inventory.rows
+        if (not text_filter or matches(r, text_filter)) and (only is None or kind_of(r.kind) is only)
+    ]
     lines: list[Line] = []
     by_group: dict[str, list[WorkloadRow]] = {}
     before = previous or {}
@@ -276,14 +286,14 @@ def build_lines(
             selector=first.group, namespace=first.namespace, show_namespace=show_namespace, members=len(members),
             folded=key in folded, short=short, repair=(repairs or {}).get(key, ""),
             no_journal=group is not None and not group.journal, codes=_codes(tuple(union)), journal=journal_text(group),
-            when=sys.intern(age(when, now)) if when else "",
+            when=sys.intern(age(when, now)) if when else "", room=room,
         )  # fmt: skip
         lines.append(_reuse(before.get(key), made, None) or Line(key=key, group=key, cells=made))
         for row in members if key not in folded else ():
             cells = RowCells(
                 kind=row.kind, name=row.name, codes=_codes(tuple(f.code for f in row.findings)), revision=row.revision,
                 ready=row.ready, desired=row.desired, images=row.images,
-                age=sys.intern(age(row.created, now)), short=short,
+                age=sys.intern(age(row.created, now)), short=short, room=room,
             )  # fmt: skip
             line = _reuse(before.get(row.key), cells, row)
             lines.append(line or Line(key=row.key, group=key, row=row, cells=cells))
@@ -378,13 +388,25 @@ class WorkloadTable(LineTable):
             return self.current is not None
         return True
 
-    def show(self, lines: Sequence[Line]) -> None:
-        """Replace the content; the cursor stays on its row's key (or its position if it went away)."""
+    def findings_room(self, width: int) -> int:
+        """The columns the findings may take in a ``width``-column terminal beside the other shown
+        columns (each with its padding of 2), at least a badge and a `+N`."""
+        others = sum(self._width[c] + 2 for c in self._shown if COLUMNS[c][0] != "findings")
+        return max(width - others - 2 - 2, 12)  # its own padding, and the vertical scrollbar
+
+    def show(self, lines: Sequence[Line], *, refit: bool = False) -> None:
+        """Replace the content; the cursor stays on its row's key (or its position if it went away).
+
+        ``refit``: measure every column again (the findings were fitted into less room)."""
         old, current = self.lines, self.current
         new_keys = [ln.key for ln in lines]
         self.lines = list(lines)
         self._by_key = {ln.key: ln for ln in lines}
         console = self.app.console
+        if refit:
+            self._width = {c: self._widest(c) for c in range(len(COLUMNS))}
+            self._layout()
+            return
         if [ln.key for ln in old] == new_keys:
             # Same rows in the same order: cursor, scroll and column widths untouched (DataTable's
             # update_cell: a cell that grew is cut at its column's width until the rows change).
