@@ -8,6 +8,10 @@ screen lists in its ``TYPING_KEYS`` (key -> the id of the `Input` it focuses: `/
 command line, `n` the namespace picker's box), the following keys and pastes are held in order until that
 box has the focus, then handed to it. If the box never gets the focus (the key was refused), the held
 keys are dropped after `SINK_TIMEOUT` seconds: dropping typing is safe, acting on it is not.
+
+Keys that arrive once the app is quitting (`q` then more keys in one burst) are dropped too: they are
+for nothing, and a screen they would open on a closing app ended it with a traceback (a paste holding
+`q` then `c` opened the context picker after the exit had begun).
 """
 
 from __future__ import annotations
@@ -50,6 +54,8 @@ class SinkingApp(App[int]):
     _sink_timer: Timer | None = None
 
     async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.Paste) and self._exit:
+            return  # quitting: the rest of the burst is for nothing
         if isinstance(event, events.Key | events.Paste) and not event.is_forwarded:
             sink = self._sink
             if sink is not None and not self._sink_ready(sink):

@@ -163,3 +163,22 @@ async def test_bursts_of_printable_keys_on_the_main_screens_change_nothing(fake)
         await until(pilot, lambda: fake.log_streams == 0, what="the closed pages' log streams cut")
     assert ran == []
     no_write(fake, before)
+
+
+async def test_keys_after_q_in_the_same_burst_are_dropped(fake):
+    """Found trying it out in tmux (QA of issue 30): a paste holding `q` then `c` ended the TUI with a
+    traceback (`NoMatches: '#typed' on ContextPicker()`): `q` had asked the app to exit, and the `c` of the
+    same burst pushed the context picker onto an app that was closing. Keys that come after `q` are for
+    nothing: the app quits cleanly, exit code 0, nothing written."""
+    before = snapshot(fake)
+    for seed in range(2):
+        keys = list(PRINTABLE.replace("q", ""))
+        random.Random(seed).shuffle(keys)
+        app = make_app(fake)
+        ran = record_repairs(app)
+        async with app.run_test(size=SIZE) as pilot:
+            await calm(app, pilot)
+            burst(app, ["q", *keys])
+            await calm(app, pilot)
+        assert app.return_code == 0 and ran == []
+    no_write(fake, before)
