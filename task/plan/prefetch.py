@@ -9,6 +9,12 @@ group's Lease and its journal. The preflight (`rollguard.plan.rollout_read.read_
 them one by one in its fixed order, so the first refusal is the one the sequential reads found (a read
 that failed is raised only when its turn comes; one after a refusal is never looked at).
 
+A kind the command line names (``--image dc/api=...``, a manifest of a Deployment: ``expected``) will be
+in the group unless the run is refused anyway, so its revisions are listed at once with the rest rather
+than after its workloads' list came back: one round trip fewer before the first write. A kind named
+nowhere is listed as before, once some of its workloads match the selector; an early list of a kind that
+then matches nothing is the one read too many, and only a run that is refused pays it.
+
 The lists are kept (`Listed`: items and the resourceVersion they were read at) and handed to the run's
 live cache (`Plan.listed`, `rollguard.cluster.cache.NamespaceCache.seed`), which watches on from that
 version as an informer does after its list: nothing is read twice, and the changes since preflight
@@ -23,7 +29,7 @@ and a manifest's workload outside the group is found in the same list instead of
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
@@ -78,10 +84,17 @@ class Prefetch:
         promote_from: str | None,
         lock: GroupLock,
         journal_store: JournalStore,
+        expected: Collection[str] = (),
     ) -> None:
         self._client, self.namespace, self.selector = client, namespace, selector
         self._pool = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix="preflight")
         submit = self._submit
+        # first in the queue: a kind's read that waits for its early revisions finds them started already
+        self._early = {
+            name: submit(list_whole, client, kind.revisions, namespace)
+            for name, kind in KINDS.items()
+            if name in expected
+        }
         self._namespace = submit(namespace_exists, client, namespace)
         self._kinds = {name: submit(self._read_kind, kind) for name, kind in KINDS.items()}
         self._rules = submit(rules, client, [namespace])
@@ -107,8 +120,13 @@ class Prefetch:
         group = tuple(o for o in listed.items if matches(self.selector, labels(o)))
         if not group:
             return KindRead(kind, listed=listed)
+        early = self._early.get(kind.kind)
         try:
-            revisions = list_whole(self._client, kind.revisions, self.namespace)
+            revisions = (
+                early.result()
+                if early is not None
+                else list_whole(self._client, kind.revisions, self.namespace)
+            )
         except ApiError as exc:
             return KindRead(kind, listed=listed, group=group, revisions_error=exc)
         return KindRead(kind, listed=listed, group=group, revisions=revisions)

@@ -92,6 +92,9 @@ def read_rollout(
 ) -> RolloutRead:
     """All a rollout's preflight reads, sent at once (`Prefetch`) and consumed in a fixed order; it stops
     at the first fact that refuses the run."""
+    named = {t.ref.kind for t in request.targets}
+    if request.manifests is not None:
+        named |= {ref.kind for ref in request.manifests.workloads}
     prefetch = Prefetch(
         client,
         namespace=request.namespace,
@@ -99,6 +102,7 @@ def read_rollout(
         promote_from=request.promote_from,
         lock=lock,
         journal_store=journal_store,
+        expected=named,
     )
     try:
         return _read_rollout(client, request, lock=lock, prefetch=prefetch)

@@ -104,6 +104,32 @@ def test_deployment_new_revision_ignores_pod_template_hash() -> None:
     assert kind.new_revision(deploy, kind.owned(deploy, [rs])) is rs
 
 
+def test_deployment_new_revision_of_slimmed_replicasets_leaves_them_as_they_are() -> None:
+    """The live cache's ReplicaSets are slimmed without the hash label: compared as they are (not copied),
+    the one running the template is found, another is not, and neither object changes."""
+    template = {
+        "metadata": {"labels": {"name": "web"}},
+        "spec": {"containers": [{"name": "app", "image": "w:v2"}]},
+    }
+    deploy = {"metadata": {"name": "web", "uid": "d1"}, "spec": {"template": template}}
+    kind = KINDS[DEPLOYMENT]
+
+    def slim(name: str, image: str) -> dict:
+        rs_template = copy.deepcopy(template)
+        rs_template["spec"]["containers"][0]["image"] = image
+        raw = {
+            "metadata": {"name": name, "ownerReferences": [{"uid": "d1"}]},
+            "spec": {"template": rs_template},
+        }
+        return kind.slim_revision(raw, metadata=raw["metadata"])
+
+    old, new = slim("web-a", "w:v1"), slim("web-b", "w:v2")
+    before = copy.deepcopy([old, new, deploy])
+    assert kind.new_revision(deploy, [old, new]) is new
+    assert kind.new_revision(deploy, [old]) is None
+    assert [old, new, deploy] == before
+
+
 def _running(obj: dict, version: int) -> dict:
     """The RC `<dc>-<version>` running ``obj``'s template (its encoded DC, as OpenShift writes it)."""
     encoded = json.dumps({"spec": {"template": obj["spec"]["template"]}})

@@ -5,6 +5,7 @@ in-memory API whose answers are set per request."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -12,7 +13,8 @@ import pytest
 from rollguard.cluster.journal import JournalStore
 from rollguard.cluster.lock import GroupLock
 from rollguard.core.errors import Forbidden, NotFound, ServerError
-from rollguard.core.resources import PODS, Resource
+from rollguard.core.resources import PODS, REPLICATION_CONTROLLERS, Resource
+from rollguard.core.structs import DC, ImageTarget, WorkloadRef
 from rollguard.plan.rollout_decide import RolloutRequest, read_refusal
 from rollguard.plan.rollout_read import read_rollout
 
@@ -105,3 +107,44 @@ def test_a_failed_read_whose_turn_comes_is_raised_as_before() -> None:
     })  # fmt: skip
     with pytest.raises(ServerError):
         read(api)
+
+
+class NamedFirst(Answers):
+    """The DeploymentConfigs' list answers only once the RCs' list was asked (or after 10 s): whether the
+    revisions of a kind the command line names went out with the rest, not after its workloads' list."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        super().__init__(answers)
+        self.rcs_asked = threading.Event()
+        self.rcs_before_dcs = False
+
+    def list(self, res: Resource, **kw: Any) -> dict[str, Any]:
+        if res.plural == "replicationcontrollers":
+            self.rcs_asked.set()
+        elif res.plural == "deploymentconfigs":
+            self.rcs_before_dcs = self.rcs_asked.wait(10)
+        return super().list(res, **kw)
+
+
+def test_the_revisions_of_a_kind_the_command_line_names_go_out_with_the_first_reads_once() -> None:
+    rc = {
+        "metadata": {
+            "name": "a-1",
+            "namespace": NS,
+            "annotations": {"openshift.io/deployment-config.name": "a"},
+        }
+    }
+    api = NamedFirst({
+        "get namespaces": {}, "get leases": None,
+        "list deploymentconfigs": listed(dc("a", {"app": "shop"})), "list deployments": listed(),
+        "list replicationcontrollers": listed(rc), "list pods": listed(),
+    })  # fmt: skip
+    lock = GroupLock(api, namespace=NS, name="rollguard-app-shop", holder="me")  # type: ignore[arg-type]
+    store = JournalStore(api, namespace=NS, selector=SELECTOR)  # type: ignore[arg-type]
+    target = ImageTarget(ref=WorkloadRef(DC, "a"), container=None, image="r/a:2")
+    request = RolloutRequest(namespace=NS, selector=SELECTOR, targets=[target])
+    got = read_rollout(api, request, lock=lock, journal_store=store)  # type: ignore[arg-type]
+    assert api.rcs_before_dcs
+    assert api.asked.count("list replicationcontrollers") == 1  # listed early, and not again
+    assert "list replicasets" not in api.asked  # a kind named nowhere and matching nothing: not read
+    assert [r["metadata"]["name"] for r in got.listed[REPLICATION_CONTROLLERS].items] == ["a-1"]
