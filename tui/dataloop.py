@@ -174,14 +174,20 @@ class DataLoop(SinkingApp):
             )
 
         failures = 0
-        contact: float | None = None
+        contact: float | None = None  # the last answer: a read, or a probe while following
+
+        def answered() -> float:
+            nonlocal contact
+            contact = time.monotonic()
+            return contact
+
         self._retry.clear()
         while not superseded():
             try:
                 inventory = step(
                     backend.read, on_partial=partial, for_live=self.live_enabled, stop=superseded
                 )
-                contact = time.monotonic()
+                answered()
                 arrived = backend.timings["listed"]
                 self.post_message(
                     InventoryLoaded(inventory, live=False, arrived=arrived, generation=generation)
@@ -195,11 +201,11 @@ class DataLoop(SinkingApp):
                 step(backend.start_live)
                 failures = 0
                 self.post_message(
-                    LivenessChanged(Liveness(Link.LIVE, contact=time.monotonic()), generation=generation)
+                    LivenessChanged(Liveness(Link.LIVE, contact=answered()), generation=generation)
                 )
                 allowed = step(self._eager_permissions, inventory)
                 self.post_message(PermissionsLoaded(allowed, generation=generation))
-                self._follow(step, superseded, generation)
+                self._follow(step, superseded, generation, answered)
                 return
             except Superseded:
                 return
@@ -225,8 +231,16 @@ class DataLoop(SinkingApp):
                 self._retry.wait(backoff(failures))
                 self._retry.clear()
 
-    def _follow(self, step: Callable[..., Any], superseded: Callable[[], bool], generation: int) -> None:
-        """Follow the watches; probe the server every `PROBE_EVERY` s (raises when it stops answering);
+    def _follow(
+        self,
+        step: Callable[..., Any],
+        superseded: Callable[[], bool],
+        generation: int,
+        answered: Callable[[], float],
+    ) -> None:
+        """Follow the watches; probe the server every `PROBE_EVERY` s (raises when it stops answering;
+        ``answered`` records each answer, so that the stale age after a failure counts from the last one,
+        not from the first read);
         re-judge time-based findings every `CLOCK_TICK` s although nothing changed (lease expiry,
         deadlines, ages); with -A and a selector, start watching namespaces that appeared.
 
@@ -244,7 +258,7 @@ class DataLoop(SinkingApp):
                 backend.probe()  # not under the lock: a hung server must not hold up a switch
                 last_probe = now
                 self.post_message(
-                    LivenessChanged(Liveness(Link.LIVE, contact=time.monotonic()), generation=generation)
+                    LivenessChanged(Liveness(Link.LIVE, contact=answered()), generation=generation)
                 )
             if now - last_tick >= max(self.CLOCK_TICK, 4 * backend.timings.get("everything_s", 0.0)):
                 last_tick = now

@@ -65,6 +65,22 @@ async def test_api_server_stopped_and_back(fake):
         assert banner(app) == "" and "live" in status(app)
 
 
+async def test_the_stale_age_counts_from_the_last_answered_probe_not_from_the_first_read(fake):
+    """Found trying it out (QA of issue 30): with the API server stopped, a TUI that had been live for 4
+    minutes said "reconnecting · stale 4m": the age counted from the loader's first read, not from the
+    probe answered a second or two before the server stopped. What you see was confirmed at the last
+    answered probe; a later failure must not date it back to the start."""
+    app = fast(make_app(fake, live=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.liveness.live and app.liveness.contact is not None, what="live")
+        first = app.liveness.contact
+        await until(pilot, lambda: app.liveness.contact - first > 1.0, what="probes answered for a while")
+        answered = app.liveness.contact
+        fake.stop_server()
+        await until(pilot, lambda: app.liveness.link is Link.RECONNECTING, what="reconnecting")
+        assert app.liveness.contact is not None and app.liveness.contact >= answered, (first, answered)
+
+
 async def test_a_hung_api_server_is_said_within_seconds(fake):
     """SIGSTOP-like: nothing is refused, nothing answers. The header says so while the probe still waits
     (its read timeout, here 30 s, has not passed: no request failed), then `live` once it answers."""
