@@ -12,6 +12,8 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import json
+import threading
+import time
 
 from rollguard.cluster.journal import DATA_KEY
 from rollguard.cluster.lock import LEASE_SECONDS
@@ -235,3 +237,23 @@ async def test_all_namespaces_with_a_selector_follows_a_new_namespace():
         await pilot.pause(1.0)  # several live refreshes later it is still there
         assert "shop-new" in {r.namespace for r in app.inventory.rows}
     cluster.close()
+
+
+async def test_no_watch_thread_outlives_its_app(fake):
+    """The app's live caches stop, and their watch threads end, when the app ends (it used to be only
+    `rollguard tui` that stopped them, after `run`): a test's app left seven watch threads behind, which
+    re-watched in a loop once the cluster was closed and starved the tests after them (issue 30)."""
+    before = set(threading.enumerate())
+    app = fast(make_app(fake, live=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.liveness.live and app.backend.live, what="live")
+        await pilot.press("colon", *"ns shop-prod", "enter")  # a switch: the old caches stop too
+        await until(
+            pilot, lambda: app.liveness.live and app.backend.namespace == "shop-prod", what="switched"
+        )
+    left = [t for t in threading.enumerate() if t not in before and t.name.startswith("watch-")]
+    deadline = time.monotonic() + 10
+    while left and time.monotonic() < deadline:
+        left[0].join(0.1)
+        left = [t for t in left if t.is_alive()]
+    assert not left, [t.name for t in left]

@@ -17,6 +17,7 @@ from rollguard.tui.screens.confirm import ConfirmScreen
 from rollguard.tui.screens.detail import DetailScreen
 from rollguard.tui.screens.events import EventsScreen
 from rollguard.tui.screens.pods import PodsScreen
+from rollguard.tui.screens.quit import QuitScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.widgets.badges import SHORT
 from rollguard.tui.widgets.workload_table import WorkloadTable
@@ -163,6 +164,26 @@ async def test_80x24_repair_running(fake, svg):
             region = dialog.query_one("#cancel").region
             assert region.height > 0 and region.bottom <= 24
             await pilot.pause()
+            assert app.export_screenshot() == svg
+    finally:
+        release.set()
+
+
+async def test_80x24_quit_while_a_repair_runs(fake, svg):
+    """`q` while a repair runs: the dialog says plainly that quitting stops it; Wait has the focus."""
+    app = make_app(fake)
+    release = hold_repairs(app, before=["dc/dc1: redeploying"])
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(app, pilot)
+            await pilot.press("down", "r")
+            await settle(app, pilot)
+            await confirm(pilot, app.screen)
+            await pilot.pause(0.3)
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, QuitScreen) and app.screen.focused.id == "wait"
+            assert app.screen.query_one("#stop").region.bottom <= 24  # in view at 80x24
             assert app.export_screenshot() == svg
     finally:
         release.set()
