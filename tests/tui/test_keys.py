@@ -337,3 +337,20 @@ async def test_the_shown_command_is_complete_and_c_copies_it(fake):
         await pilot.press("c")
         assert app.clipboard == command
         assert dialog.state == "ready" and isinstance(app.screen, ConfirmScreen)  # copying changes nothing
+
+
+async def test_a_group_key_on_the_group_row_names_the_key_that_acts_on_it(fake):
+    """Found trying it out in tmux (QA of issue 30): `V` on a group's row said "Revert group: the cursor
+    is on the group itself, r acts on all of it": the first letter of the action, and `r` is Redeploy.
+    Each message names the action's own key: `u` resume, `v` revert, `r` redeploy."""
+    app = make_app(fake)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(app, pilot)
+        for key, title in (("U", "Resume"), ("V", "Revert"), ("R", "Redeploy")):
+            app.clear_notifications()
+            await pilot.press(key)
+            await settle(app, pilot)
+            said = [n.message for n in app._notifications if "acts on all of it" in n.message]
+            assert said == [
+                f"{title} group: the cursor is on the group itself, {key.lower()} acts on all of it"
+            ]

@@ -30,6 +30,7 @@ ACTION_BINDINGS = [
     Binding("R", "redeploy('group')", "Redeploy group"),
 ]
 TITLES = {"resume": "Resume", "revert": "Revert", "redeploy": "Redeploy"}
+KEYS = {"resume": "u", "revert": "v", "redeploy": "r"}  # an action's key (capital: the whole group)
 PaletteEntry = tuple[str, str, Callable[[], object]]  # title, help text, what it does
 
 
@@ -116,9 +117,11 @@ class ActionsMixin:
         kinds = {r.kind for r in sel.rows}
         missing = self.app.backend.why_not(action, sel.target.namespace, kinds)
         if missing and not self.app.may(action, sel.target.namespace, kinds):
-            return f"{action[0]}: {action} needs {missing}"
+            return f"{KEYS[action]}: {action} needs {missing}"
         if scope == "group" and self.selection("selection") == sel:
-            return f"{TITLES[action]} group: the cursor is on the group itself, {action[0]} acts on all of it"
+            return (
+                f"{TITLES[action]} group: the cursor is on the group itself, {KEYS[action]} acts on all of it"
+            )
         return f"{TITLES[action]}: {inapplicable(action, sel.rows, to_revision=sel.target.to_revision)}"
 
     def why_unoffered(self, action: str, parameters: tuple[object, ...]) -> str:
