@@ -49,3 +49,25 @@ async def test_80_columns_with_three_findings_on_a_row_and_all_namespaces():
         widths = table._width
         assert sum(widths[c] + 2 for c in table._shown) <= 80 - 2, widths
     fake.close()
+
+
+async def test_the_findings_column_is_refitted_when_the_terminal_widens_and_narrows_again():
+    """Found trying it out in tmux (QA of issue 30): started at 80 columns, then widened to 120, the rows
+    took the long finding words in the findings column measured for the short ones ("half-ro").
+    Each change between short and long words measures the columns again: no finding is cut."""
+    fake = cluster_of(reference_case("shop-dev"))
+    app = make_app(fake)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one(WorkloadTable)
+        findings = 1  # the index of the findings column in COLUMNS
+        for size in ((130, 36), (80, 24), (130, 36)):
+            await pilot.resize_terminal(*size)
+            await settle(app, pilot)
+            cells = [ln.cells.widths(app.console)[findings] for ln in table.lines]
+            assert max(cells) <= table._width[findings], (size, cells, table._width)
+            assert ("drifted" in " ".join(shown_text(app))) == (size[0] >= 120), shown_text(app)
+        await pilot.resize_terminal(80, 24)
+        await settle(app, pilot)
+        assert sum(table._width[c] + 2 for c in table._shown) <= 80 - 2, table._width
+    fake.close()

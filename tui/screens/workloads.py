@@ -89,6 +89,7 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         self.folded: set[str] = set()
         self._shown_status = ("", "")
         self.findings_room = 0  # columns the findings take at < WIDE (see `redraw`)
+        self._drawn_short: bool | None = None  # whether the last redraw used the short finding words
         self.only: Kind | None = None  # `:dc`, `:deploy`: the rows of that kind alone (`:all` again)
 
     def compose(self) -> ComposeResult:
@@ -173,7 +174,10 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         )
         lines = build(previous=self.table.by_key, room=self.findings_room if narrow else 0)
         started = time.perf_counter()
-        self.table.show(lines)
+        # short words <-> long ones (a resize across WIDE): the same rows, other widths, so measure again
+        refit = self._drawn_short is not None and self._drawn_short != narrow
+        self._drawn_short = narrow
+        self.table.show(lines, refit=refit)
         if narrow:  # every finding in its short form, or +N: the findings fit beside the other columns
             room = self.table.findings_room(self.size.width)
             if room != self.findings_room:
