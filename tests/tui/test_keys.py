@@ -354,3 +354,21 @@ async def test_a_group_key_on_the_group_row_names_the_key_that_acts_on_it(fake):
             assert said == [
                 f"{title} group: the cursor is on the group itself, {key.lower()} acts on all of it"
             ]
+
+
+async def test_one_tab_from_cancel_reaches_confirm(fake):
+    """Found trying it out in tmux (QA of issue 30): the dialog says "move to Confirm (tab) and press
+    Enter", but one tab from Cancel landed on the plan's table (then the notes, then Confirm): the Enter
+    that followed did nothing. One tab reaches Confirm."""
+    app = make_app(fake)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        await pilot.press("down", "r")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        await until(pilot, lambda: dialog.state == "ready", what="the plan")
+        assert dialog.focused is not None and dialog.focused.id == "cancel"
+        await pilot.press("tab")
+        assert dialog.focused is not None and dialog.focused.id == "confirm", dialog.focused
+        await pilot.press("shift+tab")  # back from Confirm: the notes and the plan stay reachable
+        assert dialog.focused is not None and dialog.focused.id != "cancel", dialog.focused

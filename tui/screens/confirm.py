@@ -118,6 +118,9 @@ class ConfirmScreen(Dialog):
         Binding("c", "copy_command", "Copy the command"),
         # a modal screen hides the app's own `q`: quitting here asks first while the repair runs
         Binding("q,ctrl+c", "app.quit", "Quit (while it runs: asks wait, or stop it and quit)"),
+        # tab from Cancel goes to Confirm, as the dialog says (the plan's table and the notes come
+        # before Confirm in the focus chain: one tab landed on the table, Enter there did nothing)
+        Binding("tab", "tab", "Next", show=False),
     ]
 
     def __init__(
@@ -288,6 +291,16 @@ class ConfirmScreen(Dialog):
             return
         self.app.copy_to_clipboard(command)
         self.app.notify(f"copied to the clipboard (OSC 52): {command}", markup=False, timeout=4)
+
+    def action_tab(self) -> None:
+        """Tab: from Cancel straight to Confirm once it is offered; elsewhere the next in the chain
+        (shift+tab still reaches the notes and the plan's table)."""
+        confirm = self.query_one("#confirm", ArmedButton)
+        focused = self.focused
+        if focused is not None and focused.id == "cancel" and not confirm.disabled and confirm.display:
+            confirm.focus()
+        else:
+            self.focus_next()
 
     @on(ArmedButton.NotYet)
     def _not_yet(self) -> None:
