@@ -259,6 +259,7 @@ class PlanView:
     changes: tuple[Change, ...]
     command: str
     refusal: str = ""  # non-empty: the action would be refused (exit 2), nothing to confirm
+    unplanned: str = ""  # non-empty: the dry run got no answer or failed (not a refusal), nothing to confirm
     notes: tuple[str, ...] = ()
     handle: RepairPlan | None = field(
         default=None, compare=False, repr=False

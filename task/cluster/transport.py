@@ -154,7 +154,8 @@ def send(
     except Exception as exc:  # urllib3: refused, reset, timed out, TLS
         if pulse is not None:
             pulse.unanswered(token)
-        raise Unreachable(f"{method} {path}: cannot reach the API server ({_short(exc)})") from exc
+        reason = why_unanswered(exc, read_timeout=float(timeout))
+        raise Unreachable(f"{method} {path}: cannot reach the API server ({reason})") from exc
     if pulse is not None:
         pulse.answered(token)
     return answer
@@ -200,6 +201,28 @@ def cut_when(stop: threading.Event, done: threading.Event, resp: Any) -> None:
             return
 
 
-def _short(exc: BaseException) -> str:
-    text = str(exc)
+def why_unanswered(exc: BaseException, *, read_timeout: float) -> str:
+    """Why a request got no answer, in the words an operator uses: urllib3 says a read timeout as
+    "HTTPSConnectionPool(host=..., port=...): Max retries exceeded with url: ... (Caused by
+    ReadTimeoutError(...))", which the TUI's banner and a refused dry run used to print whole."""
+    cause = getattr(exc, "reason", None) or exc  # MaxRetryError wraps what really happened
+    name = type(cause).__name__
+    if name == "ConnectTimeoutError":
+        return f"no connection within {CONNECT_TIMEOUT:g}s"
+    if name == "ReadTimeoutError" or isinstance(cause, TimeoutError):
+        return f"no answer within {read_timeout:g}s"
+    text = str(cause)
+    if "refused" in text.lower():
+        return "connection refused"
+    if name == "NameResolutionError" or "resolve" in text.lower():
+        return "its host name does not resolve"
+    if name == "SSLError" or "certificate" in text.lower():
+        inner = cause.args[0] if cause.args and isinstance(cause.args[0], BaseException) else cause
+        return f"TLS failed: {_short(str(inner))}"
+    if name == "ProtocolError" or isinstance(cause, ConnectionError):
+        return "the connection was dropped"
+    return _short(text)
+
+
+def _short(text: str) -> str:
     return text if len(text) < 160 else text[:157] + "..."

@@ -102,6 +102,7 @@ class GroupRun:
     # The progress lines that end a run ({command}, {n} workloads); `Rollout` has its own (quoted in docs).
     said_succeeded = "{command} succeeded: {n} workloads verified"
     said_reverting = "{command} failed: returning what it changed to the last verified state"
+    said_stopping = "{command} interrupted: returning what it changed to the last verified state"
     said_reverted = "reverted: back on the last verified state"
 
     def __init__(
@@ -282,7 +283,7 @@ class GroupRun:
             self.check_cancel()
         except (RollguardError, TimeoutError) as exc:
             self.fail(str(exc))
-            return self._fail_and_revert(plan)
+            return self._fail_and_revert(plan, interrupted=isinstance(exc, Interrupted))
         return self._succeed(plan)
 
     def _judge(self, watched: list[Watched]) -> None:
@@ -326,8 +327,9 @@ class GroupRun:
         """The progress line of a verified success (`Rollout` says which workloads did what)."""
         return self.said_succeeded.format(command=self.command, n=len(plan.workloads))
 
-    def _fail_and_revert(self, plan: Plan) -> ExitStatus:
-        self.say(self.said_reverting.format(command=self.command, n=len(plan.workloads)))
+    def _fail_and_revert(self, plan: Plan, *, interrupted: bool) -> ExitStatus:
+        said = self.said_stopping if interrupted else self.said_reverting  # a stop is not a failure
+        self.say(said.format(command=self.command, n=len(plan.workloads)))
         try:
             ok = self.revert(plan, timeout=self.timeout)
         except (RollguardError, TimeoutError) as exc:

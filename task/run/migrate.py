@@ -65,6 +65,7 @@ class Migrate(GroupRun):
     command = "migrate"
     said_succeeded = "migrated: {n} workloads verified; the DeploymentConfigs are kept at 0 replicas"
     said_reverting = "migration failed: putting the DeploymentConfigs back and deleting the Deployments"
+    said_stopping = "migration interrupted: putting the DeploymentConfigs back and deleting the Deployments"
     said_reverted = "reverted: the DeploymentConfigs serve again, the Deployments are deleted"
 
     def __init__(

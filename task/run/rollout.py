@@ -46,6 +46,7 @@ class Rollout(GroupRun):
 
     command = "rollout"
     said_reverting = "reverting the whole group to its last verified state"
+    said_stopping = "interrupted: reverting the whole group to its last verified state"
     said_reverted = "reverted: the group is back on its previous state"
 
     def __init__(

@@ -363,6 +363,7 @@ def test_sigterm_mid_migration_reverts_with_the_dcs_serving(sandbox, namespace, 
     assert proc.returncode == 1, out + err
     assert json.loads((tmp_path / "r.json").read_text())["status"] == "reverted"
     assert "interrupted by SIGTERM" in out + err
+    assert "migration interrupted: putting the DeploymentConfigs back" in out + err, out + err
     assert not recorder.without_ready(), seen
     assert set(seen[-1]) == dc_pods, seen
     for name in ("api", "worker"):

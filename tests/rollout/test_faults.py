@@ -115,6 +115,8 @@ def test_sigterm_reverts_and_exits_1(sandbox, namespace, client, tmp_path: Path)
     assert run.returncode == 1, out + err
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["status"] == "reverted" and "SIGTERM" in report["error"]
+    # a stop is said as a stop, not as a failure of the release
+    assert "interrupted: reverting the whole group" in out, out
     all_on(client, namespace, OLD)
 
 

@@ -201,6 +201,13 @@ async def test_colon_jumps_as_in_k9s(fake):
         await pilot.press("colon", *"deploy", "enter")
         await settle(app, pilot)
         assert kinds() == {"Deployment"}
+        deployments = sum(1 for r in app.inventory.rows if r.kind == "Deployment")
+        main.table.move_cursor(row=0)
+        await pilot.press("space")  # the first group folded: its Deployments still count as shown
+        await settle(app, pilot)
+        assert main.folded, "no group folded"
+        assert f"{deployments}/{len(app.inventory.rows)} workloads" in str(main.query_one("#status").render())
+        await pilot.press("space")
         await pilot.press("colon", *"all", "enter")
         await settle(app, pilot)
         assert kinds() == {"DeploymentConfig", "Deployment"}

@@ -138,6 +138,32 @@ async def test_a_dialog_waiting_on_a_hung_server_says_so_and_esc_cancels_it(fake
         assert fake._rv == written and not app.repairs  # nothing was written, no repair started
 
 
+async def test_a_dry_run_that_gets_no_answer_is_not_called_a_refusal(fake):
+    """The dry run of a confirmation opened during a hang times out: the dialog says it could not work
+    out what would change and that nothing was changed; it used to say "Refused, nothing would change"
+    with urllib3's whole "Max retries exceeded ... ReadTimeoutError" (found trying the TUI in tmux)."""
+    app = fast(make_app(fake, live=True))
+    fake.hang_timeout = 1.0
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.liveness.live and app.permissions_known, what="live")
+        await pilot.press("down")  # a workload's row
+        written = fake._rv
+        fake.freeze()
+        await pilot.press("r")
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen), app.screen_stack
+        await until(pilot, lambda: dialog.state != "planning", what="the dry run given up")
+        said = str(dialog.query_one("#summary").render())
+        assert dialog.state == "unplanned" and said.startswith("Could not work out what would change"), said
+        assert "Refused" not in said and "nothing was changed" in said
+        assert not dialog.query_one("#confirm").display
+        await pilot.press("tab", "enter", "y")  # nothing to confirm
+        fake.thaw()
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), what="the dialog closed")
+        assert fake._rv == written and not app.repairs
+
+
 def table_keys(app) -> list[str]:
     return [ln.key for ln in app.screen.query_one(WorkloadTable).lines]
 

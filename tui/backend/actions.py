@@ -95,7 +95,9 @@ class Actions(Core):
         since is not overwritten), reporting progress lines to ``out``."""
         if self.options.read_only:
             return ResultView(ExitStatus.REFUSED, EXIT_REFUSED, "read-only mode: no action is performed")
-        if plan.handle is None or plan.refusal:
-            return ResultView(ExitStatus.REFUSED, EXIT_REFUSED, plan.refusal or "nothing to do")
+        if plan.handle is None or plan.refusal or plan.unplanned:
+            return ResultView(
+                ExitStatus.REFUSED, EXIT_REFUSED, plan.refusal or plan.unplanned or "nothing to do"
+            )
         repair = Repair(self.writer or self.api, plan.handle, timeout=ACTION_TIMEOUT, out=out, cancel=cancel)
         return data.result_view(repair.execute())

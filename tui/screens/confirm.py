@@ -90,11 +90,12 @@ def folded_notes(changes: tuple[Change, ...]) -> list[str]:
 
 
 class DialogState(enum.StrEnum):
-    """Where the dialog stands: planning -> ready (or refused) -> running -> done."""
+    """Where the dialog stands: planning -> ready (or refused, or unplanned) -> running -> done."""
 
     PLANNING = "planning"  # the dry run is being read
     READY = "ready"  # the plan is shown: confirm or cancel
     REFUSED = "refused"  # the plan would be refused (exit 2): nothing to confirm
+    UNPLANNED = "unplanned"  # the dry run got no answer or failed otherwise: nothing to confirm
     RUNNING = "running"  # confirmed: the action runs, its progress below
     DONE = "done"  # the result is shown
 
@@ -212,7 +213,8 @@ class ConfirmScreen(Dialog):
         try:
             plan = self.app.backend.plan(self.action, self.target)
         except Exception as exc:
-            plan = PlanView(self.action, self.target, (), "", refusal=describe_error(exc))
+            # no answer, or a failure that is not a refusal: said as what it is, never as "Refused"
+            plan = PlanView(self.action, self.target, (), "", unplanned=describe_error(exc))
         self.post_message(PlanLoaded(plan))
 
     @on(PlanLoaded)
@@ -242,9 +244,14 @@ class ConfirmScreen(Dialog):
         if self.repair is not None:
             return  # reopened: it was confirmed already
         summary = self.query_one("#summary", Static)
-        if plan.refusal:
-            self.state = DialogState.REFUSED
-            summary.update(Text(f"Refused, nothing would change: {plan.refusal}", style="bold red"))
+        if plan.refusal or plan.unplanned:
+            self.state = DialogState.REFUSED if plan.refusal else DialogState.UNPLANNED
+            said = (
+                f"Refused, nothing would change: {plan.refusal}"
+                if plan.refusal
+                else f"Could not work out what would change (nothing was changed; try again): {plan.unplanned}"
+            )
+            summary.update(Text(said, style="bold red"))
             self.query_one("#confirm", Button).display = False
             self.query_one("#cancel", Button).label = "Close (esc)"
             return

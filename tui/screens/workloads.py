@@ -35,7 +35,7 @@ from rollguard.tui.screens.pods import PodsScreen
 from rollguard.tui.screens.yaml import YamlScreen
 from rollguard.tui.views import SORT_KEYS, Inventory
 from rollguard.tui.widgets.keybar import KeyBar
-from rollguard.tui.widgets.workload_table import WIDE, WorkloadTable, build_lines, visible_columns
+from rollguard.tui.widgets.workload_table import WIDE, GroupCells, WorkloadTable, build_lines, visible_columns
 
 if TYPE_CHECKING:
     from rollguard.tui.app import RollguardApp
@@ -201,7 +201,8 @@ class WorkloadsScreen(ActionsMixin, Screen[None]):
         if backend.options.selector:
             parts.append(f"[b]selector[/] {escape(backend.options.selector)}")
         if inv is not None:
-            shown = sum(1 for ln in self.table.lines if ln.row is not None)
+            # the workloads the filter matches, those in folded groups included (a header counts its own)
+            shown = sum(ln.cells.members for ln in self.table.lines if isinstance(ln.cells, GroupCells))
             filtered = self.text_filter or self.only is not None
             parts.append(f"{shown}/{len(inv.rows)} workloads" if filtered else f"{len(inv.rows)} workloads")
         if self.only is not None:
